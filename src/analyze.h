@@ -1,0 +1,60 @@
+/* analyze: sort a trace's memory events, split them into series (one per device),
+ * pair frees with allocations, and find each event's enclosing ops. Plain C, no Lua. */
+#ifndef HM_ANALYZE_H
+#define HM_ANALYZE_H
+
+#include "trace.h"
+
+enum hm_kind { HM_ALLOC, HM_FREE, HM_ZERO };
+
+/* Per-category results of one series (index = global category id). */
+typedef struct hm_catstat {
+	int64_t peak, at_peak, end, start;
+	uint64_t allocs, alloc_bytes;
+	int used;
+} hm_catstat;
+
+/* One (file, device). Positions k = 0..n-1 are the series' events in time order. */
+typedef struct hm_series {
+	int32_t dev_type, dev_id;
+	char device[40];
+	size_t n;
+	uint32_t *ev;      /* k -> index in trace mem columns */
+	int32_t *partner;  /* k -> position of the matching free/alloc, or -1 */
+	uint8_t *before;   /* k: a free of memory allocated before the trace (rule 3) */
+	int32_t *cat;      /* k -> category id (set by classification), -1 for zero-byte events */
+	/* filled by hm_timeline */
+	uint64_t allocs, frees, matched_frees, zero_events, mismatches;
+	int64_t start_bytes, peak, peak_ts, end_bytes, max_reserved; /* max_reserved HM_NONE if absent */
+	long peak_k;        /* -1: the peak is the state before the first event */
+	long first_mismatch; /* position of the first mismatch, or -1 */
+	int has_addr;
+	hm_catstat *cats;
+	size_t ncats;
+} hm_series;
+
+typedef struct hm_file {
+	hm_trace *t;
+	int32_t *op_of;     /* mem index -> innermost enclosing op, or -1 */
+	int32_t *op_parent; /* op index -> innermost op containing its start (earlier in op order), or -1 */
+	hm_series *series;
+	size_t nseries;
+} hm_file;
+
+/* Analyse t (the file takes ownership of t). Series are ordered by device type, then id. */
+hm_file *hm_analyze(hm_trace *t);
+void hm_file_free(hm_file *f);
+
+static inline enum hm_kind hm_kind_of(int64_t bytes)
+{
+	return bytes > 0 ? HM_ALLOC : bytes < 0 ? HM_FREE : HM_ZERO;
+}
+
+/* The enclosing ops of memory event i, outermost first, into out (at most cap);
+ * returns how many there are (may exceed cap). */
+size_t hm_ops_of(const hm_file *f, uint32_t i, int32_t *out, size_t cap);
+
+/* Device name from c10's DeviceType enum: "cuda:0", "cpu", "type9:0". */
+void hm_device_name(char *buf, size_t n, int32_t type, int32_t id);
+
+#endif

@@ -1,0 +1,30 @@
+/* input: find trace files and read them as a stream of JSON bytes, gzip or plain.
+ * Plain C, no Lua. */
+#ifndef HM_INPUT_H
+#define HM_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Expand paths: a file is taken as given (whatever its name); a directory contributes
+ * every *.json / *.json.gz below it, sorted by path. On error (a path that does not
+ * exist or cannot be listed) returns -1 with a message in err. The caller frees
+ * (*out)[i] and *out. */
+int hm_input_expand(char **paths, int npaths, char ***out, int *nout, char *err, size_t errsz);
+
+/* A byte source: gzip is detected by its magic bytes, not by the file name;
+ * concatenated gzip members are read in turn. */
+typedef struct hm_src hm_src;
+
+/* Open path; NULL with a message in err when it cannot be opened. */
+hm_src *hm_src_open(const char *path, char *err, size_t errsz);
+/* Read up to cap bytes of JSON; returns 0 at the end, -1 on error (hm_src_error says why). */
+long hm_src_read(hm_src *s, char *buf, size_t cap);
+const char *hm_src_error(const hm_src *s);
+/* Bytes of the file consumed so far and its total size (for progress and messages). */
+uint64_t hm_src_file_pos(const hm_src *s);
+uint64_t hm_src_file_size(const hm_src *s);
+int hm_src_is_gzip(const hm_src *s);
+void hm_src_close(hm_src *s);
+
+#endif

@@ -1,0 +1,255 @@
+/* hmem: where did my GPU memory go? Command line, and the one-way flow
+ * files -> reader -> analysis -> classify -> timeline -> writers. */
+#include "analyze.h"
+#include "input.h"
+#include "output.h"
+#include "script.h"
+#include "timeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef HM_VERSION
+#define HM_VERSION "0.0.0"
+#endif
+
+static const char usage[] =
+	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
+	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
+	"       hmem --help | --version\n"
+	"\n"
+	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
+	"*.json and *.json.gz below it, sorted by path. RULES is a Lua file defining classify(row).\n"
+	"\n"
+	"run options:\n"
+	"  --json FILE       write the report as JSON (- for standard output)\n"
+	"  --timeline FILE   write the per-category timeline as CSV, one row per memory event\n"
+	"  --summary         print the summary table even with --json or --timeline\n"
+	"events options:\n"
+	"  --csv FILE        write the events there instead of standard output\n"
+	"common options:\n"
+	"  --keep-going      skip traces that cannot be read (each is reported) instead of stopping\n"
+	"  -q, --quiet       no warnings on standard error\n"
+	"\n"
+	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
+	"            5 file could not be read or written\n";
+
+typedef struct opts {
+	const char *cmd, *rules, *json, *timeline, *csv;
+	char **paths;
+	int npaths, keep_going, quiet, summary;
+} opts;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hmem: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'hmem --help'.\n");
+	return HM_EXIT_USAGE;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+	o->paths = hm_xcalloc((size_t)argc, sizeof *o->paths);
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char **dst = NULL;
+		if (strcmp(a, "--json") == 0)
+			dst = &o->json;
+		else if (strcmp(a, "--timeline") == 0)
+			dst = &o->timeline;
+		else if (strcmp(a, "--csv") == 0)
+			dst = &o->csv;
+		else if (strcmp(a, "--keep-going") == 0)
+			o->keep_going = 1;
+		else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
+			o->quiet = 1;
+		else if (strcmp(a, "--summary") == 0)
+			o->summary = 1;
+		else if (a[0] == '-' && a[1])
+			return usage_error("unknown option '%s'", a);
+		else if (strcmp(o->cmd, "run") == 0 && !o->rules)
+			o->rules = a;
+		else
+			o->paths[o->npaths++] = argv[i];
+		if (dst) {
+			if (++i >= argc)
+				return usage_error("%s needs a file name (or - for standard output)", a);
+			*dst = argv[i];
+		}
+	}
+	int run = strcmp(o->cmd, "run") == 0;
+	if (run && o->csv)
+		return usage_error("%s", "--csv belongs to 'hmem events'; 'hmem run' writes --json and --timeline");
+	if (!run && (o->json || o->timeline || o->summary))
+		return usage_error("%s", "--json, --timeline and --summary belong to 'hmem run'");
+	if (run && !o->rules)
+		return usage_error("%s", "run needs a rule file and at least one trace: hmem run RULES PATH...");
+	if (o->npaths == 0)
+		return usage_error("%s: no trace file or directory given", o->cmd);
+	int to_stdout = (o->json && !strcmp(o->json, "-")) + (o->timeline && !strcmp(o->timeline, "-"));
+	if (to_stdout > 1 || (to_stdout && o->summary))
+		return usage_error("%s", "only one output can go to standard output");
+	return 0;
+}
+
+/* Per series, the check of rule 6; a mismatch means events are missing or the trace
+ * has more than one allocator writing one counter. */
+static void warn_mismatches(const hm_file *f, int quiet)
+{
+	for (size_t i = 0; i < f->nseries && !quiet; i++) {
+		const hm_series *s = &f->series[i];
+		if (!s->mismatches)
+			continue;
+		char ts[32];
+		hm_fmt_us(ts, f->t->mem.ts[s->ev[s->first_mismatch]]);
+		fprintf(stderr, "hmem: warning: %s %s: the sum of categories differs from the trace's Total Allocated "
+				"after %llu of %zu events (first at ts %s)\n",
+			f->t->path, s->device, (unsigned long long)s->mismatches, s->n, ts);
+	}
+}
+
+static int write_outputs(const opts *o, const hm_report *rep)
+{
+	struct {
+		const char *path;
+		void (*write)(FILE *, const hm_report *);
+	} outs[] = {
+		{o->json, hm_write_json},
+		{o->timeline, hm_write_timeline},
+		{o->csv, hm_write_events},
+		{(!strcmp(o->cmd, "run") && (o->summary || (!o->json && !o->timeline))) ? "-" : NULL, hm_write_summary},
+		{!strcmp(o->cmd, "events") && !o->csv ? "-" : NULL, hm_write_events},
+	};
+	enum { N = sizeof outs / sizeof *outs };
+	hm_out out[N] = {0};
+	char err[1024];
+	for (int i = 0; i < N; i++) {
+		if (!outs[i].path)
+			continue;
+		if (hm_out_open(&out[i], outs[i].path, err, sizeof err) != 0)
+			goto fail;
+		outs[i].write(out[i].f, rep);
+	}
+	/* Everything is written before anything is renamed into place. */
+	for (int i = 0; i < N; i++)
+		if (outs[i].path && hm_out_commit(&out[i], err, sizeof err) != 0)
+			goto fail;
+	return HM_EXIT_OK;
+fail:
+	fprintf(stderr, "hmem: %s\n", err);
+	for (int i = 0; i < N; i++)
+		hm_out_abort(&out[i]);
+	return HM_EXIT_IO;
+}
+
+static int run(const opts *o)
+{
+	char err[8192];
+	char **files = NULL;
+	int nfiles = 0, rc = HM_EXIT_OK;
+	hm_script *script = NULL;
+	hm_strtab cats = {0};
+	hm_report rep = {0};
+	rep.rules = o->rules;
+	rep.cats = &cats;
+	hm_strtab_intern(&cats, "(before trace)", 14);
+
+	if (hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err) != 0) {
+		fprintf(stderr, "hmem: %s\n", err);
+		return HM_EXIT_IO;
+	}
+	if (nfiles == 0) {
+		fprintf(stderr, "hmem: no trace files found (looked for *.json and *.json.gz in the directories given)\n");
+		free(files);
+		return HM_EXIT_INPUT;
+	}
+	if (o->rules && !(script = hm_script_open(o->rules, err, sizeof err))) {
+		fprintf(stderr, "hmem: %s\n", err);
+		rc = HM_EXIT_SCRIPT;
+		goto done;
+	}
+	rep.files = hm_xcalloc((size_t)nfiles, sizeof *rep.files);
+	rep.skipped = hm_xcalloc((size_t)nfiles, sizeof *rep.skipped);
+	for (int i = 0; i < nfiles; i++) {
+		int code = HM_EXIT_INPUT;
+		hm_trace *t = hm_trace_read(files[i], err, sizeof err, &code);
+		if (!t) {
+			if (!o->keep_going) {
+				fprintf(stderr, "hmem: %s\n", err);
+				fprintf(stderr, "hmem: stopped; use --keep-going to skip traces that cannot be read\n");
+				rc = code;
+				goto done;
+			}
+			if (!o->quiet)
+				fprintf(stderr, "hmem: skipped %s\n", err);
+			hm_skip *sk = &rep.skipped[rep.nskipped++];
+			sk->path = hm_xstrdup(files[i]);
+			sk->why = hm_xstrdup(err);
+			continue;
+		}
+		hm_file *f = hm_analyze(t);
+		rep.files[rep.nfiles++] = f;
+		if (!o->quiet && t->mem.n == 0)
+			fprintf(stderr, "hmem: note: %s has no [memory] events%s\n", t->path,
+				t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
+						    : " (no traceEvents in it)");
+		if (script && hm_script_classify(script, f, &cats, err, sizeof err) != 0) {
+			fprintf(stderr, "hmem: %s\n", err);
+			rc = HM_EXIT_SCRIPT;
+			goto done;
+		}
+	}
+	for (size_t i = 0; i < rep.nfiles; i++) {
+		for (size_t s = 0; s < rep.files[i]->nseries; s++)
+			hm_timeline(&rep.files[i]->series[s], &rep.files[i]->t->mem, cats.n);
+		warn_mismatches(rep.files[i], o->quiet);
+	}
+	if (rep.nskipped && !o->quiet)
+		fprintf(stderr, "hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
+	rep.classify_calls = script ? hm_script_calls(script) : 0;
+	rc = write_outputs(o, &rep);
+done:
+	hm_script_close(script);
+	for (size_t i = 0; i < rep.nfiles; i++)
+		hm_file_free(rep.files[i]);
+	for (size_t i = 0; i < rep.nskipped; i++)
+		free(rep.skipped[i].path), free(rep.skipped[i].why);
+	free(rep.files);
+	free(rep.skipped);
+	for (int i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+	hm_strtab_free(&cats);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("%s", "missing command (run or events)");
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage, stdout);
+		return HM_EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("hmem %s\n", HM_VERSION);
+		return HM_EXIT_OK;
+	}
+	if (strcmp(cmd, "run") && strcmp(cmd, "events"))
+		return usage_error("unknown command '%s' (commands: run, events)", cmd);
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return HM_EXIT_OK;
+		}
+	opts o = {0};
+	o.cmd = cmd;
+	int rc = parse_args(argc, argv, &o);
+	if (rc == 0)
+		rc = run(&o);
+	free(o.paths);
+	return rc;
+}

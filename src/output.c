@@ -1,0 +1,378 @@
+#include "output.h"
+#include "timeline.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef HM_VERSION
+#define HM_VERSION "0.0.0"
+#endif
+
+int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz)
+{
+	memset(o, 0, sizeof *o);
+	if (strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	size_t n = strlen(path) + 16;
+	o->path = hm_xstrdup(path);
+	o->tmp = hm_xrealloc(NULL, n);
+	snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		snprintf(err, errsz, "%s: cannot write: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd), unlink(o->tmp);
+		free(o->path), free(o->tmp);
+		memset(o, 0, sizeof *o);
+		return -1;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask); /* as a plain fopen would have made it */
+	return 0;
+}
+
+int hm_out_commit(hm_out *o, char *err, size_t errsz)
+{
+	if (!o->f)
+		return 0;
+	int bad = fflush(o->f) != 0 || ferror(o->f);
+	int saved = errno;
+	if (o->f == stdout) {
+		o->f = NULL;
+		if (bad)
+			snprintf(err, errsz, "standard output: write error: %s", strerror(saved));
+		return bad ? -1 : 0;
+	}
+	bad |= fclose(o->f) != 0;
+	o->f = NULL;
+	if (!bad && rename(o->tmp, o->path) != 0)
+		bad = 1, saved = errno;
+	if (bad) {
+		snprintf(err, errsz, "%s: write failed: %s", o->path, strerror(saved));
+		unlink(o->tmp);
+	}
+	free(o->path), free(o->tmp);
+	o->path = o->tmp = NULL;
+	return bad ? -1 : 0;
+}
+
+void hm_out_abort(hm_out *o)
+{
+	if (o->f && o->f != stdout) {
+		fclose(o->f);
+		unlink(o->tmp);
+	}
+	free(o->path), free(o->tmp);
+	memset(o, 0, sizeof *o);
+}
+
+/* JSON strings: escapes as RFC 8259 asks; bytes that are not UTF-8 become U+FFFD so the
+ * output always parses. */
+static void json_str(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	putc('"', f);
+	while (p < e) {
+		unsigned c = *p;
+		if (c == '"' || c == '\\') {
+			putc('\\', f), putc((int)c, f), p++;
+		} else if (c < 0x20) {
+			fprintf(f, "\\u%04x", c), p++;
+		} else if (c < 0x80) {
+			putc((int)c, f), p++;
+		} else {
+			int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+			int ok = len && e - p >= len;
+			for (int i = 1; ok && i < len; i++)
+				ok = (p[i] & 0xc0) == 0x80;
+			if (ok) {
+				fwrite(p, 1, (size_t)len, f), p += len;
+			} else {
+				fputs("\\ufffd", f), p++;
+			}
+		}
+	}
+	putc('"', f);
+}
+
+static void json_cstr(FILE *f, const char *s)
+{
+	json_str(f, s, strlen(s));
+}
+
+static void json_opt(FILE *f, int64_t v)
+{
+	if (v == HM_NONE)
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRId64, v);
+}
+
+static void json_us(FILE *f, int64_t ns)
+{
+	char b[40];
+	hm_fmt_us(b, ns);
+	fputs(b, f);
+}
+
+void hm_write_json(FILE *f, const hm_report *r)
+{
+	fputs("{\"version\": ", f);
+	json_cstr(f, HM_VERSION);
+	fputs(", \"rules\": ", f);
+	if (r->rules)
+		json_cstr(f, r->rules);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"classify_calls\": %" PRIu64 ",\n \"inputs\": [", r->classify_calls);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const hm_trace *t = r->files[i]->t;
+		fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", f);
+		json_cstr(f, t->path);
+		fputs(", \"rank\": ", f);
+		json_opt(f, t->rank);
+		fprintf(f, ", \"events\": %" PRIu64 ", \"memory_events\": %zu, \"ops\": %zu, \"oom_events\": %" PRIu64 "}",
+			t->events, t->mem.n, t->ops.n, t->oom_events);
+	}
+	fputs("],\n \"skipped\": [", f);
+	for (size_t i = 0; i < r->nskipped; i++) {
+		fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", f);
+		json_cstr(f, r->skipped[i].path);
+		fputs(", \"error\": ", f);
+		json_cstr(f, r->skipped[i].why);
+		fprintf(f, ", \"events_read\": %" PRIu64 "}", r->skipped[i].events);
+	}
+	fputs("],\n \"series\": [", f);
+	int first = 1;
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const hm_file *hf = r->files[i];
+		for (size_t si = 0; si < hf->nseries; si++) {
+			const hm_series *s = &hf->series[si];
+			fputs(first ? "\n  {\"path\": " : ",\n  {\"path\": ", f);
+			first = 0;
+			json_cstr(f, hf->t->path);
+			fputs(", \"rank\": ", f);
+			json_opt(f, hf->t->rank);
+			fputs(", \"device\": ", f);
+			json_cstr(f, s->device);
+			fprintf(f, ",\n   \"memory_events\": %zu, \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64
+				", \"matched_frees\": %" PRIu64 ", \"zero_byte_events\": %" PRIu64 ",\n   \"before_trace_bytes\": %" PRId64
+				", \"peak_bytes\": %" PRId64 ", \"peak_ts\": ",
+				s->n, s->allocs, s->frees, s->matched_frees, s->zero_events, s->start_bytes, s->peak);
+			json_us(f, s->peak_ts);
+			fprintf(f, ", \"end_bytes\": %" PRId64 ", \"max_reserved_bytes\": ", s->end_bytes);
+			json_opt(f, s->max_reserved);
+			fprintf(f, ", \"mismatches\": %" PRIu64 ",\n   \"categories\": [", s->mismatches);
+			int cfirst = 1;
+			for (size_t c = 0; c < s->ncats; c++) {
+				const hm_catstat *cs = &s->cats[c];
+				if (!cs->used)
+					continue;
+				fputs(cfirst ? "\n    {\"name\": " : ",\n    {\"name\": ", f);
+				cfirst = 0;
+				json_str(f, r->cats->str[c], r->cats->len[c]);
+				fprintf(f, ", \"peak_bytes\": %" PRId64 ", \"bytes_at_peak\": %" PRId64 ", \"end_bytes\": %" PRId64
+					", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 "}",
+					cs->peak, cs->at_peak, cs->end, cs->allocs, cs->alloc_bytes);
+			}
+			fputs("]}", f);
+		}
+	}
+	fputs("]}\n", f);
+}
+
+static void csv_str(FILE *f, const char *s, size_t n)
+{
+	if (!memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) && !memchr(s, '\r', n)) {
+		fwrite(s, 1, n, f);
+		return;
+	}
+	putc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			putc('"', f);
+		putc(s[i], f);
+	}
+	putc('"', f);
+}
+
+static void csv_cstr(FILE *f, const char *s)
+{
+	csv_str(f, s, strlen(s));
+}
+
+static void csv_opt(FILE *f, int64_t v)
+{
+	if (v != HM_NONE)
+		fprintf(f, "%" PRId64, v);
+}
+
+static const char *kind_name(int64_t bytes)
+{
+	return bytes > 0 ? "alloc" : bytes < 0 ? "free" : "zero";
+}
+
+/* Columns every memory-event CSV starts with. */
+static void csv_event_prefix(FILE *f, const hm_file *hf, const hm_series *s, size_t k)
+{
+	const hm_mem *m = &hf->t->mem;
+	uint32_t e = s->ev[k];
+	csv_cstr(f, hf->t->path);
+	putc(',', f);
+	csv_opt(f, hf->t->rank);
+	fprintf(f, ",%s,", s->device);
+	json_us(f, m->ts[e]);
+	fprintf(f, ",%s,%" PRId64, kind_name(m->bytes[e]), m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]);
+}
+
+void hm_write_timeline(FILE *f, const hm_report *r)
+{
+	size_t ncats = r->cats->n;
+	fputs("path,rank,device,ts,kind,bytes,allocated,reserved", f);
+	for (size_t c = 0; c < ncats; c++) {
+		putc(',', f);
+		csv_str(f, r->cats->str[c], r->cats->len[c]);
+	}
+	putc('\n', f);
+	int64_t *val = hm_xcalloc(ncats, sizeof *val);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const hm_file *hf = r->files[i];
+		const hm_mem *m = &hf->t->mem;
+		for (size_t si = 0; si < hf->nseries; si++) {
+			const hm_series *s = &hf->series[si];
+			hm_timeline_start(s, val, ncats);
+			int64_t total = s->start_bytes;
+			for (size_t k = 0; k < s->n; k++) {
+				uint32_t e = s->ev[k];
+				if (s->cat[k] >= 0)
+					val[s->cat[k]] += m->bytes[e];
+				total += m->bytes[e];
+				csv_event_prefix(f, hf, s, k);
+				fprintf(f, ",%" PRId64 ",", total);
+				csv_opt(f, m->total_res[e]);
+				for (size_t c = 0; c < ncats; c++)
+					fprintf(f, ",%" PRId64, val[c]);
+				putc('\n', f);
+			}
+		}
+	}
+	free(val);
+}
+
+void hm_write_events(FILE *f, const hm_report *r)
+{
+	fputs("path,rank,device,ts,kind,bytes,addr,total_allocated,total_reserved,ev_idx,pid,tid,op,paired,lifetime\n", f);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const hm_file *hf = r->files[i];
+		const hm_trace *t = hf->t;
+		const hm_mem *m = &t->mem;
+		for (size_t si = 0; si < hf->nseries; si++) {
+			const hm_series *s = &hf->series[si];
+			for (size_t k = 0; k < s->n; k++) {
+				uint32_t e = s->ev[k];
+				csv_event_prefix(f, hf, s, k);
+				putc(',', f);
+				if (m->has_addr[e])
+					fprintf(f, "%" PRIu64, m->addr[e]);
+				putc(',', f);
+				csv_opt(f, m->total_alloc[e]);
+				putc(',', f);
+				csv_opt(f, m->total_res[e]);
+				putc(',', f);
+				csv_opt(f, m->ev_idx[e]);
+				const char *key = t->threads.str[m->thread[e]];
+				const char *sep = strchr(key, 0x1f);
+				putc(',', f);
+				csv_str(f, key, (size_t)(sep - key));
+				putc(',', f);
+				csv_cstr(f, sep + 1);
+				putc(',', f);
+				int32_t op = hf->op_of[e];
+				if (op >= 0)
+					csv_str(f, t->names.str[t->ops.name[op]], t->names.len[t->ops.name[op]]);
+				int32_t p = s->partner[k];
+				fputs(p >= 0 ? ",yes," : ",no,", f);
+				if (p >= 0) {
+					int64_t d = m->ts[s->ev[p]] - m->ts[e];
+					json_us(f, d < 0 ? -d : d);
+				}
+				putc('\n', f);
+			}
+		}
+	}
+}
+
+/* Summary categories: largest at the device's peak first, "(before trace)" on top. */
+static const hm_series *sort_series;
+static int cmp_at_peak(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	if ((x == HM_CAT_BEFORE) != (y == HM_CAT_BEFORE))
+		return x == HM_CAT_BEFORE ? -1 : 1;
+	int64_t px = sort_series->cats[x].at_peak, py = sort_series->cats[y].at_peak;
+	if (px != py)
+		return px > py ? -1 : 1;
+	return sort_series->cats[x].peak > sort_series->cats[y].peak ? -1 : x > y;
+}
+
+void hm_write_summary(FILE *f, const hm_report *r)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	size_t *order = hm_xcalloc(r->cats->n + 1, sizeof *order);
+	size_t width = 14;
+	for (size_t c = 0; c < r->cats->n; c++)
+		if (r->cats->len[c] > width)
+			width = r->cats->len[c] > 48 ? 48 : r->cats->len[c];
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const hm_file *hf = r->files[i];
+		const hm_trace *t = hf->t;
+		fprintf(f, "%s", t->path);
+		if (t->rank != HM_NONE)
+			fprintf(f, "  rank %" PRId64, t->rank);
+		fprintf(f, "  (%" PRIu64 " events, %zu memory events)\n", t->events, t->mem.n);
+		if (hf->nseries == 0)
+			fprintf(f, "  no [memory] events: record with torch.profiler.profile(profile_memory=True)\n");
+		for (size_t si = 0; si < hf->nseries; si++) {
+			const hm_series *s = &hf->series[si];
+			hm_fmt_bytes(b1, sizeof b1, s->peak);
+			hm_fmt_bytes(b2, sizeof b2, s->end_bytes);
+			char tsb[40];
+			hm_fmt_us(tsb, s->peak_ts);
+			fprintf(f, "  %s: peak %s at %.3f ms (ts %s), end %s", s->device, b1,
+				(double)(s->peak_ts - t->first_ts) / 1e6, tsb, b2);
+			if (s->max_reserved != HM_NONE) {
+				hm_fmt_bytes(b3, sizeof b3, s->max_reserved);
+				fprintf(f, ", max reserved %s", b3);
+			}
+			fprintf(f, "\n  %" PRIu64 " allocs, %" PRIu64 " frees (%" PRIu64 " matched)", s->allocs, s->frees, s->matched_frees);
+			if (s->mismatches)
+				fprintf(f, ", %" PRIu64 " MISMATCHES with Total Allocated", s->mismatches);
+			fputc('\n', f);
+			size_t n = 0;
+			for (size_t c = 0; c < s->ncats; c++)
+				if (s->cats[c].used)
+					order[n++] = c;
+			sort_series = s;
+			qsort(order, n, sizeof *order, cmp_at_peak);
+			fprintf(f, "    %-*s %12s %12s %9s %12s\n", (int)width, "category", "peak", "at peak", "allocs", "live at end");
+			for (size_t j = 0; j < n; j++) {
+				const hm_catstat *cs = &s->cats[order[j]];
+				hm_fmt_bytes(b1, sizeof b1, cs->peak);
+				hm_fmt_bytes(b2, sizeof b2, cs->at_peak);
+				hm_fmt_bytes(b4, sizeof b4, cs->end);
+				fprintf(f, "    %-*.*s %12s %12s %9" PRIu64 " %12s\n", (int)width, (int)width,
+					r->cats->str[order[j]], b1, b2, cs->allocs, b4);
+			}
+		}
+		if (i + 1 < r->nfiles)
+			fputc('\n', f);
+	}
+	free(order);
+}

@@ -1,0 +1,43 @@
+/* output: the summary table, --json, --timeline and events CSV writers, and output
+ * files that appear only when complete. Plain C, no Lua. */
+#ifndef HM_OUTPUT_H
+#define HM_OUTPUT_H
+
+#include "analyze.h"
+
+#include <stdio.h>
+
+/* A file that could not be read and was skipped (--keep-going). */
+typedef struct hm_skip {
+	char *path, *why;
+	uint64_t events; /* events read before the error */
+} hm_skip;
+
+/* Everything the writers report; owned by the caller. */
+typedef struct hm_report {
+	const char *rules;     /* the rule file, NULL for `hmem events` */
+	hm_file **files;
+	size_t nfiles;
+	const hm_strtab *cats; /* global category names, id 0 "(before trace)" */
+	hm_skip *skipped;
+	size_t nskipped;
+	uint64_t classify_calls;
+} hm_report;
+
+/* An output written under a temporary name next to path and renamed over it by
+ * hm_out_commit, so a failed run never leaves a half-written file. "-" is stdout. */
+typedef struct hm_out {
+	FILE *f;
+	char *path, *tmp;
+} hm_out;
+
+int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz);
+int hm_out_commit(hm_out *o, char *err, size_t errsz); /* also closes */
+void hm_out_abort(hm_out *o);                          /* removes the temporary file */
+
+void hm_write_summary(FILE *f, const hm_report *r);
+void hm_write_json(FILE *f, const hm_report *r);
+void hm_write_timeline(FILE *f, const hm_report *r);
+void hm_write_events(FILE *f, const hm_report *r);
+
+#endif

@@ -1,0 +1,99 @@
+#include "timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Rule 5: "(before trace)" is fixed by the first Total Allocated the series reports, so
+ * that the sum of categories equals it there; without any, it is the least amount that
+ * keeps the total non-negative. Rule 3 frees hold their size from the start. */
+static void start_values(hm_series *s, const hm_mem *m)
+{
+	int64_t held = 0, run = 0, min_run = 0, first_ta = HM_NONE, run_at_ta = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		uint32_t e = s->ev[k];
+		if (s->before[k]) {
+			s->cats[s->cat[k]].start -= m->bytes[e];
+			held -= m->bytes[e];
+		}
+		run += m->bytes[e];
+		if (run < min_run)
+			min_run = run;
+		if (first_ta == HM_NONE && m->total_alloc[e] != HM_NONE)
+			first_ta = m->total_alloc[e], run_at_ta = run;
+	}
+	int64_t b0;
+	if (first_ta != HM_NONE)
+		b0 = first_ta - run_at_ta - held;
+	else
+		b0 = held + min_run < 0 ? -(held + min_run) : 0;
+	s->cats[HM_CAT_BEFORE].start += b0;
+	s->start_bytes = b0 + held;
+}
+
+void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats)
+{
+	for (size_t c = 0; c < ncats; c++)
+		val[c] = c < s->ncats ? s->cats[c].start : 0;
+}
+
+void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
+{
+	free(s->cats);
+	s->cats = hm_xcalloc(ncats, sizeof *s->cats);
+	s->ncats = ncats;
+	s->allocs = s->frees = s->matched_frees = s->zero_events = s->mismatches = 0;
+	s->first_mismatch = -1;
+	s->max_reserved = HM_NONE;
+	start_values(s, m);
+
+	int64_t *val = hm_xcalloc(ncats, sizeof *val);
+	hm_timeline_start(s, val, ncats);
+	int64_t total = s->start_bytes;
+	s->peak = total;
+	s->peak_k = -1;
+	for (size_t c = 0; c < ncats; c++) {
+		s->cats[c].peak = val[c];
+		s->cats[c].used = val[c] != 0 || c == HM_CAT_BEFORE;
+	}
+	for (size_t k = 0; k < s->n; k++) {
+		uint32_t e = s->ev[k];
+		int64_t b = m->bytes[e];
+		int32_t c = s->cat[k];
+		if (b > 0)
+			s->allocs++;
+		else if (b < 0)
+			s->frees++, s->matched_frees += s->partner[k] >= 0;
+		else
+			s->zero_events++;
+		if (c >= 0) {
+			hm_catstat *cs = &s->cats[c];
+			val[c] += b;
+			cs->used = 1;
+			if (val[c] > cs->peak)
+				cs->peak = val[c];
+			if (b > 0)
+				cs->allocs++, cs->alloc_bytes += (uint64_t)b;
+		}
+		total += b;
+		if (total > s->peak)
+			s->peak = total, s->peak_k = (long)k;
+		if (m->total_alloc[e] != HM_NONE && m->total_alloc[e] != total && s->mismatches++ == 0)
+			s->first_mismatch = (long)k;
+		if (m->total_res[e] != HM_NONE && (s->max_reserved == HM_NONE || m->total_res[e] > s->max_reserved))
+			s->max_reserved = m->total_res[e];
+	}
+	for (size_t c = 0; c < ncats; c++)
+		s->cats[c].end = val[c];
+	s->end_bytes = total;
+	s->peak_ts = s->n ? m->ts[s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]] : 0;
+
+	/* Category values at the device's peak: replay up to it rather than copying every
+	 * category at every new peak (a growing trace sets a new peak at most events). */
+	hm_timeline_start(s, val, ncats);
+	for (long k = 0; k <= s->peak_k; k++)
+		if (s->cat[k] >= 0)
+			val[s->cat[k]] += m->bytes[s->ev[k]];
+	for (size_t c = 0; c < ncats; c++)
+		s->cats[c].at_peak = val[c];
+	free(val);
+}

@@ -1,0 +1,774 @@
+/* The reader never builds a DOM: the top level is walked as a stream, each element of
+ * traceEvents is first delimited (its bytes kept in one buffer, however the input was
+ * split) and then parsed in place. Values the analysis does not need are skipped. */
+#include "trace.h"
+#include "input.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rd {
+	hm_src *src;
+	int borrowed; /* buf is the caller's text (hm_trace_parse) */
+	char *buf;
+	size_t cap, len, pos;
+	uint64_t base; /* offset of buf[0] in the decompressed JSON */
+	int eof;
+	const char *path;
+	char *err;
+	size_t errsz;
+	int code, failed;
+	int top_array; /* the file is a bare array of events */
+	char *scratch; /* unescaped strings */
+	size_t scratch_cap;
+	hm_trace *t;
+} rd;
+
+static void fail_at(rd *r, uint64_t off, const char *fmt, const char *a, const char *b)
+{
+	if (r->failed)
+		return;
+	r->failed = 1;
+	r->code = HM_EXIT_INPUT;
+	char what[256];
+	snprintf(what, sizeof what, fmt, a ? a : "", b ? b : "");
+	snprintf(r->err, r->errsz, "%s:%llu: %s", r->path, (unsigned long long)off, what);
+}
+
+/* Read more input; bytes before keep are no longer needed and may be dropped.
+ * Returns the shift applied to buffer indices (subtract it from saved indices),
+ * and sets r->eof at the end. */
+static size_t fill(rd *r, size_t keep)
+{
+	if (r->borrowed || r->eof) {
+		r->eof = 1;
+		return 0;
+	}
+	size_t shift = keep;
+	if (shift) {
+		memmove(r->buf, r->buf + shift, r->len - shift);
+		r->len -= shift;
+		r->pos -= shift;
+		r->base += shift;
+	}
+	if (r->len + 65536 > r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 1 << 20;
+		r->buf = hm_xrealloc(r->buf, r->cap);
+	}
+	long n = hm_src_read(r->src, r->buf + r->len, r->cap - r->len);
+	if (n < 0) {
+		if (!r->failed) {
+			r->failed = 1;
+			r->code = HM_EXIT_INPUT;
+			snprintf(r->err, r->errsz, "%s:%llu: %s", r->path,
+				 (unsigned long long)(r->base + r->len), hm_src_error(r->src));
+		}
+		r->eof = 1;
+	} else if (n == 0) {
+		r->eof = 1;
+	}
+	if (n > 0)
+		r->len += (size_t)n;
+	return shift;
+}
+
+/* Skip white space; return the next byte without consuming it, or -1 at the end. */
+static int peek(rd *r)
+{
+	for (;;) {
+		while (r->pos < r->len) {
+			char c = r->buf[r->pos];
+			if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+				return (unsigned char)c;
+			r->pos++;
+		}
+		if (r->eof || r->failed)
+			return -1;
+		fill(r, r->pos);
+	}
+}
+
+/* Delimit the value starting at r->pos and move past it. With keep, the whole value is
+ * in the buffer afterwards at [*start, r->pos). Returns -1 if the input ends inside it. */
+static int scan_value(rd *r, int keep, size_t *start)
+{
+	size_t s = r->pos, i = r->pos;
+	long depth = 0;
+	int in_str = 0, esc = 0, scalar = 0;
+	char c0 = r->buf[i];
+	if (c0 != '{' && c0 != '[' && c0 != '"')
+		scalar = 1;
+	for (;;) {
+		if (i >= r->len) {
+			if (r->eof || r->failed)
+				break;
+			size_t shift = fill(r, keep ? s : i);
+			s -= shift;
+			i -= shift;
+			continue;
+		}
+		char c = r->buf[i];
+		if (scalar) {
+			if (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t')
+				goto done;
+			i++;
+			continue;
+		}
+		i++;
+		if (in_str) {
+			if (esc)
+				esc = 0;
+			else if (c == '\\')
+				esc = 1;
+			else if (c == '"') {
+				in_str = 0;
+				if (depth == 0)
+					goto done;
+			}
+			continue;
+		}
+		if (c == '"')
+			in_str = 1;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']') {
+			if (--depth == 0)
+				goto done;
+		}
+	}
+	r->pos = i;
+	if (!r->failed)
+		fail_at(r, r->base + s, "the file ends inside this value (cut-off JSON: was the job killed while writing the trace?)", 0, 0);
+	return -1;
+done:
+	r->pos = i;
+	*start = s;
+	return 0;
+}
+
+/* ---- in-place parsing of one delimited value ---- */
+
+static const char *ws(const char *p, const char *e)
+{
+	while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* End of the value starting at p (which is complete in [p, e)). */
+static const char *skip(const char *p, const char *e)
+{
+	if (p >= e)
+		return p;
+	if (*p != '{' && *p != '[' && *p != '"') {
+		while (p < e && *p != ',' && *p != ']' && *p != '}' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
+			p++;
+		return p;
+	}
+	long depth = 0;
+	int in_str = 0;
+	for (; p < e; p++) {
+		char c = *p;
+		if (in_str) {
+			if (c == '\\')
+				p++;
+			else if (c == '"') {
+				in_str = 0;
+				if (depth == 0)
+					return p + 1;
+			}
+		} else if (c == '"')
+			in_str = 1;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if ((c == '}' || c == ']') && --depth == 0)
+			return p + 1;
+	}
+	return e;
+}
+
+static void put_utf8(char *o, size_t *n, unsigned cp)
+{
+	if (cp < 0x80)
+		o[(*n)++] = (char)cp;
+	else if (cp < 0x800)
+		o[(*n)++] = (char)(0xc0 | cp >> 6), o[(*n)++] = (char)(0x80 | (cp & 0x3f));
+	else if (cp < 0x10000)
+		o[(*n)++] = (char)(0xe0 | cp >> 12), o[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f)),
+		o[(*n)++] = (char)(0x80 | (cp & 0x3f));
+	else
+		o[(*n)++] = (char)(0xf0 | cp >> 18), o[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3f)),
+		o[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f)), o[(*n)++] = (char)(0x80 | (cp & 0x3f));
+}
+
+static int hex4(const char *p, const char *e, unsigned *v)
+{
+	if (e - p < 4)
+		return -1;
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		int c = p[i], d = isdigit(c) ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+		if (d < 0)
+			return -1;
+		*v = *v * 16 + (unsigned)d;
+	}
+	return 0;
+}
+
+/* The string value [p, q) including quotes, decoded. Points into the buffer when it has
+ * no escapes, else into r->scratch. Returns NULL on a bad escape. */
+static const char *str_value(rd *r, const char *p, const char *q, size_t *len)
+{
+	p++, q--;
+	if (!memchr(p, '\\', (size_t)(q - p))) {
+		*len = (size_t)(q - p);
+		return p;
+	}
+	hm_grow(&r->scratch, &r->scratch_cap, (size_t)(q - p) + 4, 1);
+	size_t n = 0;
+	for (; p < q; p++) {
+		if (*p != '\\') {
+			r->scratch[n++] = *p;
+			continue;
+		}
+		if (++p >= q)
+			return NULL;
+		unsigned cp;
+		switch (*p) {
+		case '"': case '\\': case '/': r->scratch[n++] = *p; break;
+		case 'b': r->scratch[n++] = '\b'; break;
+		case 'f': r->scratch[n++] = '\f'; break;
+		case 'n': r->scratch[n++] = '\n'; break;
+		case 'r': r->scratch[n++] = '\r'; break;
+		case 't': r->scratch[n++] = '\t'; break;
+		case 'u':
+			if (hex4(p + 1, q, &cp))
+				return NULL;
+			p += 4;
+			if (cp >= 0xd800 && cp < 0xdc00) {
+				unsigned lo;
+				if (q - p > 6 && p[1] == '\\' && p[2] == 'u' && !hex4(p + 3, q, &lo) && lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					p += 6;
+				} else {
+					cp = 0xfffd;
+				}
+			} else if (cp >= 0xdc00 && cp < 0xe000) {
+				cp = 0xfffd;
+			}
+			put_utf8(r->scratch, &n, cp);
+			break;
+		default:
+			return NULL;
+		}
+	}
+	*len = n;
+	return r->scratch;
+}
+
+typedef struct slice {
+	const char *p, *q; /* [p, q); p == NULL when absent */
+} slice;
+
+static int slice_is(slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.p && *s.p == '"' && (size_t)(s.q - s.p) == n + 2 && memcmp(s.p + 1, lit, n) == 0;
+}
+
+static const char *kind_of(slice s)
+{
+	switch (*s.p) {
+	case '"': return "a string";
+	case '{': return "an object";
+	case '[': return "an array";
+	case 't': case 'f': return "a boolean";
+	case 'n': return "null";
+	default: return "a number";
+	}
+}
+
+/* Walk the members of the object [p, e); calls fn for each key/value. Returns NULL, or
+ * the position of a syntax error. */
+typedef void (*member_fn)(rd *r, const char *key, size_t klen, slice val, void *ud);
+
+static const char *members(rd *r, const char *p, const char *e, member_fn fn, void *ud)
+{
+	p = ws(p + 1, e);
+	if (p < e && *p == '}')
+		return NULL;
+	for (;;) {
+		if (p >= e || *p != '"')
+			return p;
+		const char *kq = skip(p, e);
+		if (kq > e || kq[-1] != '"')
+			return p;
+		const char *v = ws(kq, e);
+		if (v >= e || *v != ':')
+			return v;
+		v = ws(v + 1, e);
+		const char *ve = skip(v, e);
+		if (v >= e || ve == v)
+			return v;
+		fn(r, p + 1, (size_t)(kq - p - 2), (slice){v, ve}, ud);
+		p = ws(ve, e);
+		if (p < e && *p == ',') {
+			p = ws(p + 1, e);
+			continue;
+		}
+		if (p < e && *p == '}')
+			return NULL;
+		return p;
+	}
+}
+
+#define KEY(lit) (klen == sizeof lit - 1 && memcmp(key, lit, klen) == 0)
+
+typedef struct ev {
+	slice ph, name, cat, pid, tid, ts, dur, args;
+} ev;
+
+static void ev_member(rd *r, const char *key, size_t klen, slice v, void *ud)
+{
+	(void)r;
+	ev *x = ud;
+	if (KEY("ph")) x->ph = v;
+	else if (KEY("name")) x->name = v;
+	else if (KEY("cat")) x->cat = v;
+	else if (KEY("pid")) x->pid = v;
+	else if (KEY("tid")) x->tid = v;
+	else if (KEY("ts")) x->ts = v;
+	else if (KEY("dur")) x->dur = v;
+	else if (KEY("args")) x->args = v;
+}
+
+/* Columns grow together: every array of a struct of arrays gets the same new capacity. */
+#define GROW(arr, c) ((arr) = hm_xrealloc((arr), (c) * sizeof *(arr)))
+
+typedef struct memargs {
+	slice bytes, addr, talloc, tres, evidx, dtype, did;
+} memargs;
+
+static void mem_member(rd *r, const char *key, size_t klen, slice v, void *ud)
+{
+	(void)r;
+	memargs *m = ud;
+	if (KEY("Bytes")) m->bytes = v;
+	else if (KEY("Addr")) m->addr = v;
+	else if (KEY("Total Allocated")) m->talloc = v;
+	else if (KEY("Total Reserved")) m->tres = v;
+	else if (KEY("Ev Idx")) m->evidx = v;
+	else if (KEY("Device Type")) m->dtype = v;
+	else if (KEY("Device Id")) m->did = v;
+}
+
+static uint64_t off_of(rd *r, const char *p)
+{
+	return r->base + (uint64_t)(p - r->buf);
+}
+
+/* An integer member; absent gives HM_NONE (or an error when required). */
+static int int_field(rd *r, slice v, const char *what, int required, int64_t *out)
+{
+	if (!v.p) {
+		if (required)
+			return -1;
+		*out = HM_NONE;
+		return 0;
+	}
+	if (*v.p == '"' || *v.p == '{' || *v.p == '[' || *v.p == 't' || *v.p == 'f' || *v.p == 'n') {
+		fail_at(r, off_of(r, v.p), "[memory] event: \"%s\" is %s, expected an integer", what, kind_of(v));
+		return -1;
+	}
+	const char *e = hm_num_i64(v.p, (size_t)(v.q - v.p), 0, 0, out);
+	if (e) {
+		fail_at(r, off_of(r, v.p), "[memory] event: \"%s\": %s", what, e);
+		return -1;
+	}
+	return 0;
+}
+
+static int ts_field(rd *r, slice v, const char *what, const char *ctx, int64_t *out)
+{
+	if (*v.p == '"' || *v.p == '{' || *v.p == '[' || *v.p == 't' || *v.p == 'f' || *v.p == 'n') {
+		char w[64];
+		snprintf(w, sizeof w, "%s: \"%s\"", ctx, what);
+		fail_at(r, off_of(r, v.p), "%s is %s, expected a number of microseconds", w, kind_of(v));
+		return -1;
+	}
+	const char *e = hm_num_i64(v.p, (size_t)(v.q - v.p), 3, 1, out);
+	if (e) {
+		fail_at(r, off_of(r, v.p), "\"%s\": %s", what, e);
+		return -1;
+	}
+	return 0;
+}
+
+/* pid/tid as canonical text: integers (numbers or numeric strings) in decimal, other
+ * strings as they are, so 25738 and "25738" name the same thread. */
+static size_t id_text(rd *r, slice v, char *out, size_t cap)
+{
+	if (!v.p)
+		return 0;
+	const char *s = v.p;
+	size_t n = (size_t)(v.q - v.p);
+	if (*v.p == '"') {
+		s = str_value(r, v.p, v.q, &n);
+		if (!s)
+			return 0;
+	}
+	int64_t x;
+	if (n && !hm_num_i64(s, n, 0, 0, &x))
+		return (size_t)snprintf(out, cap, "%lld", (long long)x);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, s, n);
+	return n;
+}
+
+static uint32_t thread_of(rd *r, ev *x)
+{
+	char key[520];
+	size_t n = id_text(r, x->pid, key, 256);
+	key[n++] = 0x1f;
+	n += id_text(r, x->tid, key + n, 256);
+	return hm_strtab_intern(&r->t->threads, key, n);
+}
+
+static void add_memory(rd *r, ev *x, const char *evp)
+{
+	memargs m = {0};
+	if (!x->args.p || *x->args.p != '{') {
+		fail_at(r, off_of(r, evp), "[memory] event without an args object", 0, 0);
+		return;
+	}
+	const char *bad = members(r, x->args.p, x->args.q, mem_member, &m);
+	if (bad) {
+		fail_at(r, off_of(r, bad), "invalid JSON in the args of a [memory] event", 0, 0);
+		return;
+	}
+	int64_t ts, bytes, ta, tr, ei, dt, di;
+	if (!x->ts.p) {
+		fail_at(r, off_of(r, evp), "[memory] event without \"ts\"", 0, 0);
+		return;
+	}
+	if (ts_field(r, x->ts, "ts", "[memory] event", &ts))
+		return;
+	const char *req[] = {"Bytes", "Device Type", "Device Id"};
+	slice reqv[] = {m.bytes, m.dtype, m.did};
+	for (int i = 0; i < 3; i++)
+		if (!reqv[i].p) {
+			fail_at(r, off_of(r, evp), "[memory] event without \"%s\" in its args", req[i], 0);
+			return;
+		}
+	if (int_field(r, m.bytes, "Bytes", 1, &bytes) || int_field(r, m.dtype, "Device Type", 1, &dt) ||
+	    int_field(r, m.did, "Device Id", 1, &di) || int_field(r, m.talloc, "Total Allocated", 0, &ta) ||
+	    int_field(r, m.tres, "Total Reserved", 0, &tr) || int_field(r, m.evidx, "Ev Idx", 0, &ei))
+		return;
+	uint64_t uaddr = 0;
+	if (m.addr.p) {
+		int neg;
+		const char *e = *m.addr.p == '"' ? "is a string, expected an integer"
+			: hm_num_parse(m.addr.p, (size_t)(m.addr.q - m.addr.p), 0, 0, &neg, &uaddr);
+		if (e) {
+			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": %s", e, 0);
+			return;
+		}
+		if (neg)
+			uaddr = 0 - uaddr; /* written as a signed intptr_t: same bits */
+	}
+	if (dt < -32768 || dt > 32767 || di < INT32_MIN || di > INT32_MAX) {
+		fail_at(r, off_of(r, m.dtype.p), "[memory] event: device type or id out of range", 0, 0);
+		return;
+	}
+	hm_mem *mm = &r->t->mem;
+	if (mm->n == mm->cap) {
+		size_t c = mm->cap ? mm->cap * 2 : 1024;
+		GROW(mm->ts, c), GROW(mm->bytes, c), GROW(mm->addr, c), GROW(mm->total_alloc, c);
+		GROW(mm->total_res, c), GROW(mm->ev_idx, c), GROW(mm->dev_type, c), GROW(mm->dev_id, c);
+		GROW(mm->thread, c), GROW(mm->has_addr, c);
+		mm->cap = c;
+	}
+	size_t i = mm->n++;
+	mm->ts[i] = ts;
+	mm->bytes[i] = bytes;
+	mm->addr[i] = uaddr;
+	mm->has_addr[i] = m.addr.p != NULL;
+	mm->total_alloc[i] = ta;
+	mm->total_res[i] = tr;
+	mm->ev_idx[i] = ei;
+	mm->dev_type[i] = (int32_t)dt;
+	mm->dev_id[i] = (int32_t)di;
+	mm->thread[i] = thread_of(r, x);
+}
+
+static void add_op(rd *r, ev *x, const char *evp)
+{
+	int64_t ts, dur = 0;
+	if (!x->ts.p) {
+		fail_at(r, off_of(r, evp), "op slice without \"ts\"", 0, 0);
+		return;
+	}
+	if (ts_field(r, x->ts, "ts", "op slice", &ts) || (x->dur.p && ts_field(r, x->dur, "dur", "op slice", &dur)))
+		return;
+	size_t nlen = 0;
+	const char *name = "";
+	if (x->name.p && *x->name.p == '"') {
+		name = str_value(r, x->name.p, x->name.q, &nlen);
+		if (!name) {
+			fail_at(r, off_of(r, x->name.p), "invalid escape in a string", 0, 0);
+			return;
+		}
+	}
+	hm_ops *o = &r->t->ops;
+	if (o->n == o->cap) {
+		size_t c = o->cap ? o->cap * 2 : 1024;
+		GROW(o->ts, c), GROW(o->dur, c), GROW(o->name, c), GROW(o->thread, c);
+		o->cap = c;
+	}
+	size_t i = o->n++;
+	o->ts[i] = ts;
+	o->dur[i] = dur < 0 ? 0 : dur;
+	o->name[i] = hm_strtab_intern(&r->t->names, name, nlen);
+	o->thread[i] = thread_of(r, x);
+}
+
+static void parse_event(rd *r, const char *p, const char *e)
+{
+	ev x = {0};
+	r->t->events++;
+	if (*p != '{') {
+		fail_at(r, off_of(r, p), r->top_array ? "not a Chrome trace: the top-level array holds %s, not event objects "
+							 "(export_memory_timeline output is not a trace)"
+						       : "an element of traceEvents is %s, not an event object", kind_of((slice){p, e}), 0);
+		return;
+	}
+	const char *bad = members(r, p, e, ev_member, &x);
+	if (bad) {
+		fail_at(r, off_of(r, bad), "invalid JSON in an event", 0, 0);
+		return;
+	}
+	int64_t ts;
+	if (x.ts.p && *x.ts.p != '"' && !hm_num_i64(x.ts.p, (size_t)(x.ts.q - x.ts.p), 3, 1, &ts))
+		if (r->t->first_ts == HM_NONE || ts < r->t->first_ts)
+			r->t->first_ts = ts;
+	int instant = slice_is(x.ph, "i") || slice_is(x.ph, "I");
+	if (instant && slice_is(x.name, "[memory]"))
+		add_memory(r, &x, p);
+	else if (instant && slice_is(x.name, "[OutOfMemory]"))
+		r->t->oom_events++;
+	else if (slice_is(x.ph, "X") && (slice_is(x.cat, "cpu_op") || slice_is(x.cat, "Operator")))
+		add_op(r, &x, p);
+}
+
+static void parse_events(rd *r)
+{
+	r->t->has_trace_events = 1;
+	r->pos++; /* '[' */
+	int c = peek(r);
+	if (c == ']') {
+		r->pos++;
+		return;
+	}
+	for (;;) {
+		if (c < 0) {
+			fail_at(r, r->base + r->pos, "the file ends inside traceEvents (cut-off JSON: was the job killed while writing the trace?)", 0, 0);
+			return;
+		}
+		size_t s;
+		if (scan_value(r, 1, &s) < 0)
+			return;
+		parse_event(r, r->buf + s, r->buf + r->pos);
+		if (r->failed)
+			return;
+		c = peek(r);
+		if (c == ',') {
+			r->pos++;
+			c = peek(r);
+			continue;
+		}
+		if (c == ']') {
+			r->pos++;
+			return;
+		}
+		if (c < 0)
+			continue;
+		fail_at(r, r->base + r->pos, "expected ',' or ']' between events", 0, 0);
+		return;
+	}
+}
+
+static void dist_member(rd *r, const char *key, size_t klen, slice v, void *ud)
+{
+	int64_t *rank = ud, x;
+	if (!KEY("rank"))
+		return;
+	const char *s = v.p;
+	size_t n = (size_t)(v.q - v.p);
+	if (*s == '"')
+		s = str_value(r, v.p, v.q, &n);
+	if (s && !hm_num_i64(s, n, 0, 0, &x))
+		*rank = x;
+	else
+		fail_at(r, off_of(r, v.p), "distributedInfo.rank is %s, expected an integer", kind_of(v), 0);
+}
+
+static void parse_top(rd *r)
+{
+	if (r->len - r->pos >= 3 && memcmp(r->buf + r->pos, "\xef\xbb\xbf", 3) == 0)
+		r->pos += 3;
+	int c = peek(r);
+	if (c < 0) {
+		if (!r->failed)
+			fail_at(r, 0, "the file is empty (no JSON in it)", 0, 0);
+		return;
+	}
+	if (c == '[') {
+		r->top_array = 1;
+		parse_events(r);
+	} else if (c == '{') {
+		r->pos++;
+		c = peek(r);
+		if (c == '}')
+			r->pos++;
+		while (c != '}') {
+			size_t ks;
+			if (c != '"') {
+				fail_at(r, r->base + r->pos, c < 0 ? "the file ends inside the top-level object (cut-off JSON)"
+								   : "expected a key string in the top-level object", 0, 0);
+				return;
+			}
+			if (scan_value(r, 1, &ks) < 0)
+				return;
+			size_t klen = r->pos - ks - 2;
+			int is_events = klen == 11 && memcmp(r->buf + ks + 1, "traceEvents", 11) == 0;
+			int is_dist = klen == 15 && memcmp(r->buf + ks + 1, "distributedInfo", 15) == 0;
+			if (peek(r) != ':') {
+				fail_at(r, r->base + r->pos, "expected ':' after a key", 0, 0);
+				return;
+			}
+			r->pos++;
+			c = peek(r);
+			if (c < 0) {
+				fail_at(r, r->base + r->pos, "the file ends after a key (cut-off JSON)", 0, 0);
+				return;
+			}
+			size_t vs;
+			if (is_events && c == '[') {
+				parse_events(r);
+			} else if (is_dist && c == '{') {
+				if (scan_value(r, 1, &vs) == 0) {
+					const char *bad = members(r, r->buf + vs, r->buf + r->pos, dist_member, &r->t->rank);
+					if (bad)
+						fail_at(r, off_of(r, bad), "invalid JSON in distributedInfo", 0, 0);
+				}
+			} else if (is_events && c != 'n') {
+				fail_at(r, r->base + r->pos, "traceEvents is not an array", 0, 0);
+			} else {
+				scan_value(r, 0, &vs);
+			}
+			if (r->failed)
+				return;
+			c = peek(r);
+			if (c == ',') {
+				r->pos++;
+				c = peek(r);
+			} else if (c == '}') {
+				r->pos++;
+			} else {
+				fail_at(r, r->base + r->pos, c < 0 ? "the file ends inside the top-level object (cut-off JSON)"
+								   : "expected ',' or '}' in the top-level object", 0, 0);
+				return;
+			}
+		}
+	} else {
+		fail_at(r, r->base + r->pos, "not a JSON trace: expected '{' or '[' at the start", 0, 0);
+		return;
+	}
+	if (!r->failed && peek(r) >= 0)
+		fail_at(r, r->base + r->pos, "unexpected data after the end of the JSON value", 0, 0);
+}
+
+int64_t hm_trace_rank_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	int64_t rank = HM_NONE;
+	for (const char *p = base; (p = strstr(p, "rank")); p += 4) {
+		if ((p[4] == '-' || p[4] == '_') && isdigit((unsigned char)p[5])) {
+			int64_t v = 0;
+			for (const char *q = p + 5; isdigit((unsigned char)*q) && v < 100000000; q++)
+				v = v * 10 + (*q - '0');
+			rank = v;
+		}
+	}
+	return rank;
+}
+
+static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code)
+{
+	hm_trace *t = hm_xcalloc(1, sizeof *t);
+	t->path = hm_xstrdup(path);
+	t->rank = HM_NONE;
+	t->first_ts = HM_NONE;
+	r->t = t;
+	r->path = path;
+	r->err = err;
+	r->errsz = errsz;
+	if (!r->borrowed)
+		fill(r, 0);
+	parse_top(r);
+	free(r->scratch);
+	if (!r->borrowed)
+		free(r->buf);
+	if (r->failed) {
+		if (code)
+			*code = r->code;
+		hm_trace_free(t);
+		return NULL;
+	}
+	if (t->rank == HM_NONE)
+		t->rank = hm_trace_rank_from_name(path);
+	return t;
+}
+
+hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code)
+{
+	hm_src *src = hm_src_open(path, err, errsz);
+	if (!src) {
+		*code = HM_EXIT_IO;
+		return NULL;
+	}
+	rd r = {0};
+	r.src = src;
+	hm_trace *t = run(&r, path, err, errsz, code);
+	hm_src_close(src);
+	return t;
+}
+
+hm_trace *hm_trace_parse(const char *name, const char *text, size_t len, char *err, size_t errsz)
+{
+	rd r = {0};
+	r.borrowed = 1;
+	r.eof = 1;
+	r.buf = (char *)text;
+	r.len = r.cap = len;
+	return run(&r, name, err, errsz, NULL);
+}
+
+void hm_trace_free(hm_trace *t)
+{
+	if (!t)
+		return;
+	hm_mem *m = &t->mem;
+	free(m->ts), free(m->bytes), free(m->addr), free(m->total_alloc), free(m->total_res);
+	free(m->ev_idx), free(m->dev_type), free(m->dev_id), free(m->thread), free(m->has_addr);
+	hm_ops *o = &t->ops;
+	free(o->ts), free(o->dur), free(o->name), free(o->thread);
+	hm_strtab_free(&t->names);
+	hm_strtab_free(&t->threads);
+	free(t->path);
+	free(t);
+}

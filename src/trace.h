@@ -1,0 +1,58 @@
+/* trace: stream one Kineto trace file into columns. Keeps the [memory] events and
+ * the host-side op slices; everything else is counted and skipped. Plain C, no Lua. */
+#ifndef HM_TRACE_H
+#define HM_TRACE_H
+
+#include "util.h"
+
+#include <stdint.h>
+
+#define HM_NONE INT64_MIN /* an absent optional integer field */
+
+/* [memory] events, in file order (struct of arrays; index = file order). */
+typedef struct hm_mem {
+	size_t n, cap;
+	int64_t *ts;        /* ns, exact from the decimal text */
+	int64_t *bytes;     /* signed: + allocation, - free */
+	uint64_t *addr;     /* valid where has_addr */
+	int64_t *total_alloc, *total_res, *ev_idx; /* HM_NONE where absent */
+	int32_t *dev_type, *dev_id;
+	uint32_t *thread;   /* id in hm_trace.threads ("pid\x1ftid") */
+	uint8_t *has_addr;
+} hm_mem;
+
+/* Host-side op slices (ph X, cat cpu_op or Operator), in file order. */
+typedef struct hm_ops {
+	size_t n, cap;
+	int64_t *ts, *dur; /* ns */
+	uint32_t *name;    /* id in hm_trace.names */
+	uint32_t *thread;
+} hm_ops;
+
+typedef struct hm_trace {
+	char *path;
+	int64_t rank;           /* HM_NONE when unknown */
+	uint64_t events;        /* elements of traceEvents */
+	uint64_t oom_events;    /* [OutOfMemory] instants (counted, not used) */
+	int64_t first_ts;       /* ns, smallest ts of any event; HM_NONE if none */
+	int has_trace_events;   /* the traceEvents key (or a top-level array) was present */
+	hm_mem mem;
+	hm_ops ops;
+	hm_strtab names;        /* op names */
+	hm_strtab threads;      /* "pid\x1ftid", each part a canonical integer or a string */
+} hm_trace;
+
+/* Read path into a new trace. On failure returns NULL with "path:offset: what" in err
+ * (offset = byte offset in the decompressed JSON) and *code set to HM_EXIT_INPUT or
+ * HM_EXIT_IO. The caller owns the result and frees it with hm_trace_free. */
+hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code);
+
+/* Parse in-memory JSON text (for tests and fuzzing); same contract as hm_trace_read. */
+hm_trace *hm_trace_parse(const char *name, const char *text, size_t len, char *err, size_t errsz);
+
+void hm_trace_free(hm_trace *t);
+
+/* Rank from a file name: the N of the last "rank-N" or "rank_N" in the base name, or HM_NONE. */
+int64_t hm_trace_rank_from_name(const char *path);
+
+#endif

@@ -1,0 +1,228 @@
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *hm_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		fprintf(stderr, "hmem: out of memory (asked for %zu bytes)\n", n);
+		exit(HM_EXIT_INTERNAL);
+	}
+	return q;
+}
+
+void *hm_xcalloc(size_t n, size_t size)
+{
+	void *q = calloc(n ? n : 1, size ? size : 1);
+	if (!q) {
+		fprintf(stderr, "hmem: out of memory (asked for %zu x %zu bytes)\n", n, size);
+		exit(HM_EXIT_INTERNAL);
+	}
+	return q;
+}
+
+char *hm_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(hm_xrealloc(NULL, n), s, n);
+}
+
+void hm_grow(void *arr, size_t *cap, size_t need, size_t elsz)
+{
+	if (need <= *cap)
+		return;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	*(void **)arr = hm_xrealloc(*(void **)arr, c * elsz);
+	*cap = c;
+}
+
+/* FNV-1a: short keys (op names, thread keys) dominate, so a simple byte hash is enough. */
+static uint64_t strtab_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static void strtab_rehash(hm_strtab *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 1024;
+	uint32_t *slot = hm_xcalloc(nslot, sizeof *slot);
+	for (size_t id = 0; id < t->n; id++) {
+		size_t i = strtab_hash(t->str[id], t->len[id]) & (nslot - 1);
+		while (slot[i])
+			i = (i + 1) & (nslot - 1);
+		slot[i] = (uint32_t)id + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = nslot;
+}
+
+uint32_t hm_strtab_intern(hm_strtab *t, const char *s, size_t len)
+{
+	if ((t->n + 1) * 2 > t->nslot)
+		strtab_rehash(t);
+	size_t i = strtab_hash(s, len) & (t->nslot - 1);
+	for (; t->slot[i]; i = (i + 1) & (t->nslot - 1)) {
+		uint32_t id = t->slot[i] - 1;
+		if (t->len[id] == len && memcmp(t->str[id], s, len) == 0)
+			return id;
+	}
+	size_t old = t->cap;
+	hm_grow(&t->str, &old, t->n + 1, sizeof *t->str);
+	hm_grow(&t->len, &t->cap, t->n + 1, sizeof *t->len);
+	char *copy = hm_xrealloc(NULL, len + 1);
+	memcpy(copy, s, len);
+	copy[len] = 0;
+	t->str[t->n] = copy;
+	t->len[t->n] = (uint32_t)len;
+	t->slot[i] = (uint32_t)t->n + 1;
+	return (uint32_t)t->n++;
+}
+
+void hm_strtab_free(hm_strtab *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->str[i]);
+	free(t->str);
+	free(t->len);
+	free(t->slot);
+	memset(t, 0, sizeof *t);
+}
+
+/* The number is read as its digit string and a decimal point position, so that
+ * "1419116105360.746" becomes exactly 1419116105360746 ns with no double in between. */
+const char *hm_num_parse(const char *s, size_t len, int scale, int round, int *neg, uint64_t *mag)
+{
+	const char *p = s, *e = s + len;
+	*neg = 0;
+	if (p < e && *p == '-')
+		*neg = 1, p++;
+	const char *ds = p;
+	char dig[64];
+	size_t nd = 0, lead = 0, dropped_nonzero = 0;
+	long point = 0; /* digits before the decimal point, counted after leading zeros */
+	int seen_nonzero = 0, have_digit = 0;
+	if (p < e && *p == '0' && p + 1 < e && p[1] >= '0' && p[1] <= '9')
+		return "invalid number (leading zero)";
+	for (; p < e && *p >= '0' && *p <= '9'; p++) {
+		have_digit = 1;
+		if (*p != '0' || seen_nonzero) {
+			seen_nonzero = 1;
+			if (nd < sizeof dig)
+				dig[nd++] = *p;
+			else
+				return "number too large";
+			point++;
+		}
+	}
+	(void)ds;
+	if (!have_digit)
+		return "invalid number";
+	if (p < e && *p == '.') {
+		p++;
+		if (p >= e || *p < '0' || *p > '9')
+			return "invalid number";
+		for (; p < e && *p >= '0' && *p <= '9'; p++) {
+			if (!seen_nonzero && *p == '0') {
+				lead++;
+				continue;
+			}
+			seen_nonzero = 1;
+			if (nd < sizeof dig)
+				dig[nd++] = *p;
+			else if (*p != '0')
+				dropped_nonzero = 1;
+		}
+	}
+	long exp = 0;
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		p++;
+		int eneg = 0;
+		if (p < e && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		if (p >= e || *p < '0' || *p > '9')
+			return "invalid number";
+		for (; p < e && *p >= '0' && *p <= '9'; p++)
+			if (exp < 100000)
+				exp = exp * 10 + (*p - '0');
+		if (eneg)
+			exp = -exp;
+	}
+	if (p != e)
+		return "invalid number";
+	/* value = 0.dig * 10^(point - lead + exp); keep digits above 10^-scale. */
+	long keep = point - (long)lead + exp + scale;
+	uint64_t v = 0;
+	for (long i = 0; i < keep; i++) {
+		unsigned d = i < (long)nd ? (unsigned)(dig[i] - '0') : 0;
+		if (v > (UINT64_MAX - d) / 10)
+			return "number out of 64-bit range";
+		v = v * 10 + d;
+	}
+	long first_dropped = keep < 0 ? 0 : keep;
+	int frac_nonzero = dropped_nonzero;
+	for (long i = first_dropped; i < (long)nd; i++)
+		if (dig[i] != '0')
+			frac_nonzero = 1;
+	if (frac_nonzero) {
+		if (!round)
+			return scale ? "number has more decimals than supported" : "expected an integer";
+		if (keep >= 0 && keep < (long)nd && dig[keep] >= '5') {
+			if (v == UINT64_MAX)
+				return "number out of 64-bit range";
+			v++;
+		}
+	}
+	if (*neg && v > (uint64_t)INT64_MAX + 1)
+		return "number out of 64-bit range";
+	if (v == 0)
+		*neg = 0;
+	*mag = v;
+	return NULL;
+}
+
+const char *hm_num_i64(const char *s, size_t len, int scale, int round, int64_t *out)
+{
+	int neg;
+	uint64_t mag;
+	const char *err = hm_num_parse(s, len, scale, round, &neg, &mag);
+	if (err)
+		return err;
+	if (!neg && mag > (uint64_t)INT64_MAX)
+		return "number out of 64-bit range";
+	*out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+	return NULL;
+}
+
+int hm_fmt_us(char *buf, int64_t ns)
+{
+	uint64_t m = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	unsigned frac = (unsigned)(m % 1000);
+	int n = sprintf(buf, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", m / 1000, frac);
+	while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+		buf[--n] = 0;
+	return n;
+}
+
+void hm_fmt_bytes(char *buf, size_t n, int64_t bytes)
+{
+	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)(bytes < 0 ? -bytes : bytes);
+	int u = 0;
+	while (v >= 1024 && u < 5)
+		v /= 1024, u++;
+	const char *sign = bytes < 0 ? "-" : "";
+	if (u == 0)
+		snprintf(buf, n, "%s%.0f B", sign, v);
+	else
+		snprintf(buf, n, "%s%.2f %s", sign, v, unit[u]);
+}

@@ -1,0 +1,55 @@
+/* util: allocation that cannot fail silently, growable arrays, string interning,
+ * exact decimal number parsing. Plain C, no Lua. */
+#ifndef HM_UTIL_H
+#define HM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes are part of the documented interface (README "Exit codes"). */
+enum hm_exit {
+	HM_EXIT_OK = 0,
+	HM_EXIT_INTERNAL = 1, /* a bug or out of memory */
+	HM_EXIT_USAGE = 2,    /* bad command line */
+	HM_EXIT_SCRIPT = 3,   /* the rule file failed to load or raised an error */
+	HM_EXIT_INPUT = 4,    /* a trace is malformed, or no trace was found */
+	HM_EXIT_IO = 5,       /* a file could not be read or an output could not be written */
+};
+
+/* Abort with HM_EXIT_INTERNAL on allocation failure; never returns NULL. */
+void *hm_xrealloc(void *p, size_t n);
+void *hm_xcalloc(size_t n, size_t size);
+char *hm_xstrdup(const char *s);
+
+/* Grow *arr (element size elsz) so that it holds at least need elements. */
+void hm_grow(void *arr, size_t *cap, size_t need, size_t elsz);
+
+/* An append-only table of interned byte strings; ids are dense from 0.
+ * The table owns copies of the strings; pointers stay valid until hm_strtab_free. */
+typedef struct hm_strtab {
+	char **str;
+	uint32_t *len;
+	size_t n, cap;
+	uint32_t *slot; /* open addressing: id + 1, 0 = empty */
+	size_t nslot;
+} hm_strtab;
+
+uint32_t hm_strtab_intern(hm_strtab *t, const char *s, size_t len);
+void hm_strtab_free(hm_strtab *t);
+
+/* Parse the JSON number text [s, s+len) as value * 10^scale, exactly.
+ * Digits below the scale are rounded to nearest when round is set, else they must be
+ * zero. The result must fit in [-2^63, 2^64-1]; *neg says the sign, *mag the magnitude.
+ * Returns NULL on success, else a static message. */
+const char *hm_num_parse(const char *s, size_t len, int scale, int round, int *neg, uint64_t *mag);
+
+/* Signed 64-bit view of hm_num_parse; error if out of int64 range. */
+const char *hm_num_i64(const char *s, size_t len, int scale, int round, int64_t *out);
+
+/* Format ns as microseconds with up to three decimals and at least one ("12.5", "7.0"). */
+int hm_fmt_us(char *buf, int64_t ns);
+
+/* Format bytes in binary units ("6.17 GiB", "512 B"). */
+void hm_fmt_bytes(char *buf, size_t n, int64_t bytes);
+
+#endif
