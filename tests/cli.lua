@@ -1,0 +1,71 @@
+-- Transcript tests: each tests/cli/*.t file holds commands and what they print.
+--
+--   # a comment (says what is checked)
+--   $ hmem run examples/size_buckets.lua tests/tiny/y_basic.json --json - | lua5.4 tests/jget.lua series.1.peak_bytes
+--   1024
+--   ? 0
+--
+-- A command starts with "$ " and runs with sh in the repository root (hmem on PATH);
+-- its standard output and error, merged, must equal the lines that follow; "? N" is
+-- its exit status. "..." alone on a line matches any number of lines.
+local pattern = arg[1] or ""
+
+local function run(cmd)
+  local p = io.popen("(" .. cmd .. ") 2>&1; echo \"?\" $?")
+  local out = p:read("a")
+  p:close()
+  local lines = {}
+  for l in out:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+  local status = table.remove(lines)
+  return lines, status
+end
+
+-- Expected lines may contain "..." lines that match any run of lines.
+local function match(exp, got, i, j)
+  i, j = i or 1, j or 1
+  if i > #exp then return j > #got end
+  if exp[i] == "..." then
+    for k = j, #got + 1 do
+      if match(exp, got, i + 1, k) then return true end
+    end
+    return false
+  end
+  return got[j] == exp[i] and match(exp, got, i + 1, j + 1)
+end
+
+local files = {}
+local p = io.popen("ls tests/cli/*.t 2>/dev/null")
+for f in p:lines() do
+  if f:find(pattern, 1, true) then files[#files + 1] = f end
+end
+p:close()
+
+for _, file in ipairs(files) do
+  local blocks, cur = {}, nil
+  local n = 0
+  for line in io.lines(file) do
+    n = n + 1
+    if line:sub(1, 2) == "$ " then
+      cur = { cmd = line:sub(3), line = n, exp = {} }
+      blocks[#blocks + 1] = cur
+    elseif line:match("^%? %d+$") and cur then
+      cur.status = line
+      cur = nil
+    elseif cur then
+      cur.exp[#cur.exp + 1] = line
+    end
+  end
+  for _, b in ipairs(blocks) do
+    local name = ("%s:%d: %s"):format(file, b.line, b.cmd)
+    local got, status = run(b.cmd)
+    if match(b.exp, got) and status == b.status then
+      print("ok - " .. name)
+    else
+      print("not ok - " .. name)
+      print("#   expected (" .. tostring(b.status) .. "):")
+      for _, l in ipairs(b.exp) do print("#     " .. l) end
+      print("#   got (" .. status .. "):")
+      for _, l in ipairs(got) do print("#     " .. l) end
+    end
+  end
+end

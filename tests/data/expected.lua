@@ -1,0 +1,37 @@
+-- What tests/data/SOURCES.md (counted by an independent script over the parsed JSON)
+-- says about each real trace; tests/real.lua checks hmem reproduces it.
+-- devices: memory events per device; pairs: true where every free has a live allocation
+-- after sorting (Addr present), live: allocations still live at the end.
+return {
+  { path = "hta/df_index_resolver_rank1_v100.json.gz", rank = 1, events = 216092, memory = 28010,
+    allocs = 14005, frees = 14005, devices = { ["cuda:1"] = 26770, cpu = 1240 }, pairs = true, live = 0 },
+  { path = "kineto_tb_plugin/resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz", events = 75718,
+    memory = 12838, allocs = 6420, frees = 6418, devices = { cpu = 4618, ["cuda:0"] = 8220 }, pairs = false },
+  { path = "kineto_tb_plugin/resnet50_num_workers_4_worker0.1623212756351.pt.trace.json.gz", events = 71424,
+    memory = 10980, allocs = 5490, frees = 5490, devices = { cpu = 2700, ["cuda:0"] = 8280 }, pairs = false },
+  { path = "tracelens/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz", events = 132152, memory = 13474,
+    allocs = 6737, frees = 6737, devices = { cpu = 1204, ["cuda:0"] = 12270 }, pairs = true, live = 0 },
+  { path = "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", events = 18221, memory = 2450,
+    allocs = 1225, frees = 1225, devices = { ["cuda:0"] = 2250, cpu = 200 }, pairs = true, live = 0 },
+  { path = "tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz", events = 2551, memory = 236,
+    allocs = 118, frees = 118, devices = { ["cuda:0"] = 218, cpu = 18 }, pairs = true, live = 0 },
+  { path = "tracelens/mi300/google_owlv2-large-patch14-ensemble__1016001.json.gz", events = 130780, memory = 14264,
+    allocs = 7132, frees = 7132, devices = { cpu = 1204, ["hip:0"] = 13060 }, pairs = true, live = 0 },
+  { path = "tracelens/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", events = 18090, memory = 2692,
+    allocs = 1346, frees = 1346, devices = { ["hip:0"] = 2588, cpu = 104 }, pairs = true, live = 0 },
+  { path = "tracelens/mi300/gaunernst_bert-small-uncased__1016001.json.gz", events = 2653, memory = 236,
+    allocs = 118, frees = 118, devices = { ["hip:0"] = 234, cpu = 2 }, pairs = true, live = 0 },
+  { path = "tracelens/inference/vllm_decode_full_graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+    rank = 0, events = 131243, memory = 1184, allocs = 592, frees = 592, devices = { ["hip:0"] = 1184 },
+    pairs = true, live = 0 },
+  { path = "tracelens/inference/sglang_decode_capture_bs_32_rank0.json.gz", rank = 0, events = 61713, memory = 1014,
+    allocs = 507, frees = 507, devices = { ["hip:0"] = 1014 }, pairs = true, live = 0 },
+  { path = "tracelens/perf_model/normalization_layer_test.json.gz", events = 8500, memory = 475,
+    allocs = 243, frees = 232, devices = { cpu = 60, ["hip:0"] = 415 }, pairs = true, live = 11 },
+  { path = "tracelens/mi300_training/train_resnet18.json.gz", events = 29746, memory = 210,
+    allocs = 105, frees = 105, devices = { cpu = 210 }, pairs = true, live = 0 },
+  { path = "hta/no_memory/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", rank = 34, events = 30, memory = 0,
+    allocs = 0, frees = 0, devices = {} },
+  { path = "tracelens/no_memory/mi210_gpu_only_trace.json.gz", events = 2443, memory = 0,
+    allocs = 0, frees = 0, devices = {} },
+}

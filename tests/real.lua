@@ -1,0 +1,107 @@
+-- Real traces (tests/data, listed in tests/data/expected.lua): hmem reproduces the
+-- independent counts of SOURCES.md, and for every device of every trace the sum of the
+-- categories equals the trace's own Total Allocated after every event (read back from
+-- --timeline and the events CSV, not from hmem's own mismatch counter).
+local cjson = require "cjson"
+local expected = dofile("tests/data/expected.lua")
+local tmp = os.tmpname()
+
+local function check(ok, name, detail)
+  print((ok and "ok - " or "not ok - ") .. name)
+  if not ok and detail then print("#   " .. detail) end
+end
+
+local function sh(cmd)
+  local ok, _, code = os.execute(cmd)
+  return ok and 0 or code
+end
+
+local function csv_rows(path)
+  local rows = {}
+  for line in io.lines(path) do
+    local f = {}
+    -- op names may be quoted and contain commas; hmem writes RFC 4180 quoting
+    local i = 1
+    while i <= #line + 1 do
+      if line:sub(i, i) == '"' then
+        local j, s = i + 1, {}
+        while true do
+          local q = line:find('"', j, true)
+          s[#s + 1] = line:sub(j, q - 1)
+          if line:sub(q + 1, q + 1) == '"' then j = q + 2; s[#s + 1] = '"' else i = q + 2; break end
+        end
+        f[#f + 1] = table.concat(s)
+      else
+        local c = line:find(",", i, true) or #line + 1
+        f[#f + 1] = line:sub(i, c - 1)
+        i = c + 1
+      end
+    end
+    rows[#rows + 1] = f
+  end
+  return rows
+end
+
+for _, e in ipairs(expected) do
+  local path = "tests/data/" .. e.path
+  local name = e.path:match("[^/]+$")
+  local json, tl, ev = tmp .. ".json", tmp .. ".csv", tmp .. ".events.csv"
+  local rc = sh(("./hmem run -q examples/by_op.lua %q --json %s --timeline %s"):format(path, json, tl))
+  check(rc == 0, name .. ": hmem run exits 0", "exit " .. tostring(rc))
+  rc = sh(("./hmem events -q %q --csv %s"):format(path, ev))
+  check(rc == 0, name .. ": hmem events exits 0", "exit " .. tostring(rc))
+  local f = io.open(json)
+  local doc = f and cjson.decode(f:read("a"))
+  if f then f:close() end
+  if doc then
+    local input = doc.inputs[1]
+    check(input.events == e.events, name .. ": events = " .. e.events, "got " .. tostring(input.events))
+    check(input.memory_events == e.memory, name .. ": memory events = " .. e.memory, "got " .. tostring(input.memory_events))
+    local want_rank = e.rank == nil and cjson.null or e.rank
+    check(input.rank == want_rank, name .. ": rank = " .. tostring(e.rank), "got " .. tostring(input.rank))
+    local allocs, frees, matched, mism, ndev, live = 0, 0, 0, 0, 0, 0
+    for _, s in ipairs(doc.series) do
+      allocs, frees, matched = allocs + s.allocs, frees + s.frees, matched + s.matched_frees
+      mism = mism + s.mismatches
+      ndev = ndev + 1
+      live = live + s.allocs - s.matched_frees
+      check(e.devices[s.device] == s.memory_events, ("%s: %s has %s memory events"):format(name, s.device,
+        tostring(e.devices[s.device])), "got " .. s.memory_events)
+      local sum_end = 0
+      for _, c in ipairs(s.categories) do sum_end = sum_end + c.end_bytes end
+      check(sum_end == s.end_bytes, ("%s: %s categories sum to end_bytes"):format(name, s.device))
+    end
+    local want_dev = 0
+    for _ in pairs(e.devices) do want_dev = want_dev + 1 end
+    check(ndev == want_dev, name .. ": " .. want_dev .. " devices", "got " .. ndev)
+    check(allocs == e.allocs and frees == e.frees, ("%s: %d allocs / %d frees"):format(name, e.allocs, e.frees),
+      ("got %d / %d"):format(allocs, frees))
+    check(mism == 0, name .. ": zero mismatches with Total Allocated", mism .. " mismatches")
+    if e.pairs then
+      check(matched == frees and live == e.live, ("%s: every free paired, %d live at end"):format(name, e.live),
+        ("%d of %d frees paired, %d live"):format(matched, frees, live))
+    end
+
+    -- The invariant, row by row, from the files hmem wrote.
+    local t, v = csv_rows(tl), csv_rows(ev)
+    local ncat, bad, checked, first = #t[1] - 8, 0, 0, nil
+    local tai = 8 -- total_allocated column of the events CSV
+    for i = 2, #t do
+      local sum = 0
+      for c = 9, #t[i] do sum = sum + math.tointeger(t[i][c]) end
+      local alloc = math.tointeger(t[i][7])
+      local ta = v[i] and math.tointeger(v[i][tai])
+      if sum ~= alloc or (ta and ta ~= alloc) or v[i][4] ~= t[i][4] then
+        bad = bad + 1
+        first = first or ("row %d: sum %s allocated %s Total Allocated %s"):format(i, sum, alloc, tostring(ta))
+      end
+      if ta then checked = checked + 1 end
+    end
+    check(#t == e.memory + 1 and #v == e.memory + 1, name .. ": one timeline and one events row per memory event",
+      ("%d / %d rows"):format(#t - 1, #v - 1))
+    check(bad == 0, ("%s: sum of %d categories = Total Allocated after every event (%d with the field)")
+      :format(name, ncat, checked), first)
+  end
+  os.remove(json); os.remove(tl); os.remove(ev)
+end
+os.remove(tmp)
