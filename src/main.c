@@ -29,7 +29,8 @@ static const char usage[] =
 	"events options:\n"
 	"  --csv FILE        write the events there instead of standard output\n"
 	"common options:\n"
-	"  --keep-going      skip traces that cannot be read (each is reported) instead of stopping\n"
+	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
+	"                    the others, then exit with 4\n"
 	"  -q, --quiet       no warnings on standard error\n"
 	"\n"
 	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
@@ -174,7 +175,8 @@ static int run(const opts *o)
 	rep.skipped = hm_xcalloc((size_t)nfiles, sizeof *rep.skipped);
 	for (int i = 0; i < nfiles; i++) {
 		int code = HM_EXIT_INPUT;
-		hm_trace *t = hm_trace_read(files[i], err, sizeof err, &code);
+		uint64_t lost = 0;
+		hm_trace *t = hm_trace_read_counted(files[i], err, sizeof err, &code, &lost);
 		if (!t) {
 			if (!o->keep_going) {
 				fprintf(stderr, "hmem: %s\n", err);
@@ -183,10 +185,12 @@ static int run(const opts *o)
 				goto done;
 			}
 			if (!o->quiet)
-				fprintf(stderr, "hmem: skipped %s\n", err);
+				fprintf(stderr, "hmem: skipped %s (%llu events read before the error are not used)\n",
+					err, (unsigned long long)lost);
 			hm_skip *sk = &rep.skipped[rep.nskipped++];
 			sk->path = hm_xstrdup(files[i]);
 			sk->why = hm_xstrdup(err);
+			sk->events = lost;
 			continue;
 		}
 		hm_file *f = hm_analyze(t);
@@ -210,6 +214,8 @@ static int run(const opts *o)
 		fprintf(stderr, "hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
 	rep.classify_calls = script ? hm_script_calls(script) : 0;
 	rc = write_outputs(o, &rep);
+	if (rc == HM_EXIT_OK && rep.nskipped)
+		rc = HM_EXIT_INPUT; /* like make -k: the rest is written, the run still failed */
 done:
 	hm_script_close(script);
 	for (size_t i = 0; i < rep.nfiles; i++)

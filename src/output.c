@@ -316,10 +316,12 @@ static int cmp_at_peak(const void *a, const void *b)
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 	if ((x == HM_CAT_BEFORE) != (y == HM_CAT_BEFORE))
 		return x == HM_CAT_BEFORE ? -1 : 1;
-	int64_t px = sort_series->cats[x].at_peak, py = sort_series->cats[y].at_peak;
-	if (px != py)
-		return px > py ? -1 : 1;
-	return sort_series->cats[x].peak > sort_series->cats[y].peak ? -1 : x > y;
+	const hm_catstat *cx = &sort_series->cats[x], *cy = &sort_series->cats[y];
+	if (cx->at_peak != cy->at_peak)
+		return cx->at_peak > cy->at_peak ? -1 : 1;
+	if (cx->peak != cy->peak)
+		return cx->peak > cy->peak ? -1 : 1;
+	return x < y ? -1 : 1;
 }
 
 void hm_write_summary(FILE *f, const hm_report *r)
@@ -345,7 +347,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 			hm_fmt_bytes(b2, sizeof b2, s->end_bytes);
 			char tsb[40];
 			hm_fmt_us(tsb, s->peak_ts);
-			fprintf(f, "  %s: peak %s at %.3f ms (ts %s), end %s", s->device, b1,
+			fprintf(f, "  %s: peak %s at +%.3f ms (ts %s), end %s", s->device, b1,
 				(double)(s->peak_ts - t->first_ts) / 1e6, tsb, b2);
 			if (s->max_reserved != HM_NONE) {
 				hm_fmt_bytes(b3, sizeof b3, s->max_reserved);

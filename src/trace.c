@@ -140,7 +140,7 @@ static int scan_value(rd *r, int keep, size_t *start)
 	}
 	r->pos = i;
 	if (!r->failed)
-		fail_at(r, r->base + s, "the file ends inside this value (cut-off JSON: was the job killed while writing the trace?)", 0, 0);
+		fail_at(r, r->base + s, "the file ends inside the value that starts here (cut-off JSON: was the job killed while writing the trace?)", 0, 0);
 	return -1;
 done:
 	r->pos = i;
@@ -707,7 +707,7 @@ int64_t hm_trace_rank_from_name(const char *path)
 	return rank;
 }
 
-static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code)
+static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code, uint64_t *lost)
 {
 	hm_trace *t = hm_xcalloc(1, sizeof *t);
 	t->path = hm_xstrdup(path);
@@ -723,6 +723,8 @@ static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code
 	free(r->scratch);
 	if (!r->borrowed)
 		free(r->buf);
+	if (lost)
+		*lost = r->failed ? t->events : 0;
 	if (r->failed) {
 		if (code)
 			*code = r->code;
@@ -736,6 +738,13 @@ static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code
 
 hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code)
 {
+	return hm_trace_read_counted(path, err, errsz, code, NULL);
+}
+
+hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *lost)
+{
+	if (lost)
+		*lost = 0;
 	hm_src *src = hm_src_open(path, err, errsz);
 	if (!src) {
 		*code = HM_EXIT_IO;
@@ -743,7 +752,7 @@ hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code)
 	}
 	rd r = {0};
 	r.src = src;
-	hm_trace *t = run(&r, path, err, errsz, code);
+	hm_trace *t = run(&r, path, err, errsz, code, lost);
 	hm_src_close(src);
 	return t;
 }
@@ -755,7 +764,7 @@ hm_trace *hm_trace_parse(const char *name, const char *text, size_t len, char *e
 	r.eof = 1;
 	r.buf = (char *)text;
 	r.len = r.cap = len;
-	return run(&r, name, err, errsz, NULL);
+	return run(&r, name, err, errsz, NULL, NULL);
 }
 
 void hm_trace_free(hm_trace *t)

@@ -8,6 +8,8 @@
 -- A command starts with "$ " and runs with sh in the repository root (hmem on PATH);
 -- its standard output and error, merged, must equal the lines that follow; "? N" is
 -- its exit status. "..." alone on a line matches any number of lines.
+-- The ```console blocks of README.md run the same way (each command must exit 0), so
+-- every example in the manual is a test.
 local pattern = arg[1] or ""
 
 local function run(cmd)
@@ -40,12 +42,26 @@ for f in p:lines() do
 end
 p:close()
 
+if ("README.md"):find(pattern, 1, true) then files[#files + 1] = "README.md" end
+
 for _, file in ipairs(files) do
   local blocks, cur = {}, nil
   local n = 0
+  local readme, in_console = file == "README.md", false
   for line in io.lines(file) do
     n = n + 1
-    if line:sub(1, 2) == "$ " then
+    if readme then
+      if line == "```console" then
+        in_console = true
+      elseif in_console and line == "```" then
+        in_console, cur = false, nil
+      elseif in_console and line:sub(1, 2) == "$ " then
+        cur = { cmd = line:sub(3), line = n, exp = {}, status = "? 0" }
+        blocks[#blocks + 1] = cur
+      elseif in_console and cur then
+        cur.exp[#cur.exp + 1] = line
+      end
+    elseif line:sub(1, 2) == "$ " then
       cur = { cmd = line:sub(3), line = n, exp = {} }
       blocks[#blocks + 1] = cur
     elseif line:match("^%? %d+$") and cur then
