@@ -90,23 +90,58 @@ static int peek(rd *r)
 	}
 }
 
+/* The closing quote of a string whose body starts at p, or NULL if [p, e) ends first.
+ * memchr finds candidate quotes; a quote preceded by an odd run of backslashes is escaped. */
+static const char *string_end(const char *p, const char *e)
+{
+	for (;;) {
+		const char *q = memchr(p, '"', (size_t)(e - p));
+		if (!q)
+			return NULL;
+		const char *b = q;
+		while (b > p && b[-1] == '\\')
+			b--;
+		if ((q - b) % 2 == 0)
+			return q;
+		p = q + 1;
+	}
+}
+
 /* Delimit the value starting at r->pos and move past it. With keep, the whole value is
- * in the buffer afterwards at [*start, r->pos). Returns -1 if the input ends inside it. */
+ * in the buffer afterwards at [*start, r->pos). Returns -1 if the input ends inside it.
+ * Strings are skipped with memchr; only structure outside strings is looked at bytewise. */
 static int scan_value(rd *r, int keep, size_t *start)
 {
 	size_t s = r->pos, i = r->pos;
 	long depth = 0;
-	int in_str = 0, esc = 0, scalar = 0;
+	int scalar = 0;
+	size_t str_from = 0; /* inside a string whose body starts here (0: not in a string) */
 	char c0 = r->buf[i];
 	if (c0 != '{' && c0 != '[' && c0 != '"')
 		scalar = 1;
 	for (;;) {
 		if (i >= r->len) {
+		refill:
 			if (r->eof || r->failed)
 				break;
-			size_t shift = fill(r, keep ? s : i);
+			size_t shift = fill(r, keep ? s : (str_from ? str_from : i));
 			s -= shift;
 			i -= shift;
+			if (str_from)
+				str_from -= shift;
+			continue;
+		}
+		if (str_from) {
+			/* Resume from the string's start so escapes split by a refill are seen whole. */
+			const char *q = string_end(r->buf + str_from, r->buf + r->len);
+			if (!q) {
+				i = r->len;
+				goto refill;
+			}
+			i = (size_t)(q - r->buf) + 1;
+			str_from = 0;
+			if (depth == 0)
+				goto done;
 			continue;
 		}
 		char c = r->buf[i];
@@ -117,26 +152,12 @@ static int scan_value(rd *r, int keep, size_t *start)
 			continue;
 		}
 		i++;
-		if (in_str) {
-			if (esc)
-				esc = 0;
-			else if (c == '\\')
-				esc = 1;
-			else if (c == '"') {
-				in_str = 0;
-				if (depth == 0)
-					goto done;
-			}
-			continue;
-		}
 		if (c == '"')
-			in_str = 1;
+			str_from = i;
 		else if (c == '{' || c == '[')
 			depth++;
-		else if (c == '}' || c == ']') {
-			if (--depth == 0)
-				goto done;
-		}
+		else if ((c == '}' || c == ']') && --depth == 0)
+			goto done;
 	}
 	r->pos = i;
 	if (!r->failed)
@@ -168,23 +189,20 @@ static const char *skip(const char *p, const char *e)
 		return p;
 	}
 	long depth = 0;
-	int in_str = 0;
-	for (; p < e; p++) {
-		char c = *p;
-		if (in_str) {
-			if (c == '\\')
-				p++;
-			else if (c == '"') {
-				in_str = 0;
-				if (depth == 0)
-					return p + 1;
-			}
-		} else if (c == '"')
-			in_str = 1;
-		else if (c == '{' || c == '[')
+	while (p < e) {
+		char c = *p++;
+		if (c == '"') {
+			const char *q = string_end(p, e);
+			if (!q)
+				return e;
+			p = q + 1;
+			if (depth == 0)
+				return p;
+		} else if (c == '{' || c == '[') {
 			depth++;
-		else if ((c == '}' || c == ']') && --depth == 0)
-			return p + 1;
+		} else if ((c == '}' || c == ']') && --depth == 0) {
+			return p;
+		}
 	}
 	return e;
 }
@@ -550,6 +568,13 @@ static void parse_event(rd *r, const char *p, const char *e)
 		fail_at(r, off_of(r, bad), "invalid JSON in an event", 0, 0);
 		return;
 	}
+	slice strs[] = {x.ph, x.name, x.cat};
+	const char *keys[] = {"ph", "name", "cat"};
+	for (int i = 0; i < 3; i++)
+		if (strs[i].p && *strs[i].p != '"') {
+			fail_at(r, off_of(r, strs[i].p), "event \"%s\" is %s, expected a string", keys[i], kind_of(strs[i]));
+			return;
+		}
 	int64_t ts;
 	if (x.ts.p && *x.ts.p != '"' && !hm_num_i64(x.ts.p, (size_t)(x.ts.q - x.ts.p), 3, 1, &ts))
 		if (r->t->first_ts == HM_NONE || ts < r->t->first_ts)
