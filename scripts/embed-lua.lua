@@ -16,8 +16,8 @@ for _, path in ipairs(arg) do
   local src = f:read("a")
   f:close()
   local name = path:gsub("^lua/", ""):gsub("%.lua$", ""):gsub("/init$", ""):gsub("/", ".")
-  out[#out + 1] = ("\t{%s,\n\t%s},"):format(c_string(name), c_string(src))
+  out[#out + 1] = ("\t{%s, %s,\n\t%s},"):format(c_string(name), c_string(path), c_string(src))
 end
-out[#out + 1] = "\t{0, 0},"
+out[#out + 1] = "\t{0, 0, 0},"
 out[#out + 1] = "};"
 print(table.concat(out, "\n"))

@@ -32,11 +32,11 @@ static int cmp_mem_time(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-/* Ops: by thread, start, longer first, then file order: a later element never
+/* Slices: by thread, start, longer first, then file order: a later element never
  * encloses an earlier one that starts at the same time with a longer duration. */
-static int cmp_op(const void *a, const void *b, void *ctx)
+static int cmp_slice(const void *a, const void *b, void *ctx)
 {
-	const hm_ops *o = ctx;
+	const hm_slices *o = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	if (o->thread[x] != o->thread[y])
 		return o->thread[x] < o->thread[y] ? -1 : 1;
@@ -56,24 +56,29 @@ static int cmp_mem_thread(const void *a, const void *b, void *ctx)
 	return cmp_mem_time(a, b, m->ts);
 }
 
-/* One sweep per thread over ops and memory events in time order with a stack of open
- * ops. An op whose end is before the current time can enclose nothing later, so it is
- * popped; the top of the stack is then the innermost op containing the time (closed
- * interval; ops starting at the event's ts enclose it). */
-static void op_context(hm_file *f)
+#define END(o, i) ((o)->ts[i] + (o)->dur[i])
+
+/* One sweep per thread over slices and memory events in time order with a stack of open
+ * slices. A slice whose end is before the current time can enclose nothing later, so it
+ * is popped; the top of the stack is then the innermost slice containing the time
+ * (closed interval; slices starting at the event's ts enclose it). Each slice records
+ * the top as its parent: following parents from the innermost slice and keeping those
+ * that still run at the event's time gives exactly the enclosing slices, even when
+ * slices overlap without nesting. */
+static void sweep(hm_file *f)
 {
 	hm_trace *t = f->t;
-	hm_ops *o = &t->ops;
+	hm_slices *o = &t->sl;
 	hm_mem *m = &t->mem;
-	f->op_of = hm_xcalloc(m->n, sizeof *f->op_of);
-	f->op_parent = hm_xcalloc(o->n, sizeof *f->op_parent);
+	f->inner_of = hm_xcalloc(m->n, sizeof *f->inner_of);
+	f->parent = hm_xcalloc(o->n, sizeof *f->parent);
 	uint32_t *oi = hm_xcalloc(o->n, sizeof *oi), *mi = hm_xcalloc(m->n, sizeof *mi);
 	int32_t *stack = hm_xcalloc(o->n + 1, sizeof *stack);
 	for (size_t i = 0; i < o->n; i++)
 		oi[i] = (uint32_t)i;
 	for (size_t i = 0; i < m->n; i++)
 		mi[i] = (uint32_t)i;
-	qsort_r(oi, o->n, sizeof *oi, cmp_op, o);
+	qsort_r(oi, o->n, sizeof *oi, cmp_slice, o);
 	qsort_r(mi, m->n, sizeof *mi, cmp_mem_thread, m);
 	size_t a = 0, b = 0, sp = 0;
 	uint64_t thread = UINT64_MAX;
@@ -87,15 +92,15 @@ static void op_context(hm_file *f)
 		}
 		if (a < o->n && o->thread[oi[a]] == thread && o->ts[oi[a]] <= m->ts[e]) {
 			uint32_t op = oi[a++];
-			while (sp && o->ts[stack[sp - 1]] + o->dur[stack[sp - 1]] < o->ts[op])
+			while (sp && END(o, stack[sp - 1]) < o->ts[op])
 				sp--;
-			f->op_parent[op] = sp ? stack[sp - 1] : -1;
+			f->parent[op] = sp ? stack[sp - 1] : -1;
 			stack[sp++] = (int32_t)op;
 			continue;
 		}
-		while (sp && o->ts[stack[sp - 1]] + o->dur[stack[sp - 1]] < m->ts[e])
+		while (sp && END(o, stack[sp - 1]) < m->ts[e])
 			sp--;
-		f->op_of[e] = sp ? stack[sp - 1] : -1;
+		f->inner_of[e] = sp ? stack[sp - 1] : -1;
 		b++;
 	}
 	free(oi);
@@ -103,15 +108,25 @@ static void op_context(hm_file *f)
 	free(stack);
 }
 
-size_t hm_ops_of(const hm_file *f, uint32_t i, int32_t *out, size_t cap)
+int32_t hm_innermost(const hm_file *f, uint32_t i, unsigned kinds)
 {
-	const hm_ops *o = &f->t->ops;
+	const hm_slices *o = &f->t->sl;
+	int64_t ts = f->t->mem.ts[i];
+	for (int32_t s = f->inner_of[i]; s >= 0; s = f->parent[s])
+		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts)
+			return s;
+	return -1;
+}
+
+size_t hm_context(const hm_file *f, uint32_t i, unsigned kinds, int32_t *out, size_t cap)
+{
+	const hm_slices *o = &f->t->sl;
 	int64_t ts = f->t->mem.ts[i];
 	size_t n = 0;
-	for (int32_t op = f->op_of[i]; op >= 0; op = f->op_parent[op])
-		if (o->ts[op] + o->dur[op] >= ts) {
+	for (int32_t s = f->inner_of[i]; s >= 0; s = f->parent[s])
+		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts) {
 			if (n < cap)
-				out[n] = op;
+				out[n] = s;
 			n++;
 		}
 	size_t k = n < cap ? n : cap;
@@ -121,6 +136,72 @@ size_t hm_ops_of(const hm_file *f, uint32_t i, int32_t *out, size_t cap)
 		out[k - 1 - j] = x;
 	}
 	return n;
+}
+
+/* Steps are time windows of a process: an allocation on the autograd thread belongs to
+ * the step that the main thread is running. The step of an event is the ProfilerStep#N
+ * slice of its process that started last at or before it, if that one still runs. */
+typedef struct step {
+	uint32_t pid;
+	int32_t n;
+	int64_t ts, end;
+} step;
+
+static int cmp_step(const void *a, const void *b)
+{
+	const step *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static uint32_t pid_of(hm_strtab *pids, const hm_trace *t, uint32_t thread)
+{
+	const char *key = t->threads.str[thread];
+	const char *sep = memchr(key, 0x1f, t->threads.len[thread]);
+	return hm_strtab_intern(pids, key, (size_t)(sep - key));
+}
+
+static void steps(hm_file *f)
+{
+	const hm_trace *t = f->t;
+	const hm_slices *o = &t->sl;
+	const hm_mem *m = &t->mem;
+	f->step_of = hm_xcalloc(m->n, sizeof *f->step_of);
+	for (size_t i = 0; i < m->n; i++)
+		f->step_of[i] = -1;
+	int32_t *name_step = hm_xcalloc(t->names.n, sizeof *name_step);
+	for (size_t i = 0; i < t->names.n; i++) {
+		const char *s = t->names.str[i];
+		int64_t v;
+		name_step[i] = strncmp(s, "ProfilerStep#", 13) == 0 && !hm_num_i64(s + 13, strlen(s + 13), 0, 0, &v) &&
+				       v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
+	}
+	hm_strtab pids = {0};
+	step *st = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < o->n; i++)
+		if (name_step[o->name[i]] >= 0) {
+			hm_grow(&st, &cap, n + 1, sizeof *st);
+			st[n++] = (step){pid_of(&pids, t, o->thread[i]), name_step[o->name[i]], o->ts[i], END(o, i)};
+		}
+	qsort(st, n, sizeof *st, cmp_step);
+	for (size_t i = 0; i < m->n && n; i++) {
+		step key = {pid_of(&pids, t, m->thread[i]), 0, m->ts[i], 0};
+		size_t lo = 0, hi = n; /* first step after key */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (cmp_step(&st[mid], &key) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && st[lo - 1].pid == key.pid && st[lo - 1].end >= key.ts)
+			f->step_of[i] = st[lo - 1].n;
+	}
+	free(st);
+	free(name_step);
+	hm_strtab_free(&pids);
 }
 
 /* Open addressing map Addr -> position of the latest live allocation there; several
@@ -237,7 +318,11 @@ hm_file *hm_analyze(hm_trace *t)
 	free(order);
 	for (size_t s = 0; s < f->nseries; s++)
 		pair(&f->series[s], m);
-	op_context(f);
+	sweep(f);
+	f->op_of = hm_xcalloc(m->n, sizeof *f->op_of);
+	for (size_t i = 0; i < m->n; i++)
+		f->op_of[i] = hm_innermost(f, (uint32_t)i, HM_KIND(HM_SL_OP));
+	steps(f);
 	return f;
 }
 
@@ -250,8 +335,10 @@ void hm_file_free(hm_file *f)
 		free(x->ev), free(x->partner), free(x->before), free(x->cat), free(x->cats);
 	}
 	free(f->series);
+	free(f->inner_of);
+	free(f->parent);
 	free(f->op_of);
-	free(f->op_parent);
+	free(f->step_of);
 	hm_trace_free(f->t);
 	free(f);
 }

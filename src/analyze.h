@@ -35,8 +35,10 @@ typedef struct hm_series {
 
 typedef struct hm_file {
 	hm_trace *t;
-	int32_t *op_of;     /* mem index -> innermost enclosing op, or -1 */
-	int32_t *op_parent; /* op index -> innermost op containing its start (earlier in op order), or -1 */
+	int32_t *inner_of;  /* mem index -> innermost enclosing host slice of any kind, or -1 */
+	int32_t *parent;    /* slice -> innermost slice containing its start (earlier in sweep order), or -1 */
+	int32_t *op_of;     /* mem index -> innermost enclosing op slice, or -1 */
+	int32_t *step_of;   /* mem index -> N of the ProfilerStep#N running then in its process, or -1 */
 	hm_series *series;
 	size_t nseries;
 } hm_file;
@@ -50,9 +52,16 @@ static inline enum hm_kind hm_kind_of(int64_t bytes)
 	return bytes > 0 ? HM_ALLOC : bytes < 0 ? HM_FREE : HM_ZERO;
 }
 
-/* The enclosing ops of memory event i, outermost first, into out (at most cap);
- * returns how many there are (may exceed cap). */
-size_t hm_ops_of(const hm_file *f, uint32_t i, int32_t *out, size_t cap);
+#define HM_KIND(k) (1u << (k)) /* a set of enum hm_slice_kind */
+#define HM_KINDS_ALL 0xfu
+
+/* The slices of the given kinds that enclose memory event i (same pid and tid, closed
+ * interval), outermost first, into out (at most cap); returns how many there are (may
+ * exceed cap). */
+size_t hm_context(const hm_file *f, uint32_t i, unsigned kinds, int32_t *out, size_t cap);
+
+/* The innermost slice of the given kinds enclosing memory event i, or -1. */
+int32_t hm_innermost(const hm_file *f, uint32_t i, unsigned kinds);
 
 /* Device name from c10's DeviceType enum: "cuda:0", "cpu", "type9:0". */
 void hm_device_name(char *buf, size_t n, int32_t type, int32_t id);

@@ -13,6 +13,22 @@ typedef struct hm_skip {
 	uint64_t events; /* events read before the error */
 } hm_skip;
 
+/* One cell of an aggregation result; s is owned by the result. */
+typedef struct hm_cell {
+	int type; /* hm_vtype of fields.h: nil, int, num, str, bool */
+	int64_t i;
+	double d;
+	char *s;
+} hm_cell;
+
+/* A group-by declared with hmem.aggregate: the first nkeys columns are the keys. */
+typedef struct hm_agg {
+	char *name;
+	char **cols;
+	size_t ncols, nkeys, nrows;
+	hm_cell *cells; /* nrows x ncols */
+} hm_agg;
+
 /* Everything the writers report; owned by the caller. */
 typedef struct hm_report {
 	const char *rules;     /* the rule file, NULL for `hmem events` */
@@ -21,8 +37,13 @@ typedef struct hm_report {
 	const hm_strtab *cats; /* global category names, id 0 "(before trace)" */
 	hm_skip *skipped;
 	size_t nskipped;
-	uint64_t classify_calls;
+	uint64_t classify_calls, cache_hits;
+	hm_agg *aggs;
+	size_t naggs;
+	size_t top;            /* allocations listed in live_at_peak */
 } hm_report;
+
+void hm_agg_free(hm_agg *a);
 
 /* An output written under a temporary name next to path and renamed over it by
  * hm_out_commit, so a failed run never leaves a half-written file. "-" is stdout. */

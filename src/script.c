@@ -1,43 +1,34 @@
+/* The Lua state of a run: a sandbox per loaded chunk, packs found by name, hooks held
+ * by reference, classify called once per allocation (or answered from the cache_by memo). */
 #include "script.h"
+#include "lbind.h"
 
+#include <dirent.h>
 #include <lauxlib.h>
-#include <lua.h>
 #include <lualib.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct hm_script {
 	lua_State *L;
-	char *path;
-	int classify_ref; /* registry ref of the classify function */
-	int cats_ref;     /* registry ref of the name -> category id cache */
-	uint64_t calls;
+	char *name;     /* as reported */
+	char *path;     /* the file loaded (for shipped packs, its path in lua/) */
+	int classify_ref, init_ref, done_ref; /* LUA_NOREF when absent */
+	int cats_ref;   /* name -> category id */
+	uint64_t calls, cache_hits;
+	int cache_fields[16];
+	int ncache;
+	hm_strtab cache_keys; /* cache_by key bytes -> id */
+	int32_t *cache_cat;   /* id -> category */
+	size_t cache_cap;
+	char *keybuf;
+	size_t keycap;
+	const hm_script_opts *o;
 };
 
-/* A row is the position of one memory event; its fields are computed when read. */
-typedef struct row {
-	const hm_file *f;
-	const hm_series *s;
-	uint32_t k;
-} row;
-
-#define ROW_META "hmem.row"
-
-enum field {
-	F_TS = 1, F_TS_NS, F_BYTES, F_KIND, F_BEFORE, F_ADDR, F_DEVICE, F_DEVICE_TYPE, F_DEVICE_ID,
-	F_RANK, F_FILE, F_PID, F_TID, F_EV_IDX, F_TOTAL_ALLOC, F_TOTAL_RES, F_FREE_TS, F_LIFETIME,
-	F_OP, F_OPS,
-};
-
-static const char *const field_names[] = {
-	"ts", "ts_ns", "bytes", "kind", "before_trace", "addr", "device", "device_type", "device_id",
-	"rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts",
-	"lifetime", "op", "ops", NULL,
-};
-
-/* Message handler (lua.c's msghandler): any error value becomes a message with a traceback.
- * [-1, +1, m] */
+/* Message handler (lua.c's msghandler): any error value becomes a message with a
+ * traceback. [-1, +1, m] */
 static int msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
@@ -50,8 +41,7 @@ static int msghandler(lua_State *L)
 	return 1;
 }
 
-/* Every entry into Lua goes through here (lua.c's docall). [-(nargs+1), +nres, -] */
-static int docall(lua_State *L, int nargs, int nres)
+int hm_lua_docall(lua_State *L, int nargs, int nres)
 {
 	int base = lua_gettop(L) - nargs;
 	lua_pushcfunction(L, msghandler);
@@ -61,361 +51,403 @@ static int docall(lua_State *L, int nargs, int nres)
 	return status;
 }
 
-static void push_opt_int(lua_State *L, int64_t v)
+/* ---- the sandbox ---- */
+
+static const char *const safe_globals[] = {
+	"assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "print", "rawequal",
+	"rawget", "rawlen", "rawset", "select", "setmetatable", "tonumber", "tostring", "type",
+	"xpcall", "_VERSION", "collectgarbage", "string", "table", "math", "utf8", NULL,
+};
+
+/* Reading a global that does not exist is an error at the reader's line. [-2, +0, e] */
+static int strict_index(lua_State *L)
 {
-	if (v == HM_NONE)
+	return luaL_error(L, "undefined global '%s'", luaL_tolstring(L, 2, NULL));
+}
+
+/* load(chunk [, name [, mode [, env]]]) for sandboxed code: text only, and the caller's
+ * sandbox as the default environment. [-?, +?, e] */
+static int safe_load(lua_State *L)
+{
+	int nargs = lua_gettop(L);
+	lua_getglobal(L, "load");
+	lua_pushvalue(L, 1);
+	if (nargs >= 2)
+		lua_pushvalue(L, 2);
+	else
 		lua_pushnil(L);
+	lua_pushliteral(L, "t");
+	if (nargs >= 4)
+		lua_pushvalue(L, 4);
 	else
-		lua_pushinteger(L, (lua_Integer)v);
+		lua_pushvalue(L, lua_upvalueindex(1));
+	lua_call(L, 4, 2);
+	return 2;
 }
 
-/* pid or tid from the thread key "pid\x1ftid": an integer when it is one. [-0, +1, -] */
-static void push_id(lua_State *L, const char *s, size_t n)
+static int sandbox_require(lua_State *L);
+
+/* A fresh environment for one chunk: the allow-listed globals (all of _G with
+ * --allow-io), its own require and load, and an error for any other global read.
+ * [-0, +1, m] */
+static void push_env(lua_State *L, const hm_script_opts *o)
 {
-	if (n == 0) {
+	lua_newtable(L);
+	int env = lua_gettop(L);
+	if (o->allow_io) {
+		lua_pushglobaltable(L);
 		lua_pushnil(L);
-		return;
-	}
-	int64_t v;
-	if (!hm_num_i64(s, n, 0, 0, &v))
-		lua_pushinteger(L, (lua_Integer)v);
-	else
-		lua_pushlstring(L, s, n);
-}
-
-static void push_thread_part(lua_State *L, const row *r, int part)
-{
-	const hm_trace *t = r->f->t;
-	uint32_t th = t->mem.thread[r->s->ev[r->k]];
-	const char *key = t->threads.str[th], *sep = memchr(key, 0x1f, t->threads.len[th]);
-	if (part == 0)
-		push_id(L, key, (size_t)(sep - key));
-	else
-		push_id(L, sep + 1, t->threads.len[th] - (size_t)(sep + 1 - key));
-}
-
-/* Where the event's allocation was freed: its own time for a free. */
-static int64_t free_ts_of(const row *r)
-{
-	const hm_mem *m = &r->f->t->mem;
-	uint32_t e = r->s->ev[r->k];
-	if (m->bytes[e] < 0)
-		return m->ts[e];
-	int32_t p = r->s->partner[r->k];
-	return p >= 0 ? m->ts[r->s->ev[p]] : HM_NONE;
-}
-
-/* row[key]: fields are looked up by name in the upvalue table. [-0, +1, e] */
-static int row_index(lua_State *L)
-{
-	const row *r = luaL_checkudata(L, 1, ROW_META);
-	lua_pushvalue(L, 2);
-	int f = lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : 0;
-	lua_pop(L, 1);
-	const hm_trace *t = r->f->t;
-	const hm_mem *m = &t->mem;
-	uint32_t e = r->s->ev[r->k];
-	switch (f) {
-	case F_TS: lua_pushnumber(L, (lua_Number)m->ts[e] / 1000.0); break;
-	case F_TS_NS: lua_pushinteger(L, m->ts[e]); break;
-	case F_BYTES: lua_pushinteger(L, m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]); break;
-	case F_KIND: lua_pushstring(L, m->bytes[e] < 0 ? "free" : "alloc"); break;
-	case F_BEFORE: lua_pushboolean(L, r->s->before[r->k]); break;
-	case F_ADDR:
-		if (m->has_addr[e])
-			lua_pushinteger(L, (lua_Integer)m->addr[e]);
-		else
-			lua_pushnil(L);
-		break;
-	case F_DEVICE: lua_pushstring(L, r->s->device); break;
-	case F_DEVICE_TYPE: lua_pushinteger(L, r->s->dev_type); break;
-	case F_DEVICE_ID: lua_pushinteger(L, r->s->dev_id); break;
-	case F_RANK: push_opt_int(L, t->rank); break;
-	case F_FILE: lua_pushstring(L, t->path); break;
-	case F_PID: push_thread_part(L, r, 0); break;
-	case F_TID: push_thread_part(L, r, 1); break;
-	case F_EV_IDX: push_opt_int(L, m->ev_idx[e]); break;
-	case F_TOTAL_ALLOC: push_opt_int(L, m->total_alloc[e]); break;
-	case F_TOTAL_RES: push_opt_int(L, m->total_res[e]); break;
-	case F_FREE_TS: {
-		int64_t ft = free_ts_of(r);
-		if (ft == HM_NONE)
-			lua_pushnil(L);
-		else
-			lua_pushnumber(L, (lua_Number)ft / 1000.0);
-		break;
-	}
-	case F_LIFETIME: {
-		int32_t p = r->s->partner[r->k];
-		if (p < 0)
-			lua_pushnil(L);
-		else
-			lua_pushnumber(L, (lua_Number)(m->ts[r->s->ev[p]] - m->ts[e]) / 1000.0 * (m->bytes[e] < 0 ? -1 : 1));
-		break;
-	}
-	case F_OP: {
-		int32_t op = r->f->op_of[e];
-		if (op < 0)
-			lua_pushnil(L);
-		else
-			lua_pushlstring(L, t->names.str[t->ops.name[op]], t->names.len[t->ops.name[op]]);
-		break;
-	}
-	case F_OPS: {
-		int32_t buf[64];
-		size_t n = hm_ops_of(r->f, e, buf, 64);
-		int32_t *ops = n <= 64 ? buf : hm_xcalloc(n, sizeof *ops);
-		if (ops != buf)
-			hm_ops_of(r->f, e, ops, n);
-		lua_createtable(L, (int)n, 0);
-		for (size_t i = 0; i < n; i++) {
-			uint32_t nm = t->ops.name[ops[i]];
-			lua_pushlstring(L, t->names.str[nm], t->names.len[nm]);
-			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		while (lua_next(L, -2)) {
+			lua_pushvalue(L, -2);
+			lua_insert(L, -2);
+			lua_rawset(L, env);
 		}
-		if (ops != buf)
-			free(ops);
-		break;
-	}
-	default:
-		return luaL_error(L, "row has no field '%s' (fields: ts, ts_ns, bytes, kind, before_trace, addr, device, "
-				  "device_type, device_id, rank, file, pid, tid, ev_idx, total_allocated, "
-				  "total_reserved, free_ts, lifetime, op, ops)", luaL_tolstring(L, 2, NULL));
-	}
-	return 1;
-}
-
-/* [-0, +1, e] */
-static int row_newindex(lua_State *L)
-{
-	return luaL_error(L, "rows are read-only (tried to set '%s')", luaL_tolstring(L, 2, NULL));
-}
-
-/* [-0, +1, m] */
-static int row_tostring(lua_State *L)
-{
-	const row *r = luaL_checkudata(L, 1, ROW_META);
-	const hm_mem *m = &r->f->t->mem;
-	uint32_t e = r->s->ev[r->k];
-	char ts[32];
-	hm_fmt_us(ts, m->ts[e]);
-	lua_pushfstring(L, "hmem.row(%s %I bytes on %s at ts %s)", m->bytes[e] < 0 ? "free" : "alloc",
-			(lua_Integer)(m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]), r->s->device, ts);
-	return 1;
-}
-
-/* Modules compiled into the binary, found before package.path. [-1, +2, -] */
-static int embedded_searcher(lua_State *L)
-{
-	const char *name = luaL_checkstring(L, 1);
-	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)
-		if (strcmp(m->name, name) == 0) {
-			char chunk[128];
-			snprintf(chunk, sizeof chunk, "=[hmem] %s", name);
-			if (luaL_loadbufferx(L, m->source, strlen(m->source), chunk, "t") != LUA_OK)
-				return lua_error(L);
-			lua_pushstring(L, name);
-			return 2;
+		lua_pop(L, 1);
+	} else {
+		for (int i = 0; safe_globals[i]; i++) {
+			lua_getglobal(L, safe_globals[i]);
+			lua_setfield(L, env, safe_globals[i]);
 		}
-	lua_pushfstring(L, "no module '%s' built into hmem", name);
-	return 1;
+		lua_pushvalue(L, env);
+		lua_pushcclosure(L, safe_load, 1);
+		lua_setfield(L, env, "load");
+		lua_createtable(L, 0, 4); /* os: time only, no commands, no environment */
+		const char *os_ok[] = {"time", "clock", "date", "difftime"};
+		lua_getglobal(L, "os");
+		for (int i = 0; i < 4; i++) {
+			lua_getfield(L, -1, os_ok[i]);
+			lua_setfield(L, -3, os_ok[i]);
+		}
+		lua_pop(L, 1);
+		lua_setfield(L, env, "os");
+	}
+	lua_pushlightuserdata(L, (void *)o);
+	lua_pushcclosure(L, sandbox_require, 1);
+	lua_setfield(L, env, "require");
+	lua_pushvalue(L, env);
+	lua_setfield(L, env, "_G");
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, strict_index);
+	lua_setfield(L, -2, "__index");
+	lua_setmetatable(L, env);
 }
 
-/* Lets require find modules next to the rule file and on HMEM_PATH, and the bundled
- * ones first. [-0, +0, e] */
-static void setup_require(lua_State *L, const char *rules_path)
+/* Load path as text with chunk name @path in a fresh sandbox. [-0, +1, e] */
+static void load_chunk(lua_State *L, const hm_script_opts *o, const char *path, const char *source)
 {
-	lua_getglobal(L, "package");
-	lua_getfield(L, -1, "searchers");
-	lua_Integer n = (lua_Integer)luaL_len(L, -1);
-	for (lua_Integer i = n; i >= 2; i--) {
-		lua_rawgeti(L, -1, i);
-		lua_rawseti(L, -2, i + 1);
+	int rc;
+	if (source) {
+		lua_pushfstring(L, "@%s", path);
+		rc = luaL_loadbufferx(L, source, strlen(source), lua_tostring(L, -1), "t");
+		lua_remove(L, -2);
+	} else {
+		rc = luaL_loadfilex(L, path, "t");
 	}
-	lua_pushcfunction(L, embedded_searcher);
-	lua_rawseti(L, -2, 2);
-	lua_pop(L, 1);
+	if (rc != LUA_OK)
+		lua_error(L);
+	push_env(L, o);
+	if (!lua_setupvalue(L, -2, 1))
+		lua_pop(L, 1);
+}
 
-	/* package.path = <rule file's directory>/?.lua;<each HMEM_PATH entry>/?.lua;...;<default> */
-	const char *slash = strrchr(rules_path, '/');
-	int parts = 0;
-	if (slash)
-		lua_pushlstring(L, rules_path, (size_t)(slash - rules_path + 1));
-	else
-		lua_pushliteral(L, "./");
-	lua_pushliteral(L, "?.lua;");
-	parts += 2;
+static int file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Where require and pack names look, in order: the rule file's directory (for require),
+ * -I directories, HMEM_PATH, then the modules built into hmem. Pushes the file path
+ * found, or nil and the list of places tried. [-0, +1 or +2, m] */
+static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, const char *name, int rule_dir)
+{
+	luaL_Buffer tried;
+	luaL_buffinit(L, &tried);
+	char rel[512];
+	snprintf(rel, sizeof rel, "%s", name);
+	for (char *p = rel; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	lua_newtable(L); /* directories */
+	int dirs = lua_gettop(L), nd = 0;
+	if (rule_dir && o->rules && strchr(o->rules, '/')) {
+		lua_pushlstring(L, o->rules, (size_t)(strrchr(o->rules, '/') - o->rules));
+		lua_rawseti(L, dirs, ++nd);
+	} else if (rule_dir) {
+		lua_pushliteral(L, ".");
+		lua_rawseti(L, dirs, ++nd);
+	}
+	for (int i = 0; i < o->ninc; i++) {
+		lua_pushstring(L, o->inc[i]);
+		lua_rawseti(L, dirs, ++nd);
+	}
 	const char *env = getenv("HMEM_PATH");
 	for (const char *p = env; p && *p;) {
 		const char *q = strchr(p, ':');
 		size_t len = q ? (size_t)(q - p) : strlen(p);
 		if (len) {
 			lua_pushlstring(L, p, len);
-			lua_pushliteral(L, "/?.lua;");
-			lua_pushlstring(L, p, len);
-			lua_pushliteral(L, "/?/init.lua;");
-			lua_concat(L, 4);
-			parts++;
+			lua_rawseti(L, dirs, ++nd);
 		}
 		p = q ? q + 1 : p + len;
 	}
-	lua_getfield(L, -parts - 1, "path");
-	lua_concat(L, parts + 1);
-	lua_setfield(L, -2, "path");
+	for (int i = 1; i <= nd; i++) {
+		lua_rawgeti(L, dirs, i);
+		const char *d = lua_tostring(L, -1);
+		for (int init = 0; init < 2; init++) {
+			lua_pushfstring(L, init ? "%s/%s/init.lua" : "%s/%s.lua", d, rel);
+			if (file_exists(lua_tostring(L, -1))) {
+				lua_replace(L, dirs);
+				lua_settop(L, dirs);
+				return NULL;
+			}
+			lua_pushfstring(L, "\n\tno file '%s'", lua_tostring(L, -1));
+			lua_remove(L, -2);
+			lua_insert(L, dirs); /* keep the buffer's items below the work area */
+			dirs++;
+		}
+		lua_pop(L, 1);
+	}
+	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)
+		if (strcmp(m->name, name) == 0) {
+			lua_settop(L, dirs - 1);
+			lua_pushstring(L, m->path);
+			return m;
+		}
+	lua_settop(L, dirs - 1);
+	lua_concat(L, lua_gettop(L) - lua_gettop(L) + 0);
+	(void)tried;
+	lua_pushnil(L);
+	return NULL;
+}
+
+/* require for sandboxed chunks: modules from the places of find_module run in their
+ * own sandbox; cjson is the real one. [-1, +1, e] */
+static int sandbox_require(lua_State *L)
+{
+	const hm_script_opts *o = lua_touserdata(L, lua_upvalueindex(1));
+	const char *name = luaL_checkstring(L, 1);
+	lua_getfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
+	if (lua_getfield(L, -1, name) != LUA_TNIL)
+		return 1;
 	lua_pop(L, 1);
+	int loaded = lua_gettop(L);
+	if (strcmp(name, "cjson") == 0 || strcmp(name, "cjson.safe") == 0 || o->allow_io) {
+		lua_getglobal(L, "require");
+		lua_pushstring(L, name);
+		if (o->allow_io && lua_pcall(L, 1, 1, 0) == LUA_OK) {
+			lua_pushvalue(L, -1);
+			lua_setfield(L, loaded, name);
+			return 1;
+		}
+		if (!o->allow_io) {
+			lua_call(L, 1, 1);
+			return 1;
+		}
+		lua_pop(L, 1);
+	}
+	int top = lua_gettop(L);
+	const hm_embedded *m = find_module(L, o, name, 1);
+	if (lua_isnil(L, -1)) {
+		lua_settop(L, top);
+		const char *places = "the rule file's directory, -I directories, HMEM_PATH and the modules built into hmem";
+		return luaL_error(L, "module '%s' not found (looked in %s)", name, places);
+	}
+	const char *path = lua_tostring(L, -1);
+	load_chunk(L, o, path, m ? m->source : NULL);
+	lua_pushstring(L, name);
+	lua_pushstring(L, path);
+	lua_call(L, 2, 1);
+	if (lua_isnil(L, -1)) {
+		lua_pop(L, 1);
+		lua_pushboolean(L, 1);
+	}
+	lua_pushvalue(L, -1);
+	lua_setfield(L, loaded, name);
+	return 1;
+}
+
+/* hmem.write(name, text): a file in --out DIR, written whole or not at all. [-2, +0, e] */
+static int l_write(lua_State *L)
+{
+	const char *dir = lua_tostring(L, lua_upvalueindex(1));
+	size_t len;
+	const char *name = luaL_checkstring(L, 1);
+	const char *text = luaL_checklstring(L, 2, &len);
+	if (!*name || strchr(name, '/') || strcmp(name, "..") == 0 || strcmp(name, ".") == 0)
+		return luaL_error(L, "hmem.write: '%s' must be a plain file name (it goes into %s)", name, dir);
+	lua_pushfstring(L, "%s/%s", dir, name);
+	hm_out out;
+	char err[512];
+	if (hm_out_open(&out, lua_tostring(L, -1), err, sizeof err) == 0) {
+		fwrite(text, 1, len, out.f);
+		if (hm_out_commit(&out, err, sizeof err) == 0)
+			return 0;
+	}
+	return luaL_error(L, "hmem.write: %s", err);
+}
+
+/* ---- loading the rules ---- */
+
+typedef struct open_ctx {
+	hm_script *s;
+	hm_strtab *cats;
+} open_ctx;
+
+/* A declared category list: names or {name=, color=}. [-0, +0, e] */
+static void declare_categories(lua_State *L, int idx, hm_strtab *cats)
+{
+	if (lua_isnil(L, idx))
+		return;
+	luaL_argexpected(L, lua_istable(L, idx), idx, "categories: a list of names");
+	for (lua_Integer i = 1; lua_rawgeti(L, idx, i) != LUA_TNIL; i++) {
+		if (lua_istable(L, -1))
+			lua_getfield(L, -1, "name");
+		else
+			lua_pushvalue(L, -1);
+		if (lua_type(L, -1) != LUA_TSTRING)
+			luaL_error(L, "categories[%d]: expected a name or {name=, color=}", (int)i);
+		size_t n;
+		const char *name = lua_tolstring(L, -1, &n);
+		hm_strtab_intern(cats, name, n);
+		lua_pop(L, 2);
+	}
+	lua_pop(L, 1);
+}
+
+static int ref_function(lua_State *L, int idx, const char *what, const char *where)
+{
+	int t = lua_type(L, idx);
+	if (t == LUA_TNIL)
+		return LUA_NOREF;
+	if (t != LUA_TFUNCTION)
+		luaL_error(L, "%s: %s must be a function, not a %s", where, what, lua_typename(L, t));
+	lua_pushvalue(L, idx);
+	return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 /* Runs in protected mode: a failure anywhere raises, never panics. [-1, +0, e] */
 static int open_protected(lua_State *L)
 {
-	const char *path = lua_touserdata(L, 1);
+	open_ctx *c = lua_touserdata(L, 1);
+	hm_script *s = c->s;
+	const hm_script_opts *o = s->o;
 	luaL_openlibs(L);
-	setup_require(L, path);
-
-	luaL_newmetatable(L, ROW_META);
-	lua_createtable(L, 0, 24);
-	for (int i = 0; field_names[i]; i++) {
-		lua_pushinteger(L, i + 1);
-		lua_setfield(L, -2, field_names[i]);
-	}
-	lua_pushcclosure(L, row_index, 1);
-	lua_setfield(L, -2, "__index");
-	lua_pushcfunction(L, row_newindex);
-	lua_setfield(L, -2, "__newindex");
-	lua_pushcfunction(L, row_tostring);
-	lua_setfield(L, -2, "__tostring");
-	lua_pop(L, 1);
-
-	if (luaL_loadfilex(L, path, "t") != LUA_OK)
-		return lua_error(L);
-	lua_call(L, 0, 0);
-	return 0;
-}
-
-hm_script *hm_script_open(const char *path, char *err, size_t errsz)
-{
-	lua_State *L = luaL_newstate();
-	if (!L) {
-		snprintf(err, errsz, "cannot create a Lua state (out of memory)");
-		return NULL;
-	}
-	lua_pushcfunction(L, open_protected);
-	lua_pushlightuserdata(L, (void *)path);
-	if (docall(L, 1, 0) != LUA_OK) {
-		snprintf(err, errsz, "%s", lua_tostring(L, -1));
-		lua_close(L);
-		return NULL;
-	}
-	if (lua_getglobal(L, "classify") != LUA_TFUNCTION) {
-		snprintf(err, errsz, "%s: defines no function classify(row) (it must return a category name for one allocation)", path);
-		lua_close(L);
-		return NULL;
-	}
-	hm_script *s = hm_xcalloc(1, sizeof *s);
-	s->L = L;
-	s->path = hm_xstrdup(path);
-	s->classify_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	hm_lua_row_register(L);
+	hm_lua_series_register(L);
 	lua_newtable(L);
-	s->cats_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	return s;
-}
+	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
 
-/* Which event was being classified, for error messages. */
-static void describe(const hm_file *f, const hm_series *x, size_t k, char *out, size_t n)
-{
-	const hm_trace *t = f->t;
-	uint32_t e = x->ev[k];
-	char ts[32];
-	hm_fmt_us(ts, t->mem.ts[e]);
-	int32_t op = f->op_of[e];
-	snprintf(out, n, "while classifying the %s of %lld bytes on %s at ts %s (op %s) in %s",
-		 t->mem.bytes[e] < 0 ? "free" : "allocation",
-		 (long long)(t->mem.bytes[e] < 0 ? -t->mem.bytes[e] : t->mem.bytes[e]), x->device, ts,
-		 op >= 0 ? t->names.str[t->ops.name[op]] : "none", t->path);
-}
+	/* The hmem module, with the host's own functions added. */
+	lua_getglobal(L, "require");
+	(void)lua_gettop(L);
+	lua_pop(L, 1);
+	push_env(L, o);
+	lua_getfield(L, -1, "require");
+	lua_pushliteral(L, "hmem");
+	lua_call(L, 1, 1);
+	int hmem = lua_gettop(L);
+	if (o->out_dir) {
+		lua_pushstring(L, o->out_dir);
+		lua_pushcclosure(L, l_write, 1);
+		lua_setfield(L, hmem, "write");
+	}
 
-/* Category id of the string on top of the stack (popped); the cache table keeps Lua's
- * interned string as the key, so repeated names cost one table lookup. [-1, +0, m] */
-static int32_t category_id(lua_State *L, int cache, hm_strtab *cats)
-{
+	/* The rules: a file, or a pack by name. */
+	const hm_embedded *m = NULL;
+	if (file_exists(o->rules)) {
+		s->path = hm_xstrdup(o->rules);
+		s->name = hm_xstrdup(o->rules);
+	} else if (strchr(o->rules, '/') || strstr(o->rules, ".lua")) {
+		return luaL_error(L, "%s: no such rule file", o->rules);
+	} else {
+		lua_pushfstring(L, "hmem.rules.%s", o->rules);
+		const char *modname = lua_tostring(L, -1);
+		m = find_module(L, o, modname, 0);
+		if (lua_isnil(L, -1)) {
+			/* a pack on -I / HMEM_PATH may also be a plain NAME.lua */
+			lua_pop(L, 1);
+			m = find_module(L, o, o->rules, 0);
+			if (lua_isnil(L, -1) || m)
+				return luaL_error(L, "%s: no such rule file or pack (shipped packs: size, op, phase, "
+						     "lifetime, pytorch; 'hmem packs' lists all)", o->rules);
+		}
+		s->path = hm_xstrdup(lua_tostring(L, -1));
+		lua_pushfstring(L, "%s (pack)", o->rules);
+		s->name = hm_xstrdup(lua_tostring(L, -1));
+	}
+	load_chunk(L, o, s->path, m ? m->source : NULL);
 	lua_pushvalue(L, -1);
-	if (lua_rawget(L, cache) == LUA_TNUMBER) {
-		int32_t id = (int32_t)lua_tointeger(L, -1);
-		lua_pop(L, 2);
-		return id;
+	int env_of_chunk = 0;
+	lua_getupvalue(L, -1, 1); /* the chunk's sandbox, for global hooks */
+	env_of_chunk = lua_gettop(L);
+	lua_insert(L, -2);
+	lua_pop(L, 1);
+	lua_pushvalue(L, -2);
+	lua_remove(L, -3);
+	(void)env_of_chunk;
+	lua_call(L, 0, 1);
+	int ret = lua_gettop(L), env = ret - 1;
+	const char *where = s->path;
+	if (lua_istable(L, ret)) {
+		lua_getfield(L, ret, "categories");
+		declare_categories(L, lua_gettop(L), c->cats);
+		lua_getfield(L, ret, "classify");
+		if (!lua_isfunction(L, -1))
+			return luaL_error(L, "%s: the returned pack has no classify function", where);
+		s->classify_ref = ref_function(L, -1, "classify", where);
+		lua_getfield(L, ret, "init");
+		s->init_ref = ref_function(L, -1, "init", where);
+		lua_getfield(L, ret, "done");
+		s->done_ref = ref_function(L, -1, "done", where);
+		lua_getfield(L, ret, "cache_by");
+		if (!lua_isnil(L, -1)) {
+			lua_getfield(L, hmem, "cache_by");
+			lua_pushvalue(L, -2);
+			lua_call(L, 1, 0);
+		}
+	} else {
+		lua_rawgetp(L, LUA_REGISTRYINDEX, NULL);
+		lua_pop(L, 1);
+		if (lua_rawgetfield_compat(L, env, "classify") != LUA_TFUNCTION)
+			return luaL_error(L, "%s: defines no function classify(row) (it must return a category name "
+					     "for one allocation), and returns no pack table", where);
+		s->classify_ref = ref_function(L, -1, "classify", where);
+		lua_rawgetfield_compat(L, env, "init");
+		s->init_ref = ref_function(L, -1, "init", where);
+		lua_rawgetfield_compat(L, env, "done");
+		s->done_ref = ref_function(L, -1, "done", where);
+		lua_rawgetfield_compat(L, env, "categories");
+		declare_categories(L, lua_gettop(L), c->cats);
+	}
+
+	/* cache_by: field names become ids; lists cannot be keys. */
+	lua_getfield(L, hmem, "_cache_by");
+	if (lua_istable(L, -1)) {
+		for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+			size_t n;
+			const char *f = lua_tolstring(L, -1, &n);
+			int id = hm_field_id(f, n);
+			if (id == HM_F_NONE || id == HM_F_CATEGORY)
+				return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
+			hm_value v;
+			(void)v;
+			if (id == HM_F_OPS || id == HM_F_ANNOTATIONS || id == HM_F_PYTHON || id == HM_F_FREE_OPS || id == HM_F_STACK)
+				return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
+			if (s->ncache == (int)(sizeof s->cache_fields / sizeof *s->cache_fields))
+				return luaL_error(L, "cache_by: at most 16 fields");
+			s->cache_fields[s->ncache++] = id;
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
 	}
 	lua_pop(L, 1);
-	size_t len;
-	const char *name = lua_tolstring(L, -1, &len);
-	int32_t id = (int32_t)hm_strtab_intern(cats, name, len);
-	lua_pushinteger(L, id);
-	lua_rawset(L, cache);
-	return id;
-}
+	lua_pushvalue(L, hmem);
+	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.module");
 
-int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, size_t errsz)
-{
-	lua_State *L = s->L;
-	const hm_mem *m = &f->t->mem;
-	lua_rawgeti(L, LUA_REGISTRYINDEX, s->cats_ref);
-	int cache = lua_gettop(L);
-	for (size_t si = 0; si < f->nseries; si++) {
-		hm_series *x = &f->series[si];
-		for (size_t k = 0; k < x->n; k++) {
-			int64_t b = m->bytes[x->ev[k]];
-			if (b == 0) {
-				x->cat[k] = -1;
-				continue;
-			}
-			if (b < 0 && x->partner[k] >= 0) {
-				x->cat[k] = x->cat[x->partner[k]];
-				continue;
-			}
-			lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
-			row *r = lua_newuserdatauv(L, sizeof *r, 0);
-			r->f = f, r->s = x, r->k = (uint32_t)k;
-			luaL_setmetatable(L, ROW_META);
-			s->calls++;
-			char where[512];
-			if (docall(L, 1, 1) != LUA_OK) {
-				describe(f, x, k, where, sizeof where);
-				const char *msg = lua_tostring(L, -1);
-				const char *tb = strstr(msg, "\nstack traceback:");
-				snprintf(err, errsz, "%.*s\n  %s%s", tb ? (int)(tb - msg) : (int)strlen(msg), msg, where, tb ? tb : "");
-				lua_settop(L, cache - 1);
-				return -1;
-			}
-			int type = lua_type(L, -1);
-			if (type == LUA_TNIL) {
-				lua_pop(L, 1);
-				lua_pushliteral(L, "unclassified");
-			} else if (type != LUA_TSTRING) {
-				lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
-				lua_Debug ar;
-				lua_getinfo(L, ">S", &ar);
-				describe(f, x, k, where, sizeof where);
-				snprintf(err, errsz, "%s:%d: classify returned a %s; it must return a category name (a string) or nil\n  %s",
-					 s->path, ar.linedefined, lua_typename(L, type), where);
-				lua_settop(L, cache - 1);
-				return -1;
-			}
-			x->cat[k] = category_id(L, cache, cats);
-		}
+	if (s->init_ref != LUA_NOREF) {
+		lua_rawgeti(L, LUA_REGISTRYINDEX, s->init_ref);
+		lua_call(L, 0, 0);
 	}
-	lua_settop(L, cache - 1);
 	return 0;
-}
-
-uint64_t hm_script_calls(const hm_script *s)
-{
-	return s->calls;
-}
-
-void hm_script_close(hm_script *s)
-{
-	if (!s)
-		return;
-	lua_close(s->L);
-	free(s->path);
-	free(s);
 }

@@ -1,31 +1,55 @@
-/* script: the only module that knows Lua. Loads a rule file, calls its classify(row)
- * once per allocation, and serves the row fields. */
+/* script: the only module that knows Lua. Loads a rule file or pack into a sandbox,
+ * calls its classify(row) once per allocation, computes declared aggregations and calls
+ * its done(report). */
 #ifndef HM_SCRIPT_H
 #define HM_SCRIPT_H
 
 #include "analyze.h"
+#include "output.h"
+
+#include <stdio.h>
 
 typedef struct hm_script hm_script;
 
-/* Load the rule file at path into a new Lua state and resolve its hooks.
- * NULL on failure with the message in err (a Lua error reads "path:line: message"). */
-hm_script *hm_script_open(const char *path, char *err, size_t errsz);
+typedef struct hm_script_opts {
+	const char *rules;   /* a path, or the name of a pack (shipped, on -I or HMEM_PATH) */
+	const char **inc;    /* -I directories, searched before HMEM_PATH */
+	int ninc;
+	int allow_io;        /* --allow-io: the full standard library */
+	const char *out_dir; /* --out DIR for hmem.write, or NULL */
+} hm_script_opts;
+
+/* Load the rules into a new Lua state and resolve the hooks; categories the pack
+ * declares are added to cats in order. NULL on failure with the message in err (a Lua
+ * error reads "path:line: message"). The script keeps pointers to o's strings. */
+hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, size_t errsz);
+
+/* The rule file as reported ("examples/x.lua", or "pack size" for a shipped pack). */
+const char *hm_script_name(const hm_script *s);
 
 /* Set s->cat for every event of every series of f: allocations and unpaired frees are
- * classified by the rule file; a matched free inherits its allocation's category.
- * cats holds the global category names (id 0 is "(before trace)"); new names are added.
- * Returns 0, or -1 with the error, the event and a traceback in err. f must stay alive
- * as long as the script (rows may be kept by the rule file). */
+ * classified by the rules (or the cache_by memo); a matched free inherits its
+ * allocation's category. Returns 0, or -1 with the error, the event and a traceback in
+ * err. f must stay alive as long as the script (a rule file may keep rows). */
 int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, size_t errsz);
 
-/* Number of classify calls made so far. */
+/* After the timelines: compute the declared aggregations into rep and call done(report).
+ * Returns 0 or -1 with err. */
+int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz);
+
+/* classify calls made, and allocations answered from the cache_by memo. */
 uint64_t hm_script_calls(const hm_script *s);
+uint64_t hm_script_cache_hits(const hm_script *s);
 
 void hm_script_close(hm_script *s);
 
+/* `hmem packs`: the shipped packs and those found on -I and HMEM_PATH, with their
+ * descriptions. Returns an exit code. */
+int hm_script_list_packs(const hm_script_opts *o, FILE *out);
+
 /* Modules compiled into the binary from lua/ (see scripts/embed-lua.lua). */
 typedef struct hm_embedded {
-	const char *name, *source;
+	const char *name, *path, *source;
 } hm_embedded;
 extern const hm_embedded hm_embedded_modules[];
 

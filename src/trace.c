@@ -522,35 +522,81 @@ static void add_memory(rd *r, ev *x, const char *evp)
 	mm->thread[i] = thread_of(r, x);
 }
 
-static void add_op(rd *r, ev *x, const char *evp)
+/* Device-side categories: their pid/tid are a device and a stream, never a host thread. */
+static int device_side(slice cat)
+{
+	static const char *const dev[] = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
+					  "Kernel", "Memcpy", "Memset", "Trace", NULL};
+	for (int i = 0; dev[i]; i++)
+		if (slice_is(cat, dev[i]))
+			return 1;
+	return cat.p && cat.q - cat.p > 5 && memcmp(cat.p, "\"gpu_", 5) == 0;
+}
+
+static uint32_t intern_str(rd *r, slice v)
+{
+	size_t n = 0;
+	const char *s = "";
+	if (v.p && *v.p == '"') {
+		s = str_value(r, v.p, v.q, &n);
+		if (!s) {
+			fail_at(r, off_of(r, v.p), "invalid escape in a string", 0, 0);
+			return 0;
+		}
+	}
+	return hm_strtab_intern(&r->t->names, s, n);
+}
+
+static void add_slice(rd *r, ev *x, const char *evp)
 {
 	int64_t ts, dur = 0;
 	if (!x->ts.p) {
-		fail_at(r, off_of(r, evp), "op slice without \"ts\"", 0, 0);
+		fail_at(r, off_of(r, evp), "slice (ph X) without \"ts\"", 0, 0);
 		return;
 	}
-	if (ts_field(r, x->ts, "ts", "op slice", &ts) || (x->dur.p && ts_field(r, x->dur, "dur", "op slice", &dur)))
+	if (ts_field(r, x->ts, "ts", "slice (ph X)", &ts) || (x->dur.p && ts_field(r, x->dur, "dur", "slice (ph X)", &dur)))
 		return;
-	size_t nlen = 0;
-	const char *name = "";
-	if (x->name.p && *x->name.p == '"') {
-		name = str_value(r, x->name.p, x->name.q, &nlen);
-		if (!name) {
-			fail_at(r, off_of(r, x->name.p), "invalid escape in a string", 0, 0);
-			return;
-		}
-	}
-	hm_ops *o = &r->t->ops;
+	uint8_t kind = slice_is(x->cat, "cpu_op") || slice_is(x->cat, "Operator") ? HM_SL_OP
+		: slice_is(x->cat, "user_annotation") ? HM_SL_ANNOTATION
+		: slice_is(x->cat, "python_function") ? HM_SL_PYTHON : HM_SL_OTHER;
+	uint32_t name = intern_str(r, x->name), cat = intern_str(r, x->cat);
+	if (r->failed)
+		return;
+	hm_slices *o = &r->t->sl;
 	if (o->n == o->cap) {
 		size_t c = o->cap ? o->cap * 2 : 1024;
-		GROW(o->ts, c), GROW(o->dur, c), GROW(o->name, c), GROW(o->thread, c);
+		GROW(o->ts, c), GROW(o->dur, c), GROW(o->name, c), GROW(o->thread, c), GROW(o->cat, c), GROW(o->kind, c);
 		o->cap = c;
 	}
 	size_t i = o->n++;
 	o->ts[i] = ts;
 	o->dur[i] = dur < 0 ? 0 : dur;
-	o->name[i] = hm_strtab_intern(&r->t->names, name, nlen);
+	o->name[i] = name;
+	o->cat[i] = cat;
+	o->kind[i] = kind;
 	o->thread[i] = thread_of(r, x);
+}
+
+static void name_member(rd *r, const char *key, size_t klen, slice v, void *ud)
+{
+	(void)r;
+	if (KEY("name"))
+		*(slice *)ud = v;
+}
+
+/* M thread_name metadata: the name of a (pid, tid). */
+static void add_thread_name(rd *r, ev *x)
+{
+	slice name = {0};
+	if (!x->args.p || *x->args.p != '{' || members(r, x->args.p, x->args.q, name_member, &name) || !name.p)
+		return;
+	uint32_t th = thread_of(r, x), id = intern_str(r, name);
+	hm_trace *t = r->t;
+	size_t old = t->thread_name_cap;
+	hm_grow(&t->thread_name, &t->thread_name_cap, th + 1, sizeof *t->thread_name);
+	for (size_t i = old; i < t->thread_name_cap; i++)
+		t->thread_name[i] = UINT32_MAX;
+	t->thread_name[th] = id;
 }
 
 static void parse_event(rd *r, const char *p, const char *e)
@@ -584,8 +630,10 @@ static void parse_event(rd *r, const char *p, const char *e)
 		add_memory(r, &x, p);
 	else if (instant && slice_is(x.name, "[OutOfMemory]"))
 		r->t->oom_events++;
-	else if (slice_is(x.ph, "X") && (slice_is(x.cat, "cpu_op") || slice_is(x.cat, "Operator")))
-		add_op(r, &x, p);
+	else if (slice_is(x.ph, "X") && !device_side(x.cat))
+		add_slice(r, &x, p);
+	else if (slice_is(x.ph, "M") && slice_is(x.name, "thread_name"))
+		add_thread_name(r, &x);
 }
 
 static void parse_events(rd *r)
@@ -799,8 +847,9 @@ void hm_trace_free(hm_trace *t)
 	hm_mem *m = &t->mem;
 	free(m->ts), free(m->bytes), free(m->addr), free(m->total_alloc), free(m->total_res);
 	free(m->ev_idx), free(m->dev_type), free(m->dev_id), free(m->thread), free(m->has_addr);
-	hm_ops *o = &t->ops;
-	free(o->ts), free(o->dur), free(o->name), free(o->thread);
+	hm_slices *o = &t->sl;
+	free(o->ts), free(o->dur), free(o->name), free(o->thread), free(o->cat), free(o->kind);
+	free(t->thread_name);
 	hm_strtab_free(&t->names);
 	hm_strtab_free(&t->threads);
 	free(t->path);

@@ -21,13 +21,24 @@ typedef struct hm_mem {
 	uint8_t *has_addr;
 } hm_mem;
 
-/* Host-side op slices (ph X, cat cpu_op or Operator), in file order. */
-typedef struct hm_ops {
+/* What a host slice is, from its category. */
+enum hm_slice_kind {
+	HM_SL_OTHER,      /* cuda_runtime and anything else on a host thread */
+	HM_SL_OP,         /* cpu_op (Operator in 2021 traces) */
+	HM_SL_ANNOTATION, /* user_annotation: record_function ranges */
+	HM_SL_PYTHON,     /* python_function: with_stack / with_modules frames */
+};
+
+/* Host-side slices (ph X; device-side categories such as kernels and memcpy are left
+ * out), in file order. */
+typedef struct hm_slices {
 	size_t n, cap;
 	int64_t *ts, *dur; /* ns */
 	uint32_t *name;    /* id in hm_trace.names */
 	uint32_t *thread;
-} hm_ops;
+	uint32_t *cat;     /* id in hm_trace.names */
+	uint8_t *kind;     /* enum hm_slice_kind */
+} hm_slices;
 
 typedef struct hm_trace {
 	char *path;
@@ -37,9 +48,11 @@ typedef struct hm_trace {
 	int64_t first_ts;       /* ns, smallest ts of any event; HM_NONE if none */
 	int has_trace_events;   /* the traceEvents key (or a top-level array) was present */
 	hm_mem mem;
-	hm_ops ops;
-	hm_strtab names;        /* op names */
+	hm_slices sl;
+	hm_strtab names;        /* slice names and categories, thread names */
 	hm_strtab threads;      /* "pid\x1ftid", each part a canonical integer or a string */
+	uint32_t *thread_name;  /* thread id -> name id (M thread_name), UINT32_MAX if none */
+	size_t thread_name_cap;
 } hm_trace;
 
 /* Read path into a new trace. On failure returns NULL with "path:offset: what" in err

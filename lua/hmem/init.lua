@@ -1,5 +1,7 @@
 -- hmem: helpers for rule files. `local hmem = require "hmem"` in a rule file, or from
 -- plain lua5.4 / busted with package.path including "lua/?.lua;lua/?/init.lua".
+-- Inside `hmem run`, the host adds its own functions (hmem.write); declarations made
+-- here (aggregate, cache_by) are read by the host after the rule file has loaded.
 local hmem = {}
 
 hmem.version = "0.1.0"
@@ -28,7 +30,7 @@ function hmem.human(bytes)
   return ("%s%.2f %s"):format(sign, v, units[u])
 end
 
--- The first category whose limit the size reaches, from a list of {limit, name} pairs
+-- The first category whose limit the size exceeds, from a list of {limit, name} pairs
 -- in decreasing order; `otherwise` when none does.
 --   hmem.bucket(row.bytes, {{5 * hmem.GiB, "very big"}, {hmem.GiB, "big"}}, "normal")
 function hmem.bucket(bytes, limits, otherwise)
@@ -38,6 +40,72 @@ function hmem.bucket(bytes, limits, otherwise)
     end
   end
   return otherwise
+end
+
+-- Declarations the host reads after loading the rule file.
+hmem._aggregations = {}
+hmem._cache_by = nil
+
+local aggregate_keys = { name = true, by = true, sum = true, count = true, max = true, where = true, top = true }
+
+-- Declare a group-by over allocations, computed by hmem after the timeline:
+--   hmem.aggregate{name = "by op", by = {"category", "op"}, sum = "bytes", count = true,
+--                  max = "lifetime", where = "live_at_peak", top = 20}
+-- `by` entries are row field names or functions(row) returning a key; `where` is
+-- "all" (default), "live_at_peak", "live_at_end" or a function(row) returning true to keep.
+function hmem.aggregate(spec)
+  if type(spec) ~= "table" then
+    error("aggregate: expected a table {name=, by=, ...}", 2)
+  end
+  for k in pairs(spec) do
+    if not aggregate_keys[k] then
+      error(("aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top)"):format(tostring(k)), 2)
+    end
+  end
+  if type(spec.name) ~= "string" then error("aggregate: name must be a string", 2) end
+  local by = spec.by
+  if type(by) == "string" or type(by) == "function" then by = { by } end
+  if type(by) ~= "table" or #by == 0 then error("aggregate: by must list at least one field or function", 2) end
+  for _, key in ipairs(by) do
+    if type(key) ~= "string" and type(key) ~= "function" then
+      error("aggregate: each by entry must be a field name or a function(row)", 2)
+    end
+  end
+  local where = spec.where or "all"
+  if type(where) ~= "function" and where ~= "all" and where ~= "live_at_peak" and where ~= "live_at_end" then
+    error("aggregate: where must be \"all\", \"live_at_peak\", \"live_at_end\" or a function(row)", 2)
+  end
+  for _, k in ipairs({ "sum", "max" }) do
+    if spec[k] ~= nil and type(spec[k]) ~= "string" then error("aggregate: " .. k .. " must be a field name", 2) end
+  end
+  if spec.top ~= nil and (math.type(spec.top) ~= "integer" or spec.top < 1) then
+    error("aggregate: top must be a positive integer", 2)
+  end
+  for _, a in ipairs(hmem._aggregations) do
+    if a.name == spec.name then error(("aggregate: '%s' is declared twice"):format(spec.name), 2) end
+  end
+  local decl = { name = spec.name, by = by, sum = spec.sum, count = spec.count ~= false, max = spec.max,
+                 where = where, top = spec.top }
+  hmem._aggregations[#hmem._aggregations + 1] = decl
+  return decl
+end
+
+-- Memoise a pure classify: the category of an allocation depends only on these fields,
+-- so hmem calls classify once per distinct combination of their values.
+--   hmem.cache_by{"op", "bytes"}
+function hmem.cache_by(fields)
+  if type(fields) ~= "table" or #fields == 0 then
+    error("cache_by: expected a list of row field names, e.g. {\"op\", \"bytes\"}", 2)
+  end
+  for _, f in ipairs(fields) do
+    if type(f) ~= "string" then error("cache_by: field names must be strings", 2) end
+  end
+  hmem._cache_by = fields
+end
+
+-- hmem.write(name, text): write a file into the --out directory (only inside hmem run).
+function hmem.write()
+  error("hmem.write works inside 'hmem run ... --out DIR'", 2)
 end
 
 return hmem

@@ -1,0 +1,50 @@
+/* fields: the fields of a row (one memory event of a series), computed on demand.
+ * Plain C: the Lua row reads them through here, and so do C-side aggregations. */
+#ifndef HM_FIELDS_H
+#define HM_FIELDS_H
+
+#include "analyze.h"
+
+typedef struct hm_rowref {
+	const hm_file *f;
+	const hm_series *s;
+	uint32_t k; /* position in the series */
+} hm_rowref;
+
+enum hm_field {
+	HM_F_NONE,
+	HM_F_TS, HM_F_TS_NS, HM_F_BYTES, HM_F_KIND, HM_F_BEFORE, HM_F_ADDR, HM_F_DEVICE,
+	HM_F_DEVICE_TYPE, HM_F_DEVICE_ID, HM_F_RANK, HM_F_FILE, HM_F_PID, HM_F_TID, HM_F_EV_IDX,
+	HM_F_TOTAL_ALLOC, HM_F_TOTAL_RES, HM_F_FREE_TS, HM_F_LIFETIME, HM_F_OP, HM_F_OPS,
+	HM_F_ANNOTATIONS, HM_F_STEP, HM_F_MODULE, HM_F_PYTHON, HM_F_THREAD, HM_F_FREE_OP,
+	HM_F_FREE_OPS, HM_F_STACK, HM_F_CATEGORY,
+	HM_F_COUNT
+};
+
+typedef enum hm_vtype { HM_V_NIL, HM_V_INT, HM_V_NUM, HM_V_STR, HM_V_BOOL, HM_V_LIST } hm_vtype;
+
+/* A scalar field value; strings point into the trace (valid while the file lives). */
+typedef struct hm_value {
+	hm_vtype type;
+	int64_t i; /* HM_V_INT, HM_V_BOOL */
+	double d;  /* HM_V_NUM */
+	const char *s;
+	size_t len;
+} hm_value;
+
+/* The field id of a name, or HM_F_NONE. */
+int hm_field_id(const char *name, size_t len);
+/* The name of a field id (static storage). */
+const char *hm_field_name(int field);
+/* Comma-separated list of all field names, for error messages. */
+const char *hm_field_names(void);
+
+/* The value of a field. List fields (ops, annotations, python, free_ops, stack) give
+ * HM_V_LIST: read them with hm_field_list. HM_F_CATEGORY needs the category names. */
+void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value *v);
+
+/* For a list field: the slices it names (outermost first) into out, at most cap; returns
+ * how many there are. */
+size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap);
+
+#endif

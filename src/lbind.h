@@ -1,0 +1,33 @@
+/* lbind: what the Lua binding files (script.c, lrow.c, lreport.c) share. Not part of
+ * the plain-C core: only these files include lua.h. */
+#ifndef HM_LBIND_H
+#define HM_LBIND_H
+
+#include "fields.h"
+
+#include <lua.h>
+
+#define HM_ROW_META "hmem.row"
+#define HM_SERIES_META "hmem.series"
+
+/* Call the function below nargs arguments through a message handler that adds a
+ * traceback (lua.c's docall). [-(nargs+1), +(nres|1), -] */
+int hm_lua_docall(lua_State *L, int nargs, int nres);
+
+/* Register the row metatable. [-0, +0, m] */
+void hm_lua_row_register(lua_State *L);
+
+/* Push a new row for position k of series s. cats (may be NULL) names categories for
+ * row.category; it must outlive the row. [-0, +1, m] */
+void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats);
+
+/* Push a scalar field value (lists are not scalars: pushes nil). [-0, +1, m] */
+void hm_lua_push_value(lua_State *L, const hm_value *v);
+
+/* Push the report table given to done(report). [-0, +1, m] */
+void hm_lua_report_push(lua_State *L, const hm_report *rep);
+
+/* Register the series metatable. [-0, +0, m] */
+void hm_lua_series_register(lua_State *L);
+
+#endif

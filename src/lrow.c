@@ -1,0 +1,113 @@
+/* The row userdata: the position of one memory event; fields are computed when read. */
+#include "lbind.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+
+typedef struct row {
+	hm_rowref r;
+	const hm_strtab *cats;
+} row;
+
+void hm_lua_push_value(lua_State *L, const hm_value *v)
+{
+	switch (v->type) {
+	case HM_V_INT: lua_pushinteger(L, (lua_Integer)v->i); break;
+	case HM_V_NUM: lua_pushnumber(L, (lua_Number)v->d); break;
+	case HM_V_STR: lua_pushlstring(L, v->s, v->len); break;
+	case HM_V_BOOL: lua_pushboolean(L, (int)v->i); break;
+	default: lua_pushnil(L); break;
+	}
+}
+
+/* A list field as a table of names, or of {name=, cat=} for stack. [-0, +1, m] */
+static void push_list(lua_State *L, const row *r, int field)
+{
+	int32_t buf[64];
+	size_t n = hm_field_list(&r->r, field, buf, 64);
+	int32_t *sl = n <= 64 ? buf : hm_xcalloc(n, sizeof *sl);
+	if (sl != buf)
+		hm_field_list(&r->r, field, sl, n);
+	const hm_trace *t = r->r.f->t;
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t nm = t->sl.name[sl[i]];
+		if (field == HM_F_STACK) {
+			lua_createtable(L, 0, 2);
+			lua_pushlstring(L, t->names.str[nm], t->names.len[nm]);
+			lua_setfield(L, -2, "name");
+			uint32_t c = t->sl.cat[sl[i]];
+			lua_pushlstring(L, t->names.str[c], t->names.len[c]);
+			lua_setfield(L, -2, "cat");
+		} else {
+			lua_pushlstring(L, t->names.str[nm], t->names.len[nm]);
+		}
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	if (sl != buf)
+		free(sl);
+}
+
+/* row[key]: the field id comes from the upvalue table (name -> id). [-0, +1, e] */
+static int row_index(lua_State *L)
+{
+	const row *r = luaL_checkudata(L, 1, HM_ROW_META);
+	lua_pushvalue(L, 2);
+	int field = lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : HM_F_NONE;
+	lua_pop(L, 1);
+	if (field == HM_F_NONE)
+		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_field_names());
+	hm_value v;
+	hm_field_get(&r->r, field, r->cats, &v);
+	if (v.type == HM_V_LIST)
+		push_list(L, r, field);
+	else
+		hm_lua_push_value(L, &v);
+	return 1;
+}
+
+/* [-0, +0, e] */
+static int row_newindex(lua_State *L)
+{
+	return luaL_error(L, "rows are read-only (tried to set '%s')", luaL_tolstring(L, 2, NULL));
+}
+
+/* [-0, +1, m] */
+static int row_tostring(lua_State *L)
+{
+	const row *r = luaL_checkudata(L, 1, HM_ROW_META);
+	const hm_mem *m = &r->r.f->t->mem;
+	uint32_t e = r->r.s->ev[r->r.k];
+	char ts[32];
+	hm_fmt_us(ts, m->ts[e]);
+	lua_pushfstring(L, "hmem.row(%s %I bytes on %s at ts %s)", m->bytes[e] < 0 ? "free" : "alloc",
+			(lua_Integer)(m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]), r->r.s->device, ts);
+	return 1;
+}
+
+void hm_lua_row_register(lua_State *L)
+{
+	luaL_newmetatable(L, HM_ROW_META);
+	lua_createtable(L, 0, HM_F_COUNT);
+	for (int i = 1; i < HM_F_COUNT; i++) {
+		lua_pushinteger(L, i);
+		lua_setfield(L, -2, hm_field_name(i));
+	}
+	lua_pushcclosure(L, row_index, 1);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, row_newindex);
+	lua_setfield(L, -2, "__newindex");
+	lua_pushcfunction(L, row_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+}
+
+void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats)
+{
+	row *r = lua_newuserdatauv(L, sizeof *r, 0);
+	r->r.f = f;
+	r->r.s = s;
+	r->r.k = k;
+	r->cats = cats;
+	luaL_setmetatable(L, HM_ROW_META);
+}
