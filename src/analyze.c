@@ -70,11 +70,13 @@ static void op_context(hm_file *f)
 	uint32_t *oi = hm_xcalloc(o->n, sizeof *oi), *mi = hm_xcalloc(m->n, sizeof *mi);
 	int32_t *stack = hm_xcalloc(o->n + 1, sizeof *stack);
 	for (size_t i = 0; i < o->n; i++)
-		oi[i] = (uint32_t)i;
+		oi[i] = (uint32_t)i, f->op_parent[i] = -1;
 	for (size_t i = 0; i < m->n; i++)
 		mi[i] = (uint32_t)i;
-	qsort_r(oi, o->n, sizeof *oi, cmp_op, o);
-	qsort_r(mi, m->n, sizeof *mi, cmp_mem_thread, m);
+	if (o->n)
+		qsort_r(oi, o->n, sizeof *oi, cmp_op, o);
+	if (m->n)
+		qsort_r(mi, m->n, sizeof *mi, cmp_mem_thread, m);
 	size_t a = 0, b = 0, sp = 0;
 	uint64_t thread = UINT64_MAX;
 	while (b < m->n) {
@@ -200,7 +202,8 @@ hm_file *hm_analyze(hm_trace *t)
 	uint32_t *order = hm_xcalloc(m->n, sizeof *order);
 	for (size_t i = 0; i < m->n; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, m->n, sizeof *order, cmp_mem_time, m->ts);
+	if (m->n)
+		qsort_r(order, m->n, sizeof *order, cmp_mem_time, m->ts);
 
 	size_t cap = 0;
 	for (size_t i = 0; i < m->n; i++) {
@@ -217,7 +220,8 @@ hm_file *hm_analyze(hm_trace *t)
 		}
 		f->series[s].n++;
 	}
-	qsort(f->series, f->nseries, sizeof *f->series, cmp_dev);
+	if (f->nseries)
+		qsort(f->series, f->nseries, sizeof *f->series, cmp_dev);
 	for (size_t s = 0; s < f->nseries; s++) {
 		hm_series *x = &f->series[s];
 		hm_device_name(x->device, sizeof x->device, x->dev_type, x->dev_id);

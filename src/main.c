@@ -157,14 +157,27 @@ static int run(const opts *o)
 	rep.cats = &cats;
 	hm_strtab_intern(&cats, "(before trace)", 14);
 
-	if (hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err) != 0) {
+	int xrc = hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err);
+	if (xrc != 0) {
 		fprintf(stderr, "hmem: %s\n", err);
-		return HM_EXIT_IO;
+		rc = xrc == -2 ? HM_EXIT_INPUT : HM_EXIT_IO;
+		goto done;
 	}
 	if (nfiles == 0) {
-		fprintf(stderr, "hmem: no trace files found (looked for *.json and *.json.gz in the directories given)\n");
-		free(files);
-		return HM_EXIT_INPUT;
+		fprintf(stderr, "hmem: no trace files (*.json, *.json.gz) found in");
+		for (int i = 0; i < o->npaths; i++)
+			fprintf(stderr, " %s", o->paths[i]);
+		fprintf(stderr, "\n");
+		rc = HM_EXIT_INPUT;
+		goto done;
+	}
+	const char *r = o->rules;
+	size_t rl = r ? strlen(r) : 0;
+	if (r && ((rl > 5 && !strcmp(r + rl - 5, ".json")) || (rl > 3 && !strcmp(r + rl - 3, ".gz")))) {
+		fprintf(stderr, "hmem: %s looks like a trace; the first argument of 'run' is the rule file: "
+				"hmem run RULES.lua PATH...\n", r);
+		rc = HM_EXIT_USAGE;
+		goto done;
 	}
 	if (o->rules && !(script = hm_script_open(o->rules, err, sizeof err))) {
 		fprintf(stderr, "hmem: %s\n", err);

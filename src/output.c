@@ -324,14 +324,43 @@ static int cmp_at_peak(const void *a, const void *b)
 	return x < y ? -1 : 1;
 }
 
+/* Characters (UTF-8 code points) in s[0, n). */
+static size_t width_of(const char *s, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+/* Print s left-aligned in a column of width characters, cut at a character boundary. */
+static void put_col(FILE *f, const char *s, size_t n, size_t width)
+{
+	size_t w = 0, i = 0;
+	while (i < n) {
+		size_t j = i + 1;
+		while (j < n && ((unsigned char)s[j] & 0xc0) == 0x80)
+			j++;
+		if (w + 1 > width)
+			break;
+		fwrite(s + i, 1, j - i, f);
+		w++;
+		i = j;
+	}
+	for (; w < width; w++)
+		putc(' ', f);
+}
+
 void hm_write_summary(FILE *f, const hm_report *r)
 {
 	char b1[32], b2[32], b3[32], b4[32];
 	size_t *order = hm_xcalloc(r->cats->n + 1, sizeof *order);
 	size_t width = 14;
-	for (size_t c = 0; c < r->cats->n; c++)
-		if (r->cats->len[c] > width)
-			width = r->cats->len[c] > 48 ? 48 : r->cats->len[c];
+	for (size_t c = 0; c < r->cats->n; c++) {
+		size_t w = width_of(r->cats->str[c], r->cats->len[c]);
+		if (w > width)
+			width = w > 48 ? 48 : w;
+	}
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_file *hf = r->files[i];
 		const hm_trace *t = hf->t;
@@ -369,8 +398,9 @@ void hm_write_summary(FILE *f, const hm_report *r)
 				hm_fmt_bytes(b1, sizeof b1, cs->peak);
 				hm_fmt_bytes(b2, sizeof b2, cs->at_peak);
 				hm_fmt_bytes(b4, sizeof b4, cs->end);
-				fprintf(f, "    %-*.*s %12s %12s %9" PRIu64 " %12s\n", (int)width, (int)width,
-					r->cats->str[order[j]], b1, b2, cs->allocs, b4);
+				fputs("    ", f);
+				put_col(f, r->cats->str[order[j]], r->cats->len[order[j]], width);
+				fprintf(f, " %12s %12s %9" PRIu64 " %12s\n", b1, b2, cs->allocs, b4);
 			}
 		}
 		if (i + 1 < r->nfiles)

@@ -302,7 +302,10 @@ hm_script *hm_script_open(const char *path, char *err, size_t errsz)
 	lua_pushcfunction(L, open_protected);
 	lua_pushlightuserdata(L, (void *)path);
 	if (docall(L, 1, 0) != LUA_OK) {
-		snprintf(err, errsz, "%s", lua_tostring(L, -1));
+		/* A traceback through no Lua file (a syntax error, a missing file) says nothing. */
+		const char *msg = lua_tostring(L, -1), *tb = strstr(msg, "\nstack traceback:");
+		int useful = tb && strstr(tb, ".lua:");
+		snprintf(err, errsz, "%.*s", useful || !tb ? (int)strlen(msg) : (int)(tb - msg), msg);
 		lua_close(L);
 		return NULL;
 	}
