@@ -75,11 +75,13 @@ static void sweep(hm_file *f)
 	uint32_t *oi = hm_xcalloc(o->n, sizeof *oi), *mi = hm_xcalloc(m->n, sizeof *mi);
 	int32_t *stack = hm_xcalloc(o->n + 1, sizeof *stack);
 	for (size_t i = 0; i < o->n; i++)
-		oi[i] = (uint32_t)i;
+		oi[i] = (uint32_t)i, f->parent[i] = -1;
 	for (size_t i = 0; i < m->n; i++)
 		mi[i] = (uint32_t)i;
-	qsort_r(oi, o->n, sizeof *oi, cmp_slice, o);
-	qsort_r(mi, m->n, sizeof *mi, cmp_mem_thread, m);
+	if (o->n)
+		qsort_r(oi, o->n, sizeof *oi, cmp_slice, o);
+	if (m->n)
+		qsort_r(mi, m->n, sizeof *mi, cmp_mem_thread, m);
 	size_t a = 0, b = 0, sp = 0;
 	uint64_t thread = UINT64_MAX;
 	while (b < m->n) {
@@ -185,7 +187,8 @@ static void steps(hm_file *f)
 			hm_grow(&st, &cap, n + 1, sizeof *st);
 			st[n++] = (step){pid_of(&pids, t, o->thread[i]), name_step[o->name[i]], o->ts[i], END(o, i)};
 		}
-	qsort(st, n, sizeof *st, cmp_step);
+	if (n)
+		qsort(st, n, sizeof *st, cmp_step);
 	for (size_t i = 0; i < m->n && n; i++) {
 		step key = {pid_of(&pids, t, m->thread[i]), 0, m->ts[i], 0};
 		size_t lo = 0, hi = n; /* first step after key */
@@ -281,7 +284,8 @@ hm_file *hm_analyze(hm_trace *t)
 	uint32_t *order = hm_xcalloc(m->n, sizeof *order);
 	for (size_t i = 0; i < m->n; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, m->n, sizeof *order, cmp_mem_time, m->ts);
+	if (m->n)
+		qsort_r(order, m->n, sizeof *order, cmp_mem_time, m->ts);
 
 	size_t cap = 0;
 	for (size_t i = 0; i < m->n; i++) {
@@ -298,7 +302,8 @@ hm_file *hm_analyze(hm_trace *t)
 		}
 		f->series[s].n++;
 	}
-	qsort(f->series, f->nseries, sizeof *f->series, cmp_dev);
+	if (f->nseries)
+		qsort(f->series, f->nseries, sizeof *f->series, cmp_dev);
 	for (size_t s = 0; s < f->nseries; s++) {
 		hm_series *x = &f->series[s];
 		hm_device_name(x->device, sizeof x->device, x->dev_type, x->dev_id);

@@ -65,10 +65,12 @@ static int walk(const char *dir, pathlist *l, char *err, size_t errsz)
 int hm_input_expand(char **paths, int npaths, char ***out, int *nout, char *err, size_t errsz)
 {
 	pathlist all = {0};
+	int rc = -1;
 	for (int i = 0; i < npaths; i++) {
 		struct stat st;
 		if (stat(paths[i], &st) != 0) {
 			snprintf(err, errsz, "%s: %s", paths[i], strerror(errno));
+			rc = errno == ENOENT || errno == ENOTDIR ? -2 : -1;
 			goto fail;
 		}
 		if (!S_ISDIR(st.st_mode)) {
@@ -82,7 +84,8 @@ int hm_input_expand(char **paths, int npaths, char ***out, int *nout, char *err,
 			free(found.v);
 			goto fail;
 		}
-		qsort(found.v, found.n, sizeof *found.v, cmp_str);
+		if (found.n)
+			qsort(found.v, found.n, sizeof *found.v, cmp_str);
 		for (size_t j = 0; j < found.n; j++)
 			pathlist_add(&all, found.v[j]);
 		free(found.v);
@@ -94,12 +97,13 @@ fail:
 	for (size_t j = 0; j < all.n; j++)
 		free(all.v[j]);
 	free(all.v);
-	return -1;
+	return rc;
 }
 
 struct hm_src {
 	FILE *f;
 	int gzip, zdone, zinit;
+	int pending; /* an error happened after some output: report it on the next read */
 	z_stream z;
 	unsigned char in[1 << 17];
 	uint64_t size, pos;
@@ -170,13 +174,14 @@ static long gz_read(hm_src *s, char *buf, size_t cap)
 		}
 		int rc = inflate(&s->z, Z_NO_FLUSH);
 		if (rc == Z_STREAM_END) {
-			/* Another member? Peek at what follows. */
-			if (s->z.avail_in == 0) {
-				long n = raw_read(s, s->in, sizeof s->in);
+			/* Another member? Peek at the two bytes that follow. */
+			if (s->z.avail_in < 2) {
+				memmove(s->in, s->z.next_in, s->z.avail_in);
+				long n = raw_read(s, s->in + s->z.avail_in, sizeof s->in - s->z.avail_in);
 				if (n < 0)
 					return -1;
 				s->z.next_in = s->in;
-				s->z.avail_in = (unsigned)n;
+				s->z.avail_in += (unsigned)n;
 			}
 			if (s->z.avail_in == 0) {
 				s->zdone = 1;
@@ -197,9 +202,21 @@ static long gz_read(hm_src *s, char *buf, size_t cap)
 	return (long)((unsigned char *)s->z.next_out - (unsigned char *)buf);
 }
 
+/* Bytes decoded before an error are delivered first, so the error's offset in the
+ * decompressed JSON is where the damage starts. */
 long hm_src_read(hm_src *s, char *buf, size_t cap)
 {
-	return s->gzip ? gz_read(s, buf, cap) : raw_read(s, buf, cap);
+	if (s->pending)
+		return -1;
+	if (!s->gzip)
+		return raw_read(s, buf, cap);
+	unsigned char *start = (unsigned char *)buf;
+	long n = gz_read(s, buf, cap);
+	if (n < 0 && s->zinit && s->z.next_out > start) {
+		s->pending = 1;
+		return (long)(s->z.next_out - start);
+	}
+	return n;
 }
 
 const char *hm_src_error(const hm_src *s) { return s->err; }

@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 /* Expand paths: a file is taken as given (whatever its name); a directory contributes
- * every *.json / *.json.gz below it, sorted by path. On error (a path that does not
- * exist or cannot be listed) returns -1 with a message in err. The caller frees
+ * every *.json / *.json.gz below it, sorted by path. Returns 0; -2 when a path does not
+ * exist, -1 when one cannot be read or listed, with a message in err. The caller frees
  * (*out)[i] and *out. */
 int hm_input_expand(char **paths, int npaths, char ***out, int *nout, char *err, size_t errsz);
 

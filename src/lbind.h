@@ -4,6 +4,7 @@
 #define HM_LBIND_H
 
 #include "fields.h"
+#include "output.h"
 
 #include <lua.h>
 
@@ -26,6 +27,10 @@ void hm_lua_push_value(lua_State *L, const hm_value *v);
 
 /* Push the report table given to done(report). [-0, +1, m] */
 void hm_lua_report_push(lua_State *L, const hm_report *rep);
+
+/* Compute every aggregation declared with hmem.aggregate into rep->aggs (owned by rep,
+ * so an error in a key function leaves nothing unfreed). [-0, +0, e] */
+void hm_lua_aggregate_all(lua_State *L, hm_report *rep);
 
 /* Register the series metatable. [-0, +0, m] */
 void hm_lua_series_register(lua_State *L);

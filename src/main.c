@@ -17,15 +17,22 @@
 static const char usage[] =
 	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
 	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
+	"       hmem packs [-I DIR]                list the rule packs hmem can find\n"
 	"       hmem --help | --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
-	"*.json and *.json.gz below it, sorted by path. RULES is a Lua file defining classify(row).\n"
+	"*.json and *.json.gz below it, sorted by path. RULES is a Lua rule file defining\n"
+	"classify(row) (or returning a pack table), or the name of a pack: size, op, phase,\n"
+	"lifetime, pytorch, or one found on -I / HMEM_PATH.\n"
 	"\n"
 	"run options:\n"
 	"  --json FILE       write the report as JSON (- for standard output)\n"
 	"  --timeline FILE   write the per-category timeline as CSV, one row per memory event\n"
 	"  --summary         print the summary table even with --json or --timeline\n"
+	"  --top N           allocations listed as live at each peak (default 20)\n"
+	"  -I DIR            look for packs and required modules in DIR (before HMEM_PATH)\n"
+	"  --out DIR         directory where the rule file may write with hmem.write(name, text)\n"
+	"  --allow-io        give the rule file the whole standard library (io, os, debug, ...)\n"
 	"events options:\n"
 	"  --csv FILE        write the events there instead of standard output\n"
 	"common options:\n"
@@ -37,9 +44,10 @@ static const char usage[] =
 	"            5 file could not be read or written\n";
 
 typedef struct opts {
-	const char *cmd, *rules, *json, *timeline, *csv;
+	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top;
 	char **paths;
-	int npaths, keep_going, quiet, summary;
+	const char **inc;
+	int npaths, ninc, keep_going, quiet, summary, allow_io;
 } opts;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -53,10 +61,21 @@ static int usage_error(const char *fmt, const char *arg)
 static int parse_args(int argc, char **argv, opts *o)
 {
 	o->paths = hm_xcalloc((size_t)argc, sizeof *o->paths);
+	o->inc = hm_xcalloc((size_t)argc, sizeof *o->inc);
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
-		const char **dst = NULL;
-		if (strcmp(a, "--json") == 0)
+		const char **dst = NULL, *inc = NULL;
+		if (strcmp(a, "-I") == 0)
+			dst = &inc;
+		else if (strncmp(a, "-I", 2) == 0)
+			o->inc[o->ninc++] = a + 2;
+		else if (strcmp(a, "--out") == 0)
+			dst = &o->out_dir;
+		else if (strcmp(a, "--top") == 0)
+			dst = &o->top;
+		else if (strcmp(a, "--allow-io") == 0)
+			o->allow_io = 1;
+		else if (strcmp(a, "--json") == 0)
 			dst = &o->json;
 		else if (strcmp(a, "--timeline") == 0)
 			dst = &o->timeline;
@@ -76,11 +95,26 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->paths[o->npaths++] = argv[i];
 		if (dst) {
 			if (++i >= argc)
-				return usage_error("%s needs a file name (or - for standard output)", a);
+				return usage_error("%s needs an argument (see hmem --help)", a);
 			*dst = argv[i];
+			if (inc)
+				o->inc[o->ninc++] = inc;
 		}
 	}
 	int run = strcmp(o->cmd, "run") == 0;
+	if (!strcmp(o->cmd, "packs")) {
+		if (o->npaths || o->json || o->timeline || o->csv || o->out_dir || o->top || o->summary)
+			return usage_error("%s", "packs takes only -I DIR");
+		return 0;
+	}
+	if (o->top) {
+		char *end;
+		long v = strtol(o->top, &end, 10);
+		if (*end || v < 0 || v > 1000000)
+			return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
+	}
+	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc))
+		return usage_error("%s", "-I, --out, --top and --allow-io belong to 'hmem run'");
 	if (run && o->csv)
 		return usage_error("%s", "--csv belongs to 'hmem events'; 'hmem run' writes --json and --timeline");
 	if (!run && (o->json || o->timeline || o->summary))
@@ -157,16 +191,31 @@ static int run(const opts *o)
 	rep.cats = &cats;
 	hm_strtab_intern(&cats, "(before trace)", 14);
 
-	if (hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err) != 0) {
+	int xrc = hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err);
+	if (xrc != 0) {
 		fprintf(stderr, "hmem: %s\n", err);
-		return HM_EXIT_IO;
+		rc = xrc == -2 ? HM_EXIT_INPUT : HM_EXIT_IO;
+		goto done;
 	}
 	if (nfiles == 0) {
-		fprintf(stderr, "hmem: no trace files found (looked for *.json and *.json.gz in the directories given)\n");
-		free(files);
-		return HM_EXIT_INPUT;
+		fprintf(stderr, "hmem: no trace files (*.json, *.json.gz) found in");
+		for (int i = 0; i < o->npaths; i++)
+			fprintf(stderr, " %s", o->paths[i]);
+		fprintf(stderr, "\n");
+		rc = HM_EXIT_INPUT;
+		goto done;
 	}
-	if (o->rules && !(script = hm_script_open(o->rules, err, sizeof err))) {
+	const char *r = o->rules;
+	size_t rl = r ? strlen(r) : 0;
+	if (r && ((rl > 5 && !strcmp(r + rl - 5, ".json")) || (rl > 3 && !strcmp(r + rl - 3, ".gz")))) {
+		fprintf(stderr, "hmem: %s looks like a trace; the first argument of 'run' is the rule file: "
+				"hmem run RULES.lua PATH...\n", r);
+		rc = HM_EXIT_USAGE;
+		goto done;
+	}
+	hm_script_opts so = {o->rules, o->inc, o->ninc, o->allow_io, o->out_dir};
+	rep.top = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
+	if (o->rules && !(script = hm_script_open(&so, &cats, err, sizeof err))) {
 		fprintf(stderr, "hmem: %s\n", err);
 		rc = HM_EXIT_SCRIPT;
 		goto done;
@@ -213,6 +262,15 @@ static int run(const opts *o)
 	if (rep.nskipped && !o->quiet)
 		fprintf(stderr, "hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
 	rep.classify_calls = script ? hm_script_calls(script) : 0;
+	rep.cache_hits = script ? hm_script_cache_hits(script) : 0;
+	if (script) {
+		rep.rules = hm_script_name(script);
+		if (hm_script_finish(script, &rep, err, sizeof err) != 0) {
+			fprintf(stderr, "hmem: %s\n", err);
+			rc = HM_EXIT_SCRIPT;
+			goto done;
+		}
+	}
 	rc = write_outputs(o, &rep);
 	if (rc == HM_EXIT_OK && rep.nskipped)
 		rc = HM_EXIT_INPUT; /* like make -k: the rest is written, the run still failed */
@@ -224,6 +282,9 @@ done:
 		free(rep.skipped[i].path), free(rep.skipped[i].why);
 	free(rep.files);
 	free(rep.skipped);
+	for (size_t i = 0; i < rep.naggs; i++)
+		hm_agg_free(&rep.aggs[i]);
+	free(rep.aggs);
 	for (int i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);
@@ -244,8 +305,8 @@ int main(int argc, char **argv)
 		printf("hmem %s\n", HM_VERSION);
 		return HM_EXIT_OK;
 	}
-	if (strcmp(cmd, "run") && strcmp(cmd, "events"))
-		return usage_error("unknown command '%s' (commands: run, events)", cmd);
+	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs"))
+		return usage_error("unknown command '%s' (commands: run, events, packs)", cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, stdout);
@@ -254,8 +315,15 @@ int main(int argc, char **argv)
 	opts o = {0};
 	o.cmd = cmd;
 	int rc = parse_args(argc, argv, &o);
-	if (rc == 0)
+	if (rc == 0 && !strcmp(cmd, "packs")) {
+		hm_script_opts so = {0};
+		so.inc = o.inc;
+		so.ninc = o.ninc;
+		rc = hm_script_list_packs(&so, stdout);
+	} else if (rc == 0) {
 		rc = run(&o);
+	}
 	free(o.paths);
+	free(o.inc);
 	return rc;
 }

@@ -1,4 +1,5 @@
 #include "output.h"
+#include "fields.h"
 #include "timeline.h"
 
 #include <errno.h>
@@ -11,6 +12,18 @@
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
 #endif
+
+void hm_agg_free(hm_agg *a)
+{
+	for (size_t i = 0; i < a->nrows * a->ncols; i++)
+		free(a->cells[i].s);
+	for (size_t i = 0; i < a->ncols; i++)
+		free(a->cols[i]);
+	free(a->cells);
+	free(a->cols);
+	free(a->name);
+	memset(a, 0, sizeof *a);
+}
 
 int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz)
 {
@@ -122,6 +135,55 @@ static void json_us(FILE *f, int64_t ns)
 	fputs(b, f);
 }
 
+static void json_cell(FILE *f, const hm_cell *c)
+{
+	switch (c->type) {
+	case HM_V_INT: fprintf(f, "%" PRId64, c->i); break;
+	case HM_V_NUM: fprintf(f, "%.17g", c->d); break;
+	case HM_V_STR: json_cstr(f, c->s); break;
+	case HM_V_BOOL: fputs(c->i ? "true" : "false", f); break;
+	default: fputs("null", f); break;
+	}
+}
+
+/* A scalar field of a row as JSON. */
+static void json_field(FILE *f, const hm_rowref *ref, int field, const hm_strtab *cats)
+{
+	hm_value v;
+	hm_field_get(ref, field, cats, &v);
+	switch (v.type) {
+	case HM_V_INT: fprintf(f, "%" PRId64, v.i); break;
+	case HM_V_NUM: fprintf(f, "%.3f", v.d); break;
+	case HM_V_STR: json_str(f, v.s, v.len); break;
+	case HM_V_BOOL: fputs(v.i ? "true" : "false", f); break;
+	default: fputs("null", f); break;
+	}
+}
+
+/* The allocations live at the series' peak, largest first (--top of them). */
+static void json_live(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+{
+	size_t top = r->top;
+	uint32_t *pos = hm_xcalloc(top + 1, sizeof *pos);
+	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, top);
+	if (n > top)
+		n = top;
+	static const int fields[] = {HM_F_BYTES, HM_F_CATEGORY, HM_F_OP, HM_F_STEP, HM_F_KIND, HM_F_BEFORE, HM_F_TS, HM_F_LIFETIME};
+	for (size_t i = 0; i < n; i++) {
+		hm_rowref ref = {hf, s, pos[i]};
+		fputs(i ? ",\n    {" : "\n    {", f);
+		for (size_t j = 0; j < sizeof fields / sizeof *fields; j++) {
+			fprintf(f, "%s\"%s\": ", j ? ", " : "", hm_field_name(fields[j]));
+			if (fields[j] == HM_F_TS)
+				json_us(f, hf->t->mem.ts[s->ev[pos[i]]]);
+			else
+				json_field(f, &ref, fields[j], r->cats);
+		}
+		putc('}', f);
+	}
+	free(pos);
+}
+
 void hm_write_json(FILE *f, const hm_report *r)
 {
 	fputs("{\"version\": ", f);
@@ -131,15 +193,19 @@ void hm_write_json(FILE *f, const hm_report *r)
 		json_cstr(f, r->rules);
 	else
 		fputs("null", f);
-	fprintf(f, ", \"classify_calls\": %" PRIu64 ",\n \"inputs\": [", r->classify_calls);
+	fprintf(f, ", \"classify_calls\": %" PRIu64 ", \"cache_hits\": %" PRIu64 ",\n \"inputs\": [",
+		r->classify_calls, r->cache_hits);
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_trace *t = r->files[i]->t;
 		fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", f);
 		json_cstr(f, t->path);
 		fputs(", \"rank\": ", f);
 		json_opt(f, t->rank);
-		fprintf(f, ", \"events\": %" PRIu64 ", \"memory_events\": %zu, \"ops\": %zu, \"oom_events\": %" PRIu64 "}",
-			t->events, t->mem.n, t->ops.n, t->oom_events);
+		size_t ops = 0;
+		for (size_t k = 0; k < t->sl.n; k++)
+			ops += t->sl.kind[k] == HM_SL_OP;
+		fprintf(f, ", \"events\": %" PRIu64 ", \"memory_events\": %zu, \"ops\": %zu, \"host_slices\": %zu, \"oom_events\": %" PRIu64 "}",
+			t->events, t->mem.n, ops, t->sl.n, t->oom_events);
 	}
 	fputs("],\n \"skipped\": [", f);
 	for (size_t i = 0; i < r->nskipped; i++) {
@@ -182,10 +248,37 @@ void hm_write_json(FILE *f, const hm_report *r)
 					", \"allocs\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 "}",
 					cs->peak, cs->at_peak, cs->end, cs->allocs, cs->alloc_bytes);
 			}
+			fputs("],\n   \"live_at_peak\": [", f);
+			json_live(f, r, hf, s);
 			fputs("]}", f);
 		}
 	}
-	fputs("]}\n", f);
+	fputs("],\n \"aggregations\": {", f);
+	for (size_t a = 0; a < r->naggs; a++) {
+		const hm_agg *g = &r->aggs[a];
+		fputs(a ? ",\n  " : "\n  ", f);
+		json_cstr(f, g->name);
+		fputs(": {\"columns\": [", f);
+		for (size_t c = 0; c < g->ncols; c++) {
+			if (c)
+				fputs(", ", f);
+			json_cstr(f, g->cols[c]);
+		}
+		fputs("], \"rows\": [", f);
+		for (size_t i = 0; i < g->nrows; i++) {
+			fputs(i ? ",\n    {" : "\n    {", f);
+			for (size_t c = 0; c < g->ncols; c++) {
+				if (c)
+					fputs(", ", f);
+				json_cstr(f, g->cols[c]);
+				fputs(": ", f);
+				json_cell(f, &g->cells[i * g->ncols + c]);
+			}
+			putc('}', f);
+		}
+		fputs("]}", f);
+	}
+	fputs("}}\n", f);
 }
 
 static void csv_str(FILE *f, const char *s, size_t n)
@@ -296,7 +389,7 @@ void hm_write_events(FILE *f, const hm_report *r)
 				putc(',', f);
 				int32_t op = hf->op_of[e];
 				if (op >= 0)
-					csv_str(f, t->names.str[t->ops.name[op]], t->names.len[t->ops.name[op]]);
+					csv_str(f, t->names.str[t->sl.name[op]], t->names.len[t->sl.name[op]]);
 				int32_t p = s->partner[k];
 				fputs(p >= 0 ? ",yes," : ",no,", f);
 				if (p >= 0) {
@@ -324,14 +417,142 @@ static int cmp_at_peak(const void *a, const void *b)
 	return x < y ? -1 : 1;
 }
 
+/* Characters (UTF-8 code points) in s[0, n). */
+static size_t width_of(const char *s, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+/* Print s left-aligned in a column of width characters, cut at a character boundary. */
+static void put_col(FILE *f, const char *s, size_t n, size_t width)
+{
+	size_t w = 0, i = 0;
+	while (i < n) {
+		size_t j = i + 1;
+		while (j < n && ((unsigned char)s[j] & 0xc0) == 0x80)
+			j++;
+		if (w + 1 > width)
+			break;
+		fwrite(s + i, 1, j - i, f);
+		w++;
+		i = j;
+	}
+	for (; w < width; w++)
+		putc(' ', f);
+}
+
+/* A cell as text for the summary: byte columns in binary units. */
+static void cell_text(char *buf, size_t n, const hm_cell *c, const char *col)
+{
+	int bytes = !strcmp(col, "bytes") || !strcmp(col, "max_bytes");
+	switch (c->type) {
+	case HM_V_INT:
+		if (bytes)
+			hm_fmt_bytes(buf, n, c->i);
+		else
+			snprintf(buf, n, "%" PRId64, c->i);
+		break;
+	case HM_V_NUM: snprintf(buf, n, "%.3f", c->d); break;
+	case HM_V_STR: snprintf(buf, n, "%s", c->s); break;
+	case HM_V_BOOL: snprintf(buf, n, "%s", c->i ? "true" : "false"); break;
+	default: snprintf(buf, n, "-"); break;
+	}
+}
+
+static void summary_agg(FILE *f, const hm_agg *g)
+{
+	char buf[256];
+	size_t *w = hm_xcalloc(g->ncols, sizeof *w);
+	for (size_t c = 0; c < g->ncols; c++) {
+		w[c] = width_of(g->cols[c], strlen(g->cols[c]));
+		for (size_t i = 0; i < g->nrows; i++) {
+			cell_text(buf, sizeof buf, &g->cells[i * g->ncols + c], g->cols[c]);
+			size_t x = width_of(buf, strlen(buf));
+			if (x > w[c])
+				w[c] = x > 60 ? 60 : x;
+		}
+	}
+	fprintf(f, "\naggregation %s (%zu rows)\n ", g->name, g->nrows);
+	for (size_t c = 0; c < g->ncols; c++) {
+		putc(' ', f);
+		put_col(f, g->cols[c], strlen(g->cols[c]), w[c]);
+	}
+	putc('\n', f);
+	for (size_t i = 0; i < g->nrows; i++) {
+		putc(' ', f);
+		for (size_t c = 0; c < g->ncols; c++) {
+			const hm_cell *cell = &g->cells[i * g->ncols + c];
+			cell_text(buf, sizeof buf, cell, g->cols[c]);
+			putc(' ', f);
+			size_t len = strlen(buf);
+			if (cell->type == HM_V_STR || cell->type == HM_V_NIL) {
+				put_col(f, buf, len, w[c]);
+			} else {
+				for (size_t k = width_of(buf, len); k < w[c]; k++)
+					putc(' ', f);
+				fputs(buf, f);
+			}
+		}
+		putc('\n', f);
+	}
+	free(w);
+}
+
+/* The largest allocations live at the peak, with where they came from. */
+static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s, size_t width)
+{
+	size_t show = r->top < 10 ? r->top : 10;
+	if (!show)
+		return;
+	uint32_t *pos = hm_xcalloc(show + 1, sizeof *pos);
+	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, show);
+	if (n == 0) {
+		if (!s->has_addr)
+			fprintf(f, "    (this trace has no Addr: allocations live at the peak cannot be known)\n");
+		free(pos);
+		return;
+	}
+	fprintf(f, "    largest allocations live at the peak (%zu of %zu):\n", n < show ? n : show, n);
+	fprintf(f, "    %12s  ", "bytes");
+	put_col(f, "category", 8, width);
+	fprintf(f, " %6s  %-14s  %s\n", "step", "lifetime", "op");
+	for (size_t i = 0; i < n && i < show; i++) {
+		hm_rowref ref = {hf, s, pos[i]};
+		hm_value cat, op, step, life;
+		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
+		hm_field_get(&ref, HM_F_OP, r->cats, &op);
+		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
+		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
+		char b[32], st[24], lt[40];
+		int64_t by = hf->t->mem.bytes[s->ev[pos[i]]];
+		hm_fmt_bytes(b, sizeof b, by < 0 ? -by : by);
+		snprintf(st, sizeof st, step.type == HM_V_INT ? "%" PRId64 : "-", step.i);
+		if (s->before[pos[i]])
+			snprintf(lt, sizeof lt, "before trace");
+		else if (life.type == HM_V_NUM)
+			snprintf(lt, sizeof lt, "%.3f ms", life.d / 1000.0);
+		else
+			snprintf(lt, sizeof lt, "never freed");
+		fprintf(f, "    %12s  ", b);
+		put_col(f, cat.type == HM_V_STR ? cat.s : "-", cat.type == HM_V_STR ? cat.len : 1, width);
+		fprintf(f, " %6s  %-14s  %.*s\n", st, lt, op.type == HM_V_STR ? (int)op.len : 1, op.type == HM_V_STR ? op.s : "-");
+	}
+	free(pos);
+}
+
 void hm_write_summary(FILE *f, const hm_report *r)
 {
 	char b1[32], b2[32], b3[32], b4[32];
 	size_t *order = hm_xcalloc(r->cats->n + 1, sizeof *order);
 	size_t width = 14;
-	for (size_t c = 0; c < r->cats->n; c++)
-		if (r->cats->len[c] > width)
-			width = r->cats->len[c] > 48 ? 48 : r->cats->len[c];
+	for (size_t c = 0; c < r->cats->n; c++) {
+		size_t w = width_of(r->cats->str[c], r->cats->len[c]);
+		if (w > width)
+			width = w > 48 ? 48 : w;
+	}
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_file *hf = r->files[i];
 		const hm_trace *t = hf->t;
@@ -369,12 +590,16 @@ void hm_write_summary(FILE *f, const hm_report *r)
 				hm_fmt_bytes(b1, sizeof b1, cs->peak);
 				hm_fmt_bytes(b2, sizeof b2, cs->at_peak);
 				hm_fmt_bytes(b4, sizeof b4, cs->end);
-				fprintf(f, "    %-*.*s %12s %12s %9" PRIu64 " %12s\n", (int)width, (int)width,
-					r->cats->str[order[j]], b1, b2, cs->allocs, b4);
+				fputs("    ", f);
+				put_col(f, r->cats->str[order[j]], r->cats->len[order[j]], width);
+				fprintf(f, " %12s %12s %9" PRIu64 " %12s\n", b1, b2, cs->allocs, b4);
 			}
+			summary_live(f, r, hf, s, width);
 		}
 		if (i + 1 < r->nfiles)
 			fputc('\n', f);
 	}
 	free(order);
+	for (size_t a = 0; a < r->naggs; a++)
+		summary_agg(f, &r->aggs[a]);
 }

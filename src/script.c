@@ -25,6 +25,8 @@ struct hm_script {
 	char *keybuf;
 	size_t keycap;
 	const hm_script_opts *o;
+	int pack;        /* loaded by pack name */
+	char *pack_name; /* the pack table's name field */
 };
 
 /* Message handler (lua.c's msghandler): any error value becomes a message with a
@@ -157,66 +159,47 @@ static int file_exists(const char *path)
 }
 
 /* Where require and pack names look, in order: the rule file's directory (for require),
- * -I directories, HMEM_PATH, then the modules built into hmem. Pushes the file path
- * found, or nil and the list of places tried. [-0, +1 or +2, m] */
+ * -I directories, HMEM_PATH, then the modules built into hmem. Pushes the path of the
+ * file found (for a built-in module, its path in lua/ and the module is returned), or
+ * nil. [-0, +1, m] */
 static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, const char *name, int rule_dir)
 {
-	luaL_Buffer tried;
-	luaL_buffinit(L, &tried);
-	char rel[512];
+	char rel[512], path[5000], dir[4096];
 	snprintf(rel, sizeof rel, "%s", name);
 	for (char *p = rel; *p; p++)
 		if (*p == '.')
 			*p = '/';
-	lua_newtable(L); /* directories */
-	int dirs = lua_gettop(L), nd = 0;
-	if (rule_dir && o->rules && strchr(o->rules, '/')) {
-		lua_pushlstring(L, o->rules, (size_t)(strrchr(o->rules, '/') - o->rules));
-		lua_rawseti(L, dirs, ++nd);
-	} else if (rule_dir) {
-		lua_pushliteral(L, ".");
-		lua_rawseti(L, dirs, ++nd);
-	}
-	for (int i = 0; i < o->ninc; i++) {
-		lua_pushstring(L, o->inc[i]);
-		lua_rawseti(L, dirs, ++nd);
-	}
 	const char *env = getenv("HMEM_PATH");
-	for (const char *p = env; p && *p;) {
-		const char *q = strchr(p, ':');
-		size_t len = q ? (size_t)(q - p) : strlen(p);
-		if (len) {
-			lua_pushlstring(L, p, len);
-			lua_rawseti(L, dirs, ++nd);
+	/* directories: [rule dir] -I... then HMEM_PATH entries */
+	for (int i = rule_dir ? -1 : 0; ; i++) {
+		if (i == -1) {
+			const char *slash = o->rules ? strrchr(o->rules, '/') : NULL;
+			snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - o->rules) : 1, slash ? o->rules : ".");
+		} else if (i < o->ninc) {
+			snprintf(dir, sizeof dir, "%s", o->inc[i]);
+		} else {
+			if (!env || !*env)
+				break;
+			const char *q = strchr(env, ':');
+			size_t len = q ? (size_t)(q - env) : strlen(env);
+			snprintf(dir, sizeof dir, "%.*s", (int)len, env);
+			env = q ? q + 1 : env + len;
+			if (!len)
+				continue;
 		}
-		p = q ? q + 1 : p + len;
-	}
-	for (int i = 1; i <= nd; i++) {
-		lua_rawgeti(L, dirs, i);
-		const char *d = lua_tostring(L, -1);
 		for (int init = 0; init < 2; init++) {
-			lua_pushfstring(L, init ? "%s/%s/init.lua" : "%s/%s.lua", d, rel);
-			if (file_exists(lua_tostring(L, -1))) {
-				lua_replace(L, dirs);
-				lua_settop(L, dirs);
+			snprintf(path, sizeof path, init ? "%s/%s/init.lua" : "%s/%s.lua", dir, rel);
+			if (file_exists(path)) {
+				lua_pushstring(L, path);
 				return NULL;
 			}
-			lua_pushfstring(L, "\n\tno file '%s'", lua_tostring(L, -1));
-			lua_remove(L, -2);
-			lua_insert(L, dirs); /* keep the buffer's items below the work area */
-			dirs++;
 		}
-		lua_pop(L, 1);
 	}
 	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)
 		if (strcmp(m->name, name) == 0) {
-			lua_settop(L, dirs - 1);
 			lua_pushstring(L, m->path);
 			return m;
 		}
-	lua_settop(L, dirs - 1);
-	lua_concat(L, lua_gettop(L) - lua_gettop(L) + 0);
-	(void)tried;
 	lua_pushnil(L);
 	return NULL;
 }
@@ -246,10 +229,8 @@ static int sandbox_require(lua_State *L)
 		}
 		lua_pop(L, 1);
 	}
-	int top = lua_gettop(L);
 	const hm_embedded *m = find_module(L, o, name, 1);
 	if (lua_isnil(L, -1)) {
-		lua_settop(L, top);
 		const char *places = "the rule file's directory, -I directories, HMEM_PATH and the modules built into hmem";
 		return luaL_error(L, "module '%s' not found (looked in %s)", name, places);
 	}
@@ -339,9 +320,6 @@ static int open_protected(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
 
 	/* The hmem module, with the host's own functions added. */
-	lua_getglobal(L, "require");
-	(void)lua_gettop(L);
-	lua_pop(L, 1);
 	push_env(L, o);
 	lua_getfield(L, -1, "require");
 	lua_pushliteral(L, "hmem");
@@ -352,102 +330,430 @@ static int open_protected(lua_State *L)
 		lua_pushcclosure(L, l_write, 1);
 		lua_setfield(L, hmem, "write");
 	}
+	lua_pushvalue(L, hmem);
+	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.module");
 
 	/* The rules: a file, or a pack by name. */
 	const hm_embedded *m = NULL;
 	if (file_exists(o->rules)) {
-		s->path = hm_xstrdup(o->rules);
-		s->name = hm_xstrdup(o->rules);
+		lua_pushstring(L, o->rules);
 	} else if (strchr(o->rules, '/') || strstr(o->rules, ".lua")) {
 		return luaL_error(L, "%s: no such rule file", o->rules);
 	} else {
 		lua_pushfstring(L, "hmem.rules.%s", o->rules);
-		const char *modname = lua_tostring(L, -1);
-		m = find_module(L, o, modname, 0);
+		m = find_module(L, o, lua_tostring(L, -1), 0);
 		if (lua_isnil(L, -1)) {
-			/* a pack on -I / HMEM_PATH may also be a plain NAME.lua */
-			lua_pop(L, 1);
-			m = find_module(L, o, o->rules, 0);
+			lua_pop(L, 2);
+			m = find_module(L, o, o->rules, 0); /* a plain NAME.lua on -I / HMEM_PATH */
 			if (lua_isnil(L, -1) || m)
-				return luaL_error(L, "%s: no such rule file or pack (shipped packs: size, op, phase, "
-						     "lifetime, pytorch; 'hmem packs' lists all)", o->rules);
+				return luaL_error(L, "%s: no such rule file or pack (shipped packs: size, op, phase, lifetime, "
+						     "pytorch; 'hmem packs' lists all)", o->rules);
 		}
-		s->path = hm_xstrdup(lua_tostring(L, -1));
-		lua_pushfstring(L, "%s (pack)", o->rules);
-		s->name = hm_xstrdup(lua_tostring(L, -1));
+		s->pack = 1;
 	}
+	s->path = hm_xstrdup(lua_tostring(L, -1));
+	s->name = hm_xstrdup(s->pack ? o->rules : s->path);
 	load_chunk(L, o, s->path, m ? m->source : NULL);
-	lua_pushvalue(L, -1);
-	int env_of_chunk = 0;
-	lua_getupvalue(L, -1, 1); /* the chunk's sandbox, for global hooks */
-	env_of_chunk = lua_gettop(L);
-	lua_insert(L, -2);
-	lua_pop(L, 1);
-	lua_pushvalue(L, -2);
-	lua_remove(L, -3);
-	(void)env_of_chunk;
+	lua_getupvalue(L, -1, 1);
+	int env = lua_gettop(L);
+	lua_pushvalue(L, env - 1);
 	lua_call(L, 0, 1);
-	int ret = lua_gettop(L), env = ret - 1;
+	int ret = lua_gettop(L);
 	const char *where = s->path;
-	if (lua_istable(L, ret)) {
-		lua_getfield(L, ret, "categories");
-		declare_categories(L, lua_gettop(L), c->cats);
-		lua_getfield(L, ret, "classify");
-		if (!lua_isfunction(L, -1))
-			return luaL_error(L, "%s: the returned pack has no classify function", where);
-		s->classify_ref = ref_function(L, -1, "classify", where);
-		lua_getfield(L, ret, "init");
-		s->init_ref = ref_function(L, -1, "init", where);
-		lua_getfield(L, ret, "done");
-		s->done_ref = ref_function(L, -1, "done", where);
-		lua_getfield(L, ret, "cache_by");
-		if (!lua_isnil(L, -1)) {
-			lua_getfield(L, hmem, "cache_by");
-			lua_pushvalue(L, -2);
-			lua_call(L, 1, 0);
-		}
-	} else {
-		lua_rawgetp(L, LUA_REGISTRYINDEX, NULL);
+	int src = ret;
+	if (!lua_istable(L, ret)) {
+		src = env; /* hooks are globals of the rule file */
+		lua_pushliteral(L, "classify");
+		if (lua_rawget(L, env) != LUA_TFUNCTION)
+			return luaL_error(L, "%s: defines no function classify(row) (it must return a category name for one "
+					     "allocation), and returns no pack table", where);
 		lua_pop(L, 1);
-		if (lua_rawgetfield_compat(L, env, "classify") != LUA_TFUNCTION)
-			return luaL_error(L, "%s: defines no function classify(row) (it must return a category name "
-					     "for one allocation), and returns no pack table", where);
-		s->classify_ref = ref_function(L, -1, "classify", where);
-		lua_rawgetfield_compat(L, env, "init");
-		s->init_ref = ref_function(L, -1, "init", where);
-		lua_rawgetfield_compat(L, env, "done");
-		s->done_ref = ref_function(L, -1, "done", where);
-		lua_rawgetfield_compat(L, env, "categories");
-		declare_categories(L, lua_gettop(L), c->cats);
+	}
+	const char *hooks[] = {"classify", "init", "done"};
+	int *refs[] = {&s->classify_ref, &s->init_ref, &s->done_ref};
+	for (int i = 0; i < 3; i++) {
+		lua_pushstring(L, hooks[i]);
+		lua_rawget(L, src);
+		if (i == 0 && !lua_isfunction(L, -1))
+			return luaL_error(L, "%s: the returned pack has no classify function", where);
+		*refs[i] = ref_function(L, -1, hooks[i], where);
+		lua_pop(L, 1);
+	}
+	lua_pushliteral(L, "categories");
+	lua_rawget(L, src);
+	declare_categories(L, lua_gettop(L), c->cats);
+	lua_pop(L, 1);
+	lua_pushliteral(L, "cache_by");
+	if (lua_rawget(L, src) != LUA_TNIL) {
+		lua_getfield(L, hmem, "cache_by");
+		lua_insert(L, -2);
+		lua_call(L, 1, 0);
+	} else {
+		lua_pop(L, 1);
+	}
+	if (src == ret) {
+		lua_getfield(L, ret, "name");
+		if (lua_isstring(L, -1)) {
+			free(s->pack_name);
+			s->pack_name = hm_xstrdup(lua_tostring(L, -1));
+		}
+		lua_pop(L, 1);
 	}
 
 	/* cache_by: field names become ids; lists cannot be keys. */
 	lua_getfield(L, hmem, "_cache_by");
-	if (lua_istable(L, -1)) {
-		for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
-			size_t n;
-			const char *f = lua_tolstring(L, -1, &n);
-			int id = hm_field_id(f, n);
-			if (id == HM_F_NONE || id == HM_F_CATEGORY)
-				return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
-			hm_value v;
-			(void)v;
-			if (id == HM_F_OPS || id == HM_F_ANNOTATIONS || id == HM_F_PYTHON || id == HM_F_FREE_OPS || id == HM_F_STACK)
-				return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
-			if (s->ncache == (int)(sizeof s->cache_fields / sizeof *s->cache_fields))
-				return luaL_error(L, "cache_by: at most 16 fields");
-			s->cache_fields[s->ncache++] = id;
-			lua_pop(L, 1);
-		}
+	for (lua_Integer i = 1; lua_istable(L, -1) && lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+		size_t n;
+		const char *f = lua_tolstring(L, -1, &n);
+		int id = hm_field_id(f, n);
+		if (id == HM_F_NONE || id == HM_F_CATEGORY)
+			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
+		hm_value v = {0};
+		if (id == HM_F_OPS || id == HM_F_ANNOTATIONS || id == HM_F_PYTHON || id == HM_F_FREE_OPS || id == HM_F_STACK)
+			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
+		(void)v;
+		if (s->ncache == (int)(sizeof s->cache_fields / sizeof *s->cache_fields))
+			return luaL_error(L, "cache_by: at most 16 fields");
+		s->cache_fields[s->ncache++] = id;
 		lua_pop(L, 1);
 	}
-	lua_pop(L, 1);
-	lua_pushvalue(L, hmem);
-	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.module");
 
 	if (s->init_ref != LUA_NOREF) {
 		lua_rawgeti(L, LUA_REGISTRYINDEX, s->init_ref);
 		lua_call(L, 0, 0);
 	}
 	return 0;
+}
+
+/* A traceback through no Lua file (a syntax error, a missing file) says nothing. */
+static void error_text(lua_State *L, char *err, size_t errsz)
+{
+	const char *msg = lua_tostring(L, -1), *tb = strstr(msg, "\nstack traceback:");
+	int useful = tb && strstr(tb, ".lua:");
+	snprintf(err, errsz, "%.*s", useful || !tb ? (int)strlen(msg) : (int)(tb - msg), msg);
+}
+
+hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, size_t errsz)
+{
+	lua_State *L = luaL_newstate();
+	if (!L) {
+		snprintf(err, errsz, "cannot create a Lua state (out of memory)");
+		return NULL;
+	}
+	hm_script *s = hm_xcalloc(1, sizeof *s);
+	s->L = L;
+	s->o = o;
+	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
+	open_ctx c = {s, cats};
+	lua_pushcfunction(L, open_protected);
+	lua_pushlightuserdata(L, &c);
+	if (hm_lua_docall(L, 1, 0) != LUA_OK) {
+		error_text(L, err, errsz);
+		hm_script_close(s);
+		return NULL;
+	}
+	lua_newtable(L);
+	s->cats_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	return s;
+}
+
+const char *hm_script_name(const hm_script *s)
+{
+	return s->name;
+}
+
+/* Which event was being classified, for error messages. */
+static void describe(const hm_file *f, const hm_series *x, size_t k, char *out, size_t n)
+{
+	const hm_trace *t = f->t;
+	uint32_t e = x->ev[k];
+	char ts[32];
+	hm_fmt_us(ts, t->mem.ts[e]);
+	int32_t op = f->op_of[e];
+	snprintf(out, n, "while classifying the %s of %lld bytes on %s at ts %s (op %s) in %s",
+		 t->mem.bytes[e] < 0 ? "free" : "allocation",
+		 (long long)(t->mem.bytes[e] < 0 ? -t->mem.bytes[e] : t->mem.bytes[e]), x->device, ts,
+		 op >= 0 ? t->names.str[t->sl.name[op]] : "none", t->path);
+}
+
+/* Category id of the string on top of the stack (popped); the cache table keeps Lua's
+ * interned string as the key, so repeated names cost one table lookup. [-1, +0, m] */
+static int32_t category_id(lua_State *L, int cache, hm_strtab *cats)
+{
+	lua_pushvalue(L, -1);
+	if (lua_rawget(L, cache) == LUA_TNUMBER) {
+		int32_t id = (int32_t)lua_tointeger(L, -1);
+		lua_pop(L, 2);
+		return id;
+	}
+	lua_pop(L, 1);
+	size_t len;
+	const char *name = lua_tolstring(L, -1, &len);
+	int32_t id = (int32_t)hm_strtab_intern(cats, name, len);
+	lua_pushinteger(L, id);
+	lua_rawset(L, cache);
+	return id;
+}
+
+/* The cache_by key of a row: each field's type and value, as bytes. Returns its memo slot. */
+static uint32_t cache_slot(hm_script *s, const hm_rowref *r)
+{
+	size_t n = 0;
+	for (int i = 0; i < s->ncache; i++) {
+		hm_value v;
+		hm_field_get(r, s->cache_fields[i], NULL, &v);
+		size_t need = n + 1 + sizeof(int64_t) + sizeof(size_t) + (v.type == HM_V_STR ? v.len : 0);
+		hm_grow(&s->keybuf, &s->keycap, need, 1);
+		s->keybuf[n++] = (char)v.type;
+		if (v.type == HM_V_INT || v.type == HM_V_BOOL)
+			memcpy(s->keybuf + n, &v.i, sizeof v.i), n += sizeof v.i;
+		else if (v.type == HM_V_NUM)
+			memcpy(s->keybuf + n, &v.d, sizeof v.d), n += sizeof v.d;
+		else if (v.type == HM_V_STR) {
+			memcpy(s->keybuf + n, &v.len, sizeof v.len), n += sizeof v.len;
+			memcpy(s->keybuf + n, v.s, v.len), n += v.len;
+		}
+	}
+	uint32_t id = hm_strtab_intern(&s->cache_keys, s->keybuf, n);
+	if (id >= s->cache_cap) {
+		size_t old = s->cache_cap;
+		hm_grow(&s->cache_cat, &s->cache_cap, id + 1, sizeof *s->cache_cat);
+		for (size_t i = old; i < s->cache_cap; i++)
+			s->cache_cat[i] = -1;
+	}
+	return id;
+}
+
+int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, size_t errsz)
+{
+	lua_State *L = s->L;
+	const hm_mem *m = &f->t->mem;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, s->cats_ref);
+	int cache = lua_gettop(L);
+	for (size_t si = 0; si < f->nseries; si++) {
+		hm_series *x = &f->series[si];
+		for (size_t k = 0; k < x->n; k++) {
+			int64_t b = m->bytes[x->ev[k]];
+			if (b == 0) {
+				x->cat[k] = -1;
+				continue;
+			}
+			if (b < 0 && x->partner[k] >= 0) {
+				x->cat[k] = x->cat[x->partner[k]];
+				continue;
+			}
+			uint32_t slot = 0;
+			if (s->ncache) {
+				hm_rowref ref = {f, x, (uint32_t)k};
+				slot = cache_slot(s, &ref);
+				if (s->cache_cat[slot] >= 0) {
+					x->cat[k] = s->cache_cat[slot];
+					s->cache_hits++;
+					continue;
+				}
+			}
+			lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
+			hm_lua_row_push(L, f, x, (uint32_t)k, NULL);
+			s->calls++;
+			char where[512];
+			if (hm_lua_docall(L, 1, 1) != LUA_OK) {
+				describe(f, x, k, where, sizeof where);
+				const char *msg = lua_tostring(L, -1);
+				const char *tb = strstr(msg, "\nstack traceback:");
+				snprintf(err, errsz, "%.*s\n  %s%s", tb ? (int)(tb - msg) : (int)strlen(msg), msg, where, tb ? tb : "");
+				lua_settop(L, cache - 1);
+				return -1;
+			}
+			int type = lua_type(L, -1);
+			if (type == LUA_TNIL) {
+				lua_pop(L, 1);
+				lua_pushliteral(L, "unclassified");
+			} else if (type != LUA_TSTRING) {
+				lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
+				lua_Debug ar;
+				lua_getinfo(L, ">S", &ar);
+				describe(f, x, k, where, sizeof where);
+				snprintf(err, errsz, "%s:%d: classify returned a %s; it must return a category name (a string) or nil\n  %s",
+					 ar.short_src, ar.linedefined, lua_typename(L, type), where);
+				lua_settop(L, cache - 1);
+				return -1;
+			}
+			x->cat[k] = category_id(L, cache, cats);
+			if (s->ncache)
+				s->cache_cat[slot] = x->cat[k];
+		}
+	}
+	lua_settop(L, cache - 1);
+	return 0;
+}
+
+typedef struct finish_ctx {
+	hm_script *s;
+	hm_report *rep;
+} finish_ctx;
+
+/* [-1, +0, e] */
+static int finish_protected(lua_State *L)
+{
+	finish_ctx *c = lua_touserdata(L, 1);
+	hm_lua_aggregate_all(L, c->rep);
+	if (c->s->done_ref != LUA_NOREF) {
+		lua_rawgeti(L, LUA_REGISTRYINDEX, c->s->done_ref);
+		hm_lua_report_push(L, c->rep);
+		lua_call(L, 1, 0);
+	}
+	return 0;
+}
+
+int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
+{
+	finish_ctx c = {s, rep};
+	lua_pushcfunction(s->L, finish_protected);
+	lua_pushlightuserdata(s->L, &c);
+	if (hm_lua_docall(s->L, 1, 0) != LUA_OK) {
+		error_text(s->L, err, errsz);
+		lua_pop(s->L, 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* [-1, +0, e] */
+static int packs_protected(lua_State *L)
+{
+	const hm_script_opts *o = lua_touserdata(L, 1);
+	FILE *out = lua_touserdata(L, 2);
+	luaL_openlibs(L);
+	hm_lua_row_register(L);
+	lua_newtable(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
+	lua_newtable(L); /* name -> true, to list each once (first found wins) */
+	int seen = lua_gettop(L);
+	/* -I and HMEM_PATH first, as the loader searches them first */
+	for (int i = 0;; i++) {
+		const char *dir = NULL;
+		char buf[4096];
+		if (i < o->ninc) {
+			dir = o->inc[i];
+		} else {
+			const char *env = getenv("HMEM_PATH");
+			int k = i - o->ninc;
+			for (const char *p = env; p && *p && !dir;) {
+				const char *q = strchr(p, ':');
+				size_t len = q ? (size_t)(q - p) : strlen(p);
+				if (len && k-- == 0) {
+					snprintf(buf, sizeof buf, "%.*s", (int)len, p);
+					dir = buf;
+				}
+				p = q ? q + 1 : p + len;
+			}
+			if (!dir)
+				break;
+		}
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			if (n < 5 || strcmp(e->d_name + n - 4, ".lua") || e->d_name[0] == '.')
+				continue;
+			lua_pushlstring(L, e->d_name, n - 4);
+			lua_pushfstring(L, "%s/%s", dir, e->d_name);
+			lua_settop(L, lua_gettop(L));
+		}
+		if (d)
+			closedir(d);
+		/* sort the names found in this directory */
+		int base = seen + 1, top = lua_gettop(L);
+		lua_createtable(L, (top - base + 1) / 2, 0);
+		for (int j = base; j < top; j += 2) {
+			lua_pushvalue(L, j);
+			lua_rawseti(L, -2, (j - base) / 2 + 1);
+		}
+		lua_getglobal(L, "table");
+		lua_getfield(L, -1, "sort");
+		lua_pushvalue(L, -3);
+		lua_call(L, 1, 0);
+		lua_pop(L, 1);
+		int list = lua_gettop(L);
+		for (lua_Integer j = 1; lua_rawgeti(L, list, j) != LUA_TNIL; j++) {
+			const char *name = lua_tostring(L, -1);
+			if (lua_getfield(L, seen, name) == LUA_TNIL) {
+				lua_pushboolean(L, 1);
+				lua_setfield(L, seen, name);
+				lua_pushfstring(L, "%s/%s.lua", dir, name);
+				const char *path = lua_tostring(L, -1);
+				load_chunk(L, o, path, NULL);
+				lua_pushcfunction(L, msghandler);
+				lua_insert(L, -2);
+				const char *desc = "(could not be loaded)";
+				if (lua_pcall(L, 0, 1, -2) == LUA_OK && lua_istable(L, -1)) {
+					lua_getfield(L, -1, "description");
+					desc = lua_isstring(L, -1) ? lua_tostring(L, -1) : "(a rule file; no description)";
+				} else if (lua_isnil(L, -1)) {
+					desc = "(a rule file with global hooks; no description)";
+				}
+				fprintf(out, "  %-12s %s\n                 %s\n", name, desc, path);
+			}
+			lua_settop(L, list);
+		}
+		lua_settop(L, seen);
+	}
+	for (const hm_embedded *m = hm_embedded_modules; m->name; m++) {
+		if (strncmp(m->name, "hmem.rules.", 11))
+			continue;
+		const char *name = m->name + 11;
+		if (lua_getfield(L, seen, name) != LUA_TNIL) {
+			lua_pop(L, 1);
+			continue;
+		}
+		lua_pop(L, 1);
+		load_chunk(L, o, m->path, m->source);
+		lua_call(L, 0, 1);
+		lua_getfield(L, -1, "description");
+		fprintf(out, "  %-12s %s  (shipped)\n", name, lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+		lua_settop(L, seen);
+	}
+	return 0;
+}
+
+int hm_script_list_packs(const hm_script_opts *o, FILE *out)
+{
+	lua_State *L = luaL_newstate();
+	if (!L)
+		return HM_EXIT_INTERNAL;
+	fprintf(out, "rule packs (use a name in place of a rule file: hmem run NAME PATH...):\n");
+	lua_pushcfunction(L, packs_protected);
+	lua_pushlightuserdata(L, (void *)o);
+	lua_pushlightuserdata(L, out);
+	int rc = HM_EXIT_OK;
+	if (hm_lua_docall(L, 2, 0) != LUA_OK) {
+		fprintf(stderr, "hmem: %s\n", lua_tostring(L, -1));
+		rc = HM_EXIT_SCRIPT;
+	}
+	lua_close(L);
+	return rc;
+}
+
+uint64_t hm_script_calls(const hm_script *s)
+{
+	return s->calls;
+}
+
+uint64_t hm_script_cache_hits(const hm_script *s)
+{
+	return s->cache_hits;
+}
+
+void hm_script_close(hm_script *s)
+{
+	if (!s)
+		return;
+	lua_close(s->L);
+	free(s->path);
+	free(s->name);
+	free(s->pack_name);
+	hm_strtab_free(&s->cache_keys);
+	free(s->cache_cat);
+	free(s->keybuf);
+	free(s);
 }

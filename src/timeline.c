@@ -97,3 +97,52 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 		s->cats[c].at_peak = val[c];
 	free(val);
 }
+
+static const hm_series *sort_s;
+static const hm_mem *sort_m;
+
+static int cmp_size(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int64_t bx = sort_m->bytes[sort_s->ev[x]], by = sort_m->bytes[sort_s->ev[y]];
+	bx = bx < 0 ? -bx : bx;
+	by = by < 0 ? -by : by;
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Live at position p (after applying event p; p = -1 is the state before the first). */
+static size_t live_after(const hm_series *s, const hm_mem *m, long p, uint32_t *out, size_t cap)
+{
+	size_t n = 0;
+	if (!s->has_addr)
+		return 0; /* without Addr, frees cannot be matched: nothing is known to be live */
+	uint32_t *all = hm_xcalloc(s->n + 1, sizeof *all);
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t b = m->bytes[s->ev[k]];
+		int live = b > 0 ? (long)k <= p && (s->partner[k] < 0 || s->partner[k] > p)
+				 : s->before[k] && (long)k > p;
+		if (live)
+			all[n++] = (uint32_t)k;
+	}
+	sort_s = s, sort_m = m;
+	if (n)
+		qsort(all, n, sizeof *all, cmp_size);
+	memcpy(out, all, (n < cap ? n : cap) * sizeof *out);
+	free(all);
+	return n;
+}
+
+size_t hm_live_at_peak(const hm_series *s, const hm_mem *m, uint32_t *out, size_t cap)
+{
+	return live_after(s, m, s->peak_k, out, cap);
+}
+
+size_t hm_live_at(const hm_series *s, const hm_mem *m, int64_t ts, uint32_t *out, size_t cap)
+{
+	long p = -1; /* the last event at or before ts */
+	while (p + 1 < (long)s->n && m->ts[s->ev[p + 1]] <= ts)
+		p++;
+	return live_after(s, m, p, out, cap);
+}

@@ -15,4 +15,14 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats);
  * Then, for each k, val[s->cat[k]] += m->bytes[s->ev[k]] (skip cat -1). */
 void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats);
 
+/* The allocations live at the device's peak, largest first (ties: earlier first), as
+ * positions in s: allocations made before the peak and freed after it (or never), and
+ * frees of memory from before the trace that happen after it. Writes at most cap
+ * positions to out; returns how many there are in all. */
+size_t hm_live_at_peak(const hm_series *s, const hm_mem *m, uint32_t *out, size_t cap);
+
+/* The same for any time (ns): live at ts means allocated at or before it and not freed
+ * at or before it. */
+size_t hm_live_at(const hm_series *s, const hm_mem *m, int64_t ts, uint32_t *out, size_t cap);
+
 #endif

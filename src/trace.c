@@ -115,7 +115,7 @@ static int scan_value(rd *r, int keep, size_t *start)
 	size_t s = r->pos, i = r->pos;
 	long depth = 0;
 	int scalar = 0;
-	size_t str_from = 0; /* inside a string whose body starts here (0: not in a string) */
+	size_t str_from = SIZE_MAX; /* inside a string whose body starts here (SIZE_MAX: not in one) */
 	char c0 = r->buf[i];
 	if (c0 != '{' && c0 != '[' && c0 != '"')
 		scalar = 1;
@@ -124,14 +124,14 @@ static int scan_value(rd *r, int keep, size_t *start)
 		refill:
 			if (r->eof || r->failed)
 				break;
-			size_t shift = fill(r, keep ? s : (str_from ? str_from : i));
+			size_t shift = fill(r, keep ? s : (str_from != SIZE_MAX ? str_from : i));
 			s -= shift;
 			i -= shift;
-			if (str_from)
+			if (str_from != SIZE_MAX)
 				str_from -= shift;
 			continue;
 		}
-		if (str_from) {
+		if (str_from != SIZE_MAX) {
 			/* Resume from the string's start so escapes split by a refill are seen whole. */
 			const char *q = string_end(r->buf + str_from, r->buf + r->len);
 			if (!q) {
@@ -139,7 +139,7 @@ static int scan_value(rd *r, int keep, size_t *start)
 				goto refill;
 			}
 			i = (size_t)(q - r->buf) + 1;
-			str_from = 0;
+			str_from = SIZE_MAX;
 			if (depth == 0)
 				goto done;
 			continue;
@@ -602,7 +602,6 @@ static void add_thread_name(rd *r, ev *x)
 static void parse_event(rd *r, const char *p, const char *e)
 {
 	ev x = {0};
-	r->t->events++;
 	if (*p != '{') {
 		fail_at(r, off_of(r, p), r->top_array ? "not a Chrome trace: the top-level array holds %s, not event objects "
 							 "(export_memory_timeline output is not a trace)"
@@ -656,6 +655,7 @@ static void parse_events(rd *r)
 		parse_event(r, r->buf + s, r->buf + r->pos);
 		if (r->failed)
 			return;
+		r->t->events++;
 		c = peek(r);
 		if (c == ',') {
 			r->pos++;

@@ -216,9 +216,10 @@ int hm_fmt_us(char *buf, int64_t ns)
 void hm_fmt_bytes(char *buf, size_t n, int64_t bytes)
 {
 	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)(bytes < 0 ? -bytes : bytes);
+	double v = (double)(bytes < 0 ? 0 - (uint64_t)bytes : (uint64_t)bytes);
 	int u = 0;
-	while (v >= 1024 && u < 5)
+	/* Move up a unit also when two decimals would round to 1024.00. */
+	while ((v >= 1024 || (u > 0 && v >= 1023.995)) && u < 5)
 		v /= 1024, u++;
 	const char *sign = bytes < 0 ? "-" : "";
 	if (u == 0)

@@ -1,0 +1,664 @@
+/* What done(report) sees: the report as tables, series as userdata with methods, and
+ * the group-bys declared with hmem.aggregate, computed here with C hash tables (Lua is
+ * called only for key or where functions). */
+#include "lbind.h"
+#include "timeline.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct series_ud {
+	const hm_file *f;
+	const hm_series *s;
+	const hm_report *rep;
+} series_ud;
+
+static void push_opt_int(lua_State *L, int64_t v)
+{
+	if (v == HM_NONE)
+		lua_pushnil(L);
+	else
+		lua_pushinteger(L, (lua_Integer)v);
+}
+
+/* A list of rows for positions pos[0..n). [-0, +1, m] */
+static void push_rows(lua_State *L, const series_ud *u, const uint32_t *pos, size_t n)
+{
+	lua_createtable(L, (int)n, 0);
+	for (size_t i = 0; i < n; i++) {
+		hm_lua_row_push(L, u->f, u->s, pos[i], u->rep->cats);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
+/* series:timeline(category [, {points = N}]) -> ts (µs) and bytes arrays: the value
+ * before the first event and after every event; with points, at most 2N points, the
+ * min and max of each of N time buckets, so no peak is lost. [-?, +2, e] */
+static int series_timeline(lua_State *L)
+{
+	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
+	size_t len;
+	const char *name = luaL_checklstring(L, 2, &len);
+	lua_Integer points = 0;
+	if (lua_istable(L, 3)) {
+		lua_getfield(L, 3, "points");
+		points = luaL_optinteger(L, -1, 0);
+		luaL_argcheck(L, points >= 0, 3, "points must be positive");
+	}
+	const hm_strtab *cats = u->rep->cats;
+	long cat = -1;
+	for (size_t c = 0; c < cats->n; c++)
+		if (cats->len[c] == len && memcmp(cats->str[c], name, len) == 0)
+			cat = (long)c;
+	if (cat < 0)
+		return luaL_error(L, "timeline: no category '%s'", name);
+	const hm_series *s = u->s;
+	const hm_mem *m = &u->f->t->mem;
+	size_t n = s->n + 1;
+	int64_t v = (size_t)cat < s->ncats ? s->cats[cat].start : 0;
+	int64_t t0 = s->n ? m->ts[s->ev[0]] : 0, t1 = s->n ? m->ts[s->ev[s->n - 1]] : 0;
+	lua_createtable(L, (int)n, 0);
+	lua_createtable(L, (int)n, 0);
+	int tsi = lua_gettop(L) - 1, bi = tsi + 1;
+	lua_Integer out = 0;
+	/* bucket state: min and max seen with their times */
+	long bucket = -1;
+	int64_t mn = 0, mx = 0, tmn = 0, tmx = 0;
+	for (size_t k = 0; k <= s->n; k++) {
+		int64_t ts = k == 0 ? t0 : m->ts[s->ev[k - 1]];
+		if (k > 0 && s->cat[k - 1] == cat)
+			v += m->bytes[s->ev[k - 1]];
+		if (!points || (lua_Integer)n <= 2 * points) {
+			lua_pushnumber(L, (lua_Number)ts / 1000.0);
+			lua_rawseti(L, tsi, ++out);
+			lua_pushinteger(L, v);
+			lua_rawseti(L, bi, out);
+			continue;
+		}
+		long b = t1 > t0 ? (long)((double)(ts - t0) / (double)(t1 - t0) * (double)points) : 0;
+		if (b >= points)
+			b = (long)points - 1;
+		if (b != bucket) {
+			if (bucket >= 0) {
+				int64_t ta = tmn <= tmx ? tmn : tmx, tb = tmn <= tmx ? tmx : tmn;
+				int64_t va = tmn <= tmx ? mn : mx, vb = tmn <= tmx ? mx : mn;
+				lua_pushnumber(L, (lua_Number)ta / 1000.0), lua_rawseti(L, tsi, ++out);
+				lua_pushinteger(L, va), lua_rawseti(L, bi, out);
+				lua_pushnumber(L, (lua_Number)tb / 1000.0), lua_rawseti(L, tsi, ++out);
+				lua_pushinteger(L, vb), lua_rawseti(L, bi, out);
+			}
+			bucket = b, mn = mx = v, tmn = tmx = ts;
+		} else {
+			if (v < mn)
+				mn = v, tmn = ts;
+			if (v > mx)
+				mx = v, tmx = ts;
+		}
+	}
+	if (points && (lua_Integer)n > 2 * points && bucket >= 0) {
+		int64_t ta = tmn <= tmx ? tmn : tmx, tb = tmn <= tmx ? tmx : tmn;
+		int64_t va = tmn <= tmx ? mn : mx, vb = tmn <= tmx ? mx : mn;
+		lua_pushnumber(L, (lua_Number)ta / 1000.0), lua_rawseti(L, tsi, ++out);
+		lua_pushinteger(L, va), lua_rawseti(L, bi, out);
+		lua_pushnumber(L, (lua_Number)tb / 1000.0), lua_rawseti(L, tsi, ++out);
+		lua_pushinteger(L, vb), lua_rawseti(L, bi, out);
+	}
+	return 2;
+}
+
+/* series:live_at(ts) -> the rows live at ts (µs), largest first. The scratch buffer
+ * is a userdata, so nothing malloc'd is held while rows are pushed. [-1, +1, e] */
+static int series_live_at(lua_State *L)
+{
+	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
+	lua_Number ts = luaL_checknumber(L, 2);
+	uint32_t *pos = lua_newuserdatauv(L, (u->s->n + 1) * sizeof *pos, 0);
+	size_t n = hm_live_at(u->s, &u->f->t->mem, (int64_t)(ts * 1000.0 + (ts >= 0 ? 0.5 : -0.5)), pos, u->s->n);
+	push_rows(L, u, pos, n);
+	return 1;
+}
+
+/* series:allocations() -> every classified row (allocations and unpaired frees), in time
+ * order. [-1, +1, m] */
+static int series_allocations(lua_State *L)
+{
+	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
+	const hm_series *s = u->s;
+	const hm_mem *m = &u->f->t->mem;
+	lua_createtable(L, (int)s->allocs, 0);
+	lua_Integer i = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t b = m->bytes[s->ev[k]];
+		if (b > 0 || (b < 0 && s->partner[k] < 0)) {
+			hm_lua_row_push(L, u->f, u->s, (uint32_t)k, u->rep->cats);
+			lua_rawseti(L, -2, ++i);
+		}
+	}
+	return 1;
+}
+
+static const luaL_Reg series_methods[] = {
+	{"timeline", series_timeline},
+	{"live_at", series_live_at},
+	{"allocations", series_allocations},
+	{NULL, NULL},
+};
+
+/* series.field or series:method. [-0, +1, e] */
+static int series_index(lua_State *L)
+{
+	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
+	const char *k = luaL_checkstring(L, 2);
+	const hm_series *s = u->s;
+	const hm_trace *t = u->f->t;
+	for (const luaL_Reg *r = series_methods; r->name; r++)
+		if (!strcmp(k, r->name)) {
+			lua_pushcfunction(L, r->func);
+			return 1;
+		}
+	if (!strcmp(k, "path")) lua_pushstring(L, t->path);
+	else if (!strcmp(k, "rank")) push_opt_int(L, t->rank);
+	else if (!strcmp(k, "device")) lua_pushstring(L, s->device);
+	else if (!strcmp(k, "memory_events")) lua_pushinteger(L, (lua_Integer)s->n);
+	else if (!strcmp(k, "allocs")) lua_pushinteger(L, (lua_Integer)s->allocs);
+	else if (!strcmp(k, "frees")) lua_pushinteger(L, (lua_Integer)s->frees);
+	else if (!strcmp(k, "matched_frees")) lua_pushinteger(L, (lua_Integer)s->matched_frees);
+	else if (!strcmp(k, "before_trace_bytes")) lua_pushinteger(L, s->start_bytes);
+	else if (!strcmp(k, "peak_bytes")) lua_pushinteger(L, s->peak);
+	else if (!strcmp(k, "peak_ts")) lua_pushnumber(L, (lua_Number)s->peak_ts / 1000.0);
+	else if (!strcmp(k, "end_bytes")) lua_pushinteger(L, s->end_bytes);
+	else if (!strcmp(k, "max_reserved_bytes")) push_opt_int(L, s->max_reserved);
+	else if (!strcmp(k, "mismatches")) lua_pushinteger(L, (lua_Integer)s->mismatches);
+	else if (!strcmp(k, "categories")) {
+		lua_newtable(L);
+		lua_Integer i = 0;
+		for (size_t c = 0; c < s->ncats; c++) {
+			const hm_catstat *cs = &s->cats[c];
+			if (!cs->used)
+				continue;
+			lua_createtable(L, 0, 6);
+			lua_pushlstring(L, u->rep->cats->str[c], u->rep->cats->len[c]);
+			lua_setfield(L, -2, "name");
+			const char *keys[] = {"peak_bytes", "bytes_at_peak", "end_bytes", "allocs", "alloc_bytes"};
+			int64_t vals[] = {cs->peak, cs->at_peak, cs->end, (int64_t)cs->allocs, (int64_t)cs->alloc_bytes};
+			for (int j = 0; j < 5; j++) {
+				lua_pushinteger(L, vals[j]);
+				lua_setfield(L, -2, keys[j]);
+			}
+			lua_rawseti(L, -2, ++i);
+		}
+	} else if (!strcmp(k, "live_at_peak")) {
+		size_t top = u->rep->top ? u->rep->top : 20;
+		uint32_t *pos = lua_newuserdatauv(L, top * sizeof *pos, 0);
+		size_t n = hm_live_at_peak(s, &t->mem, pos, top);
+		push_rows(L, u, pos, n < top ? n : top);
+	} else
+		return luaL_error(L, "series has no field '%s' (fields: path, rank, device, memory_events, allocs, "
+				  "frees, matched_frees, before_trace_bytes, peak_bytes, peak_ts, end_bytes, "
+				  "max_reserved_bytes, mismatches, categories, live_at_peak; methods: timeline, "
+				  "live_at, allocations)", k);
+	return 1;
+}
+
+static int series_tostring(lua_State *L)
+{
+	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
+	lua_pushfstring(L, "hmem.series(%s %s)", u->f->t->path, u->s->device);
+	return 1;
+}
+
+void hm_lua_series_register(lua_State *L)
+{
+	luaL_newmetatable(L, HM_SERIES_META);
+	lua_pushcfunction(L, series_index);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, series_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+}
+
+static void push_cell(lua_State *L, const hm_cell *c)
+{
+	switch (c->type) {
+	case HM_V_INT: lua_pushinteger(L, (lua_Integer)c->i); break;
+	case HM_V_NUM: lua_pushnumber(L, c->d); break;
+	case HM_V_STR: lua_pushstring(L, c->s); break;
+	case HM_V_BOOL: lua_pushboolean(L, (int)c->i); break;
+	default: lua_pushnil(L); break;
+	}
+}
+
+void hm_lua_report_push(lua_State *L, const hm_report *rep)
+{
+	lua_createtable(L, 0, 6);
+	lua_pushstring(L, rep->rules ? rep->rules : "");
+	lua_setfield(L, -2, "rules");
+	lua_createtable(L, (int)rep->cats->n, 0);
+	for (size_t c = 0; c < rep->cats->n; c++) {
+		lua_pushlstring(L, rep->cats->str[c], rep->cats->len[c]);
+		lua_rawseti(L, -2, (lua_Integer)c + 1);
+	}
+	lua_setfield(L, -2, "categories");
+	lua_createtable(L, (int)rep->nfiles, 0);
+	for (size_t i = 0; i < rep->nfiles; i++) {
+		const hm_trace *t = rep->files[i]->t;
+		lua_createtable(L, 0, 4);
+		lua_pushstring(L, t->path);
+		lua_setfield(L, -2, "path");
+		push_opt_int(L, t->rank);
+		lua_setfield(L, -2, "rank");
+		lua_pushinteger(L, (lua_Integer)t->events);
+		lua_setfield(L, -2, "events");
+		lua_pushinteger(L, (lua_Integer)t->mem.n);
+		lua_setfield(L, -2, "memory_events");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_setfield(L, -2, "inputs");
+	lua_newtable(L);
+	lua_Integer n = 0;
+	for (size_t i = 0; i < rep->nfiles; i++)
+		for (size_t s = 0; s < rep->files[i]->nseries; s++) {
+			series_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+			u->f = rep->files[i];
+			u->s = &rep->files[i]->series[s];
+			u->rep = rep;
+			luaL_setmetatable(L, HM_SERIES_META);
+			lua_rawseti(L, -2, ++n);
+		}
+	lua_setfield(L, -2, "series");
+	lua_createtable(L, 0, (int)rep->naggs);
+	for (size_t a = 0; a < rep->naggs; a++) {
+		const hm_agg *g = &rep->aggs[a];
+		lua_createtable(L, 0, 2);
+		lua_createtable(L, (int)g->ncols, 0);
+		for (size_t c = 0; c < g->ncols; c++) {
+			lua_pushstring(L, g->cols[c]);
+			lua_rawseti(L, -2, (lua_Integer)c + 1);
+		}
+		lua_setfield(L, -2, "columns");
+		lua_createtable(L, (int)g->nrows, 0);
+		for (size_t r = 0; r < g->nrows; r++) {
+			lua_createtable(L, 0, (int)g->ncols);
+			for (size_t c = 0; c < g->ncols; c++) {
+				push_cell(L, &g->cells[r * g->ncols + c]);
+				lua_setfield(L, -2, g->cols[c]);
+			}
+			lua_rawseti(L, -2, (lua_Integer)r + 1);
+		}
+		lua_setfield(L, -2, "rows");
+		lua_setfield(L, -2, g->name);
+	}
+	lua_setfield(L, -2, "aggregations");
+}
+
+/* ---- aggregations ---- */
+
+/* Group state lives in a userdata with __gc, so a Lua error in a key or where function
+ * frees it. */
+typedef struct agg_work {
+	hm_strtab keys; /* key bytes -> group */
+	size_t ngroups, cap, nkeys;
+	uint64_t *count;
+	int64_t *isum, *imax;
+	double *dsum, *dmax;
+	uint8_t *has_max;
+	int sum_float, max_float;
+	hm_cell *keyvals; /* ngroups x nkeys, strings owned */
+	char *buf, *tmp;
+	size_t bufcap, tmpcap;
+} agg_work;
+
+#define AGG_META "hmem.aggwork"
+
+static int agg_gc(lua_State *L)
+{
+	agg_work *w = luaL_checkudata(L, 1, AGG_META);
+	for (size_t i = 0; i < w->ngroups * w->nkeys; i++)
+		free(w->keyvals[i].s);
+	free(w->keyvals), free(w->count), free(w->isum), free(w->imax), free(w->dsum), free(w->dmax);
+	free(w->has_max), free(w->buf), free(w->tmp);
+	hm_strtab_free(&w->keys);
+	memset(w, 0, sizeof *w);
+	return 0;
+}
+
+static void buf_add(agg_work *w, size_t *n, const void *p, size_t len)
+{
+	hm_grow(&w->buf, &w->bufcap, *n + len, 1);
+	memcpy(w->buf + *n, p, len);
+	*n += len;
+}
+
+/* A key value (string, number, boolean or nil) appended as type + bytes. */
+static void key_add(agg_work *w, size_t *n, const hm_value *v)
+{
+	char type = (char)v->type;
+	buf_add(w, n, &type, 1);
+	if (v->type == HM_V_STR) {
+		buf_add(w, n, &v->len, sizeof v->len);
+		buf_add(w, n, v->s, v->len);
+	} else if (v->type == HM_V_NUM) {
+		buf_add(w, n, &v->d, sizeof v->d);
+	} else if (v->type != HM_V_NIL) {
+		buf_add(w, n, &v->i, sizeof v->i);
+	}
+}
+
+/* The value at the top of the stack as a key (popped after use by the caller). */
+static void lua_key(lua_State *L, hm_value *v)
+{
+	memset(v, 0, sizeof *v);
+	switch (lua_type(L, -1)) {
+	case LUA_TNIL: break;
+	case LUA_TBOOLEAN: v->type = HM_V_BOOL, v->i = lua_toboolean(L, -1); break;
+	case LUA_TNUMBER:
+		if (lua_isinteger(L, -1))
+			v->type = HM_V_INT, v->i = lua_tointeger(L, -1);
+		else
+			v->type = HM_V_NUM, v->d = lua_tonumber(L, -1);
+		break;
+	case LUA_TSTRING: v->type = HM_V_STR, v->s = lua_tolstring(L, -1, &v->len); break;
+	default: luaL_error(L, "aggregate: a by function returned a %s (expected a string, number, boolean or nil)", luaL_typename(L, -1));
+	}
+}
+
+/* A list field as one key: names joined by " > " (outermost first). */
+static void list_key(agg_work *w, const hm_rowref *r, int field, hm_value *v, char **tmp, size_t *tmpcap)
+{
+	int32_t buf[64];
+	size_t n = hm_field_list(r, field, buf, 64), len = 0;
+	if (n > 64)
+		n = 64;
+	const hm_trace *t = r->f->t;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t nm = t->sl.name[buf[i]];
+		hm_grow(tmp, tmpcap, len + t->names.len[nm] + 4, 1);
+		if (i)
+			memcpy(*tmp + len, " > ", 3), len += 3;
+		memcpy(*tmp + len, t->names.str[nm], t->names.len[nm]);
+		len += t->names.len[nm];
+	}
+	(void)w;
+	v->type = HM_V_STR;
+	v->s = *tmp ? *tmp : "";
+	v->len = len;
+}
+
+static int number_of(const hm_value *v, int64_t *i, double *d)
+{
+	if (v->type == HM_V_INT)
+		*i = v->i, *d = (double)v->i;
+	else if (v->type == HM_V_NUM)
+		*d = v->d, *i = (int64_t)v->d;
+	else
+		return v->type == HM_V_NIL ? 0 : -1;
+	return 1;
+}
+
+typedef struct agg_spec {
+	int nby, by_field[16], by_fn[16]; /* by_fn: stack index of a function, or 0 */
+	int sum, max, count, where_fn;    /* field ids; where_fn stack index or 0 */
+	int where;                        /* 0 all, 1 live at peak, 2 live at end */
+	lua_Integer top;
+} agg_spec;
+
+static const agg_work *sort_w;
+static int cmp_group(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const agg_work *w = sort_w;
+	double vx = w->dsum ? (w->sum_float ? w->dsum[x] : (double)w->isum[x]) : (double)w->count[x];
+	double vy = w->dsum ? (w->sum_float ? w->dsum[y] : (double)w->isum[y]) : (double)w->count[y];
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	return x < y ? -1 : 1;
+}
+
+static char *cell_str(const hm_value *v)
+{
+	char *s = hm_xrealloc(NULL, v->len + 1);
+	memcpy(s, v->s, v->len);
+	s[v->len] = 0;
+	return s;
+}
+
+/* Is the classified row at position k kept by the where mode? */
+static int where_ok(const hm_series *s, size_t k, int where)
+{
+	if (where == 1 && !s->has_addr)
+		return 0; /* without Addr nothing is known to be live */
+	if (where == 1)
+		return s->partner[k] < 0 || s->partner[k] > s->peak_k
+			? (s->before[k] ? (long)k > s->peak_k : (long)k <= s->peak_k) : 0;
+	if (where == 2)
+		return !s->before[k] && s->partner[k] < 0 && s->has_addr;
+	return 1;
+}
+
+/* Compute the aggregation declared by the table at index decl into out (owned by the
+ * report, so it is freed even if this raises). [-0, +0, e] */
+static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
+{
+	int top0 = lua_gettop(L);
+	agg_spec sp = {0};
+	lua_getfield(L, decl, "name");
+	out->name = hm_xstrdup(lua_tostring(L, -1));
+	lua_getfield(L, decl, "by");
+	int by = lua_gettop(L);
+	for (lua_Integer i = 1; lua_rawgeti(L, by, i) != LUA_TNIL; i++) {
+		if (sp.nby == 16)
+			luaL_error(L, "aggregate '%s': at most 16 keys", out->name);
+		if (lua_isfunction(L, -1)) {
+			sp.by_fn[sp.nby++] = lua_gettop(L);
+			continue; /* keep it on the stack */
+		}
+		size_t n;
+		const char *f = lua_tolstring(L, -1, &n);
+		int id = hm_field_id(f, n);
+		if (!id)
+			luaL_error(L, "aggregate '%s': by '%s' is not a row field (fields: %s)", out->name, f, hm_field_names());
+		sp.by_field[sp.nby++] = id;
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1); /* the nil */
+	const char *vk[] = {"sum", "max"};
+	int *vf[] = {&sp.sum, &sp.max};
+	for (int j = 0; j < 2; j++) {
+		lua_getfield(L, decl, vk[j]);
+		if (lua_isstring(L, -1)) {
+			size_t n;
+			const char *f = lua_tolstring(L, -1, &n);
+			*vf[j] = hm_field_id(f, n);
+			if (!*vf[j])
+				luaL_error(L, "aggregate '%s': %s '%s' is not a row field", out->name, vk[j], f);
+		}
+		lua_pop(L, 1);
+	}
+	lua_getfield(L, decl, "count");
+	sp.count = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, decl, "top");
+	sp.top = luaL_optinteger(L, -1, 0);
+	lua_pop(L, 1);
+	lua_getfield(L, decl, "where");
+	if (lua_isfunction(L, -1))
+		sp.where_fn = lua_gettop(L);
+	else {
+		const char *wm = lua_tostring(L, -1);
+		sp.where = wm && !strcmp(wm, "live_at_peak") ? 1 : wm && !strcmp(wm, "live_at_end") ? 2 : 0;
+		lua_pop(L, 1);
+	}
+
+	agg_work *w = lua_newuserdatauv(L, sizeof *w, 0);
+	memset(w, 0, sizeof *w);
+	if (luaL_newmetatable(L, AGG_META)) {
+		lua_pushcfunction(L, agg_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	w->nkeys = (size_t)sp.nby;
+	for (size_t fi = 0; fi < rep->nfiles; fi++) {
+		const hm_file *f = rep->files[fi];
+		const hm_mem *m = &f->t->mem;
+		for (size_t si = 0; si < f->nseries; si++) {
+			const hm_series *s = &f->series[si];
+			for (size_t k = 0; k < s->n; k++) {
+				int64_t b = m->bytes[s->ev[k]];
+				if (!(b > 0 || (b < 0 && s->partner[k] < 0)) || !where_ok(s, k, sp.where))
+					continue;
+				hm_rowref r = {f, s, (uint32_t)k};
+				if (sp.where_fn) {
+					lua_pushvalue(L, sp.where_fn);
+					hm_lua_row_push(L, f, s, (uint32_t)k, rep->cats);
+					lua_call(L, 1, 1);
+					int keep = lua_toboolean(L, -1);
+					lua_pop(L, 1);
+					if (!keep)
+						continue;
+				}
+				size_t n = 0;
+				int pushed = 0;
+				hm_value kv[16];
+				for (int j = 0; j < sp.nby; j++) {
+					if (sp.by_fn[j]) {
+						lua_pushvalue(L, sp.by_fn[j]);
+						hm_lua_row_push(L, f, s, (uint32_t)k, rep->cats);
+						lua_call(L, 1, 1);
+						lua_key(L, &kv[j]);
+						pushed++; /* its string stays valid while on the stack */
+					} else {
+						hm_field_get(&r, sp.by_field[j], rep->cats, &kv[j]);
+						if (kv[j].type == HM_V_LIST)
+							list_key(w, &r, sp.by_field[j], &kv[j], &w->tmp, &w->tmpcap);
+					}
+					key_add(w, &n, &kv[j]);
+				}
+				uint32_t g = hm_strtab_intern(&w->keys, w->buf ? w->buf : "", n);
+				if (g == w->ngroups) {
+					if (w->ngroups == w->cap) {
+						size_t c = w->cap ? w->cap * 2 : 64;
+						w->count = hm_xrealloc(w->count, c * sizeof *w->count);
+						w->isum = hm_xrealloc(w->isum, c * sizeof *w->isum);
+						w->imax = hm_xrealloc(w->imax, c * sizeof *w->imax);
+						w->dsum = hm_xrealloc(w->dsum, c * sizeof *w->dsum);
+						w->dmax = hm_xrealloc(w->dmax, c * sizeof *w->dmax);
+						w->has_max = hm_xrealloc(w->has_max, c);
+						w->keyvals = hm_xrealloc(w->keyvals, c * w->nkeys * sizeof *w->keyvals);
+						w->cap = c;
+					}
+					w->count[g] = 0, w->isum[g] = 0, w->dsum[g] = 0, w->has_max[g] = 0;
+					for (size_t j = 0; j < w->nkeys; j++) {
+						hm_cell *c = &w->keyvals[g * w->nkeys + j];
+						c->type = kv[j].type, c->i = kv[j].i, c->d = kv[j].d;
+						c->s = kv[j].type == HM_V_STR ? cell_str(&kv[j]) : NULL;
+					}
+					w->ngroups++;
+				}
+				lua_pop(L, pushed);
+				w->count[g]++;
+				hm_value v;
+				int64_t iv = 0;
+				double dv = 0;
+				if (sp.sum) {
+					hm_field_get(&r, sp.sum, rep->cats, &v);
+					int ok = number_of(&v, &iv, &dv);
+					if (ok < 0) {
+						luaL_error(L, "aggregate '%s': sum of '%s', which is not a number", out->name, hm_field_name(sp.sum));
+					}
+					if (v.type == HM_V_NUM)
+						w->sum_float = 1;
+					w->isum[g] += ok ? iv : 0;
+					w->dsum[g] += ok ? dv : 0;
+				}
+				if (sp.max) {
+					hm_field_get(&r, sp.max, rep->cats, &v);
+					int ok = number_of(&v, &iv, &dv);
+					if (ok < 0) {
+						luaL_error(L, "aggregate '%s': max of '%s', which is not a number", out->name, hm_field_name(sp.max));
+					}
+					if (v.type == HM_V_NUM)
+						w->max_float = 1;
+					if (ok && (!w->has_max[g] || dv > w->dmax[g]))
+						w->imax[g] = iv, w->dmax[g] = dv, w->has_max[g] = 1;
+				}
+			}
+		}
+	}
+	/* Sorted by the sum (or the count), largest first; the top N. */
+	size_t *order = lua_newuserdatauv(L, (w->ngroups + 1) * sizeof *order, 0);
+	for (size_t g = 0; g < w->ngroups; g++)
+		order[g] = g;
+	sort_w = w;
+	if (!sp.sum) {
+		double *saved = w->dsum;
+		w->dsum = NULL;
+		if (w->ngroups)
+			qsort(order, w->ngroups, sizeof *order, cmp_group);
+		w->dsum = saved;
+	} else if (w->ngroups) {
+		qsort(order, w->ngroups, sizeof *order, cmp_group);
+	}
+	size_t nrows = sp.top > 0 && (size_t)sp.top < w->ngroups ? (size_t)sp.top : w->ngroups;
+	out->nkeys = w->nkeys;
+	out->ncols = w->nkeys + (sp.count ? 1 : 0) + (sp.sum ? 1 : 0) + (sp.max ? 1 : 0);
+	out->cols = hm_xcalloc(out->ncols, sizeof *out->cols);
+	size_t c = 0;
+	for (int j = 0; j < sp.nby; j++) {
+		char name[32];
+		snprintf(name, sizeof name, "by%d", j + 1);
+		out->cols[c++] = hm_xstrdup(sp.by_fn[j] ? name : hm_field_name(sp.by_field[j]));
+	}
+	if (sp.count)
+		out->cols[c++] = hm_xstrdup("count");
+	if (sp.sum)
+		out->cols[c++] = hm_xstrdup(hm_field_name(sp.sum));
+	if (sp.max) {
+		char name[64];
+		snprintf(name, sizeof name, "max_%s", hm_field_name(sp.max));
+		out->cols[c++] = hm_xstrdup(name);
+	}
+	out->cells = hm_xcalloc(nrows * out->ncols + 1, sizeof *out->cells);
+	for (size_t i = 0; i < nrows; i++) {
+		size_t g = order[i];
+		hm_cell *row = &out->cells[i * out->ncols];
+		for (size_t j = 0; j < w->nkeys; j++) {
+			row[j] = w->keyvals[g * w->nkeys + j];
+			w->keyvals[g * w->nkeys + j].s = NULL; /* moved */
+		}
+		c = w->nkeys;
+		if (sp.count)
+			row[c].type = HM_V_INT, row[c++].i = (int64_t)w->count[g];
+		if (sp.sum) {
+			if (w->sum_float)
+				row[c].type = HM_V_NUM, row[c++].d = w->dsum[g];
+			else
+				row[c].type = HM_V_INT, row[c++].i = w->isum[g];
+		}
+		if (sp.max) {
+			if (!w->has_max[g])
+				row[c++].type = HM_V_NIL;
+			else if (w->max_float)
+				row[c].type = HM_V_NUM, row[c++].d = w->dmax[g];
+			else
+				row[c].type = HM_V_INT, row[c++].i = w->imax[g];
+		}
+	}
+	out->nrows = nrows;
+	lua_settop(L, top0);
+}
+
+/* Compute every aggregation declared with hmem.aggregate. [-0, +0, e] */
+void hm_lua_aggregate_all(lua_State *L, hm_report *rep)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, "hmem.module");
+	lua_getfield(L, -1, "_aggregations");
+	lua_Integer n = lua_istable(L, -1) ? (lua_Integer)luaL_len(L, -1) : 0;
+	rep->aggs = hm_xcalloc((size_t)n + 1, sizeof *rep->aggs);
+	for (lua_Integer i = 1; i <= n; i++) {
+		lua_rawgeti(L, -1, i);
+		aggregate(L, lua_gettop(L), rep, &rep->aggs[rep->naggs++]);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 2);
+}
