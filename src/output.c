@@ -426,9 +426,14 @@ static size_t width_of(const char *s, size_t n)
 	return w;
 }
 
-/* Print s left-aligned in a column of width characters, cut at a character boundary. */
+/* Print s left-aligned in a column of width characters, cut at a character boundary;
+ * width 0: the whole of s, unpadded (a last column). */
 static void put_col(FILE *f, const char *s, size_t n, size_t width)
 {
+	if (width == 0) {
+		fwrite(s, 1, n, f);
+		return;
+	}
 	size_t w = 0, i = 0;
 	while (i < n) {
 		size_t j = i + 1;
@@ -478,7 +483,7 @@ static void summary_agg(FILE *f, const hm_agg *g)
 	fprintf(f, "\naggregation %s (%zu rows)\n ", g->name, g->nrows);
 	for (size_t c = 0; c < g->ncols; c++) {
 		putc(' ', f);
-		put_col(f, g->cols[c], strlen(g->cols[c]), w[c]);
+		put_col(f, g->cols[c], strlen(g->cols[c]), c + 1 < g->ncols ? w[c] : 0);
 	}
 	putc('\n', f);
 	for (size_t i = 0; i < g->nrows; i++) {
@@ -488,8 +493,8 @@ static void summary_agg(FILE *f, const hm_agg *g)
 			cell_text(buf, sizeof buf, cell, g->cols[c]);
 			putc(' ', f);
 			size_t len = strlen(buf);
-			if (cell->type == HM_V_STR || cell->type == HM_V_NIL) {
-				put_col(f, buf, len, w[c]);
+			if (cell->type == HM_V_STR) {
+				put_col(f, buf, len, c + 1 < g->ncols ? w[c] : 0);
 			} else {
 				for (size_t k = width_of(buf, len); k < w[c]; k++)
 					putc(' ', f);

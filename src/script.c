@@ -618,7 +618,36 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 	return 0;
 }
 
-/* [-1, +0, e] */
+/* The description of the rule file at path (arg 1), or nil if it is not a rule file
+ * (a module it requires, say). Raises if it fails to load. [-1, +1, e] */
+static int describe_pack(lua_State *L)
+{
+	const hm_script_opts *o = lua_touserdata(L, lua_upvalueindex(1));
+	const char *path = luaL_checkstring(L, 1);
+	const hm_embedded *m = lua_touserdata(L, 2);
+	load_chunk(L, o, path, m ? m->source : NULL);
+	lua_getupvalue(L, -1, 1);
+	int env = lua_gettop(L);
+	lua_pushvalue(L, env - 1);
+	lua_call(L, 0, 1);
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "classify");
+		lua_getfield(L, -2, "description");
+		if (!lua_isfunction(L, -2))
+			lua_pushnil(L);
+		else if (!lua_isstring(L, -1))
+			lua_pushliteral(L, "(no description)");
+		return 1;
+	}
+	lua_pushliteral(L, "classify");
+	if (lua_rawget(L, env) == LUA_TFUNCTION)
+		lua_pushliteral(L, "(a rule file with global hooks)");
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+/* Lists each pack name once, the first found (as the loader would find it). [-2, +0, e] */
 static int packs_protected(lua_State *L)
 {
 	const hm_script_opts *o = lua_touserdata(L, 1);
@@ -627,91 +656,80 @@ static int packs_protected(lua_State *L)
 	hm_lua_row_register(L);
 	lua_newtable(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
-	lua_newtable(L); /* name -> true, to list each once (first found wins) */
+	lua_newtable(L);
 	int seen = lua_gettop(L);
-	/* -I and HMEM_PATH first, as the loader searches them first */
+	lua_pushlightuserdata(L, (void *)o);
+	lua_pushcclosure(L, describe_pack, 1);
+	int describe = lua_gettop(L);
+	lua_newtable(L); /* candidates: {name, path, module} in search order */
+	int cand = lua_gettop(L);
+	lua_Integer nc = 0;
+	const char *env = getenv("HMEM_PATH");
 	for (int i = 0;; i++) {
-		const char *dir = NULL;
-		char buf[4096];
+		char dir[4096];
 		if (i < o->ninc) {
-			dir = o->inc[i];
+			snprintf(dir, sizeof dir, "%s", o->inc[i]);
 		} else {
-			const char *env = getenv("HMEM_PATH");
-			int k = i - o->ninc;
-			for (const char *p = env; p && *p && !dir;) {
-				const char *q = strchr(p, ':');
-				size_t len = q ? (size_t)(q - p) : strlen(p);
-				if (len && k-- == 0) {
-					snprintf(buf, sizeof buf, "%.*s", (int)len, p);
-					dir = buf;
-				}
-				p = q ? q + 1 : p + len;
-			}
-			if (!dir)
+			if (!env || !*env)
 				break;
-		}
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			size_t n = strlen(e->d_name);
-			if (n < 5 || strcmp(e->d_name + n - 4, ".lua") || e->d_name[0] == '.')
+			const char *q = strchr(env, ':');
+			size_t len = q ? (size_t)(q - env) : strlen(env);
+			snprintf(dir, sizeof dir, "%.*s", (int)len, env);
+			env = q ? q + 1 : env + len;
+			if (!len)
 				continue;
-			lua_pushlstring(L, e->d_name, n - 4);
-			lua_pushfstring(L, "%s/%s", dir, e->d_name);
-			lua_settop(L, lua_gettop(L));
 		}
-		if (d)
-			closedir(d);
-		/* sort the names found in this directory */
-		int base = seen + 1, top = lua_gettop(L);
-		lua_createtable(L, (top - base + 1) / 2, 0);
-		for (int j = base; j < top; j += 2) {
-			lua_pushvalue(L, j);
-			lua_rawseti(L, -2, (j - base) / 2 + 1);
+		struct dirent **names;
+		int n = scandir(dir, &names, NULL, alphasort);
+		for (int j = 0; j < n; j++) {
+			const char *f = names[j]->d_name;
+			size_t len = strlen(f);
+			if (len > 4 && !strcmp(f + len - 4, ".lua") && f[0] != '.') {
+				lua_createtable(L, 2, 0);
+				lua_pushlstring(L, f, len - 4);
+				lua_rawseti(L, -2, 1);
+				lua_pushfstring(L, "%s/%s", dir, f);
+				lua_rawseti(L, -2, 2);
+				lua_rawseti(L, cand, ++nc);
+			}
+			free(names[j]);
 		}
-		lua_getglobal(L, "table");
-		lua_getfield(L, -1, "sort");
-		lua_pushvalue(L, -3);
-		lua_call(L, 1, 0);
-		lua_pop(L, 1);
-		int list = lua_gettop(L);
-		for (lua_Integer j = 1; lua_rawgeti(L, list, j) != LUA_TNIL; j++) {
-			const char *name = lua_tostring(L, -1);
-			if (lua_getfield(L, seen, name) == LUA_TNIL) {
+		if (n >= 0)
+			free(names);
+	}
+	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)
+		if (!strncmp(m->name, "hmem.rules.", 11)) {
+			lua_createtable(L, 3, 0);
+			lua_pushstring(L, m->name + 11);
+			lua_rawseti(L, -2, 1);
+			lua_pushstring(L, m->path);
+			lua_rawseti(L, -2, 2);
+			lua_pushlightuserdata(L, (void *)m);
+			lua_rawseti(L, -2, 3);
+			lua_rawseti(L, cand, ++nc);
+		}
+	for (lua_Integer i = 1; i <= nc; i++) {
+		lua_rawgeti(L, cand, i);
+		int c = lua_gettop(L);
+		lua_rawgeti(L, c, 1);
+		const char *name = lua_tostring(L, -1);
+		if (lua_getfield(L, seen, name) == LUA_TNIL) {
+			lua_pushvalue(L, describe);
+			lua_rawgeti(L, c, 2);
+			lua_rawgeti(L, c, 3);
+			int shipped = !lua_isnil(L, -1);
+			lua_pushcfunction(L, msghandler);
+			lua_insert(L, -4);
+			int ok = lua_pcall(L, 2, 1, -4) == LUA_OK;
+			if (!ok || !lua_isnil(L, -1)) {
 				lua_pushboolean(L, 1);
 				lua_setfield(L, seen, name);
-				lua_pushfstring(L, "%s/%s.lua", dir, name);
-				const char *path = lua_tostring(L, -1);
-				load_chunk(L, o, path, NULL);
-				lua_pushcfunction(L, msghandler);
-				lua_insert(L, -2);
-				const char *desc = "(could not be loaded)";
-				if (lua_pcall(L, 0, 1, -2) == LUA_OK && lua_istable(L, -1)) {
-					lua_getfield(L, -1, "description");
-					desc = lua_isstring(L, -1) ? lua_tostring(L, -1) : "(a rule file; no description)";
-				} else if (lua_isnil(L, -1)) {
-					desc = "(a rule file with global hooks; no description)";
-				}
-				fprintf(out, "  %-12s %s\n                 %s\n", name, desc, path);
+				lua_rawgeti(L, c, 2);
+				const char *desc = ok ? lua_tostring(L, -2) : "(fails to load; run it to see why)";
+				fprintf(out, "  %-12s %s\n  %-12s (%s)\n", name, desc, "", shipped ? "shipped with hmem" : lua_tostring(L, -1));
 			}
-			lua_settop(L, list);
 		}
-		lua_settop(L, seen);
-	}
-	for (const hm_embedded *m = hm_embedded_modules; m->name; m++) {
-		if (strncmp(m->name, "hmem.rules.", 11))
-			continue;
-		const char *name = m->name + 11;
-		if (lua_getfield(L, seen, name) != LUA_TNIL) {
-			lua_pop(L, 1);
-			continue;
-		}
-		lua_pop(L, 1);
-		load_chunk(L, o, m->path, m->source);
-		lua_call(L, 0, 1);
-		lua_getfield(L, -1, "description");
-		fprintf(out, "  %-12s %s  (shipped)\n", name, lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-		lua_settop(L, seen);
+		lua_settop(L, cand);
 	}
 	return 0;
 }
