@@ -105,3 +105,32 @@ for _, e in ipairs(expected) do
   os.remove(json); os.remove(tl); os.remove(ev)
 end
 os.remove(tmp)
+
+-- Every shipped pack on every real trace: it loads, the totals still match the trace after
+-- every event, and a pack that declares its categories returns only those.
+package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+for _, pack in ipairs({ "size", "op", "phase", "lifetime", "pytorch" }) do
+  -- op names its categories after the ops it meets: only the others are closed lists
+  local declared = pack ~= "op" and require("hmem.rules." .. pack).categories or nil
+  local allowed = { ["(before trace)"] = true }
+  for _, c in ipairs(declared or {}) do allowed[type(c) == "table" and c.name or c] = true end
+  for _, e in ipairs(expected) do
+    if e.memory > 0 then
+      local path = "tests/data/" .. e.path
+      local name = e.path:match("[^/]+$")
+      local p = io.popen(("./hmem run -q %s %q --json -"):format(pack, path))
+      local text = p:read("a")
+      local ok_exit = p:close()
+      local doc = ok_exit and cjson.decode(text)
+      local mism, stray = 0, nil
+      for _, s in ipairs(doc and doc.series or {}) do
+        mism = mism + s.mismatches
+        for _, c in ipairs(s.categories) do
+          if declared and not allowed[c.name] then stray = stray or c.name end
+        end
+      end
+      check(doc and mism == 0 and not stray, ("pack %s on %s: loads, zero mismatches%s"):format(pack, name,
+        declared and ", only declared categories" or ""), doc and (stray and ("returned " .. stray) or (mism .. " mismatches")) or "run failed")
+    end
+  end
+end
