@@ -11,7 +11,7 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_FREE_TS] = "free_ts", [HM_F_LIFETIME] = "lifetime", [HM_F_OP] = "op", [HM_F_OPS] = "ops",
 	[HM_F_ANNOTATIONS] = "annotations", [HM_F_STEP] = "step", [HM_F_MODULE] = "module",
 	[HM_F_PYTHON] = "python", [HM_F_THREAD] = "thread", [HM_F_FREE_OP] = "free_op",
-	[HM_F_FREE_OPS] = "free_ops", [HM_F_STACK] = "stack", [HM_F_CATEGORY] = "category",
+	[HM_F_FREE_OPS] = "free_ops", [HM_F_FREE_STEP] = "free_step", [HM_F_STACK] = "stack", [HM_F_CATEGORY] = "category",
 };
 
 int hm_field_id(const char *name, size_t len)
@@ -133,6 +133,11 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 		break;
 	}
 	case HM_F_STEP: set_int(v, f->step_of[e] < 0 ? HM_NONE : f->step_of[e]); break;
+	case HM_F_FREE_STEP: {
+		uint32_t fe = free_event(r);
+		set_int(v, fe == UINT32_MAX || f->step_of[fe] < 0 ? HM_NONE : f->step_of[fe]);
+		break;
+	}
 	case HM_F_MODULE:
 		for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s]) {
 			const char *n = t->names.str[t->sl.name[s]];

@@ -33,12 +33,16 @@ static void push_list(lua_State *L, const row *r, int field)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t nm = t->sl.name[sl[i]];
 		if (field == HM_F_STACK) {
-			lua_createtable(L, 0, 2);
+			lua_createtable(L, 0, 4);
 			lua_pushlstring(L, t->names.str[nm], t->names.len[nm]);
 			lua_setfield(L, -2, "name");
 			uint32_t c = t->sl.cat[sl[i]];
 			lua_pushlstring(L, t->names.str[c], t->names.len[c]);
 			lua_setfield(L, -2, "cat");
+			lua_pushnumber(L, (lua_Number)t->sl.ts[sl[i]] / 1000.0);
+			lua_setfield(L, -2, "ts");
+			lua_pushnumber(L, (lua_Number)t->sl.dur[sl[i]] / 1000.0);
+			lua_setfield(L, -2, "dur");
 		} else {
 			lua_pushlstring(L, t->names.str[nm], t->names.len[nm]);
 		}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
@@ -39,6 +40,7 @@ static const char usage[] =
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
 	"                    the others, then exit with 4\n"
 	"  -q, --quiet       no warnings on standard error\n"
+	"  -v, --verbose     time and counts per stage on standard error\n"
 	"\n"
 	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
 	"            5 file could not be read or written\n";
@@ -47,8 +49,21 @@ typedef struct opts {
 	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top;
 	char **paths;
 	const char **inc;
-	int npaths, ninc, keep_going, quiet, summary, allow_io;
+	int npaths, ninc, keep_going, quiet, summary, allow_io, verbose;
 } opts;
+
+/* Seconds spent per stage, for --verbose. */
+enum { ST_READ, ST_ANALYZE, ST_CLASSIFY, ST_TIMELINE, ST_FINISH, ST_OUTPUT, ST_N };
+static const char *const stage_names[ST_N] = {"read", "sort+pair+context", "classify", "timeline",
+					       "aggregate+done", "output"};
+static double stage_s[ST_N];
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -85,6 +100,8 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->keep_going = 1;
 		else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
 			o->quiet = 1;
+		else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
+			o->verbose = 1;
 		else if (strcmp(a, "--summary") == 0)
 			o->summary = 1;
 		else if (a[0] == '-' && a[1])
@@ -225,7 +242,9 @@ static int run(const opts *o)
 	for (int i = 0; i < nfiles; i++) {
 		int code = HM_EXIT_INPUT;
 		uint64_t lost = 0;
+		double t0 = now();
 		hm_trace *t = hm_trace_read_counted(files[i], err, sizeof err, &code, &lost);
+		stage_s[ST_READ] += now() - t0;
 		if (!t) {
 			if (!o->keep_going) {
 				fprintf(stderr, "hmem: %s\n", err);
@@ -242,7 +261,10 @@ static int run(const opts *o)
 			sk->events = lost;
 			continue;
 		}
+		t0 = now();
 		hm_file *f = hm_analyze(t);
+		stage_s[ST_ANALYZE] += now() - t0;
+		t0 = now();
 		rep.files[rep.nfiles++] = f;
 		if (!o->quiet && t->mem.n == 0)
 			fprintf(stderr, "hmem: note: %s has no [memory] events%s\n", t->path,
@@ -253,7 +275,9 @@ static int run(const opts *o)
 			rc = HM_EXIT_SCRIPT;
 			goto done;
 		}
+		stage_s[ST_CLASSIFY] += now() - t0;
 	}
+	double t0 = now();
 	for (size_t i = 0; i < rep.nfiles; i++) {
 		for (size_t s = 0; s < rep.files[i]->nseries; s++)
 			hm_timeline(&rep.files[i]->series[s], &rep.files[i]->t->mem, cats.n);
@@ -261,6 +285,8 @@ static int run(const opts *o)
 	}
 	if (rep.nskipped && !o->quiet)
 		fprintf(stderr, "hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
+	stage_s[ST_TIMELINE] += now() - t0;
+	t0 = now();
 	rep.classify_calls = script ? hm_script_calls(script) : 0;
 	rep.cache_hits = script ? hm_script_cache_hits(script) : 0;
 	if (script) {
@@ -271,7 +297,23 @@ static int run(const opts *o)
 			goto done;
 		}
 	}
+	stage_s[ST_FINISH] += now() - t0;
+	t0 = now();
 	rc = write_outputs(o, &rep);
+	stage_s[ST_OUTPUT] += now() - t0;
+	if (o->verbose) {
+		uint64_t events = 0, mem = 0, classified = rep.classify_calls + rep.cache_hits;
+		for (size_t i = 0; i < rep.nfiles; i++)
+			events += rep.files[i]->t->events, mem += rep.files[i]->t->mem.n;
+		fprintf(stderr, "hmem: %d traces, %llu events, %llu memory events, %llu classify calls, %llu cache hits\n",
+			nfiles, (unsigned long long)events, (unsigned long long)mem,
+			(unsigned long long)rep.classify_calls, (unsigned long long)rep.cache_hits);
+		for (int st = 0; st < ST_N; st++)
+			fprintf(stderr, "hmem: %-18s %8.3f s\n", stage_names[st], stage_s[st]);
+		if (classified && stage_s[ST_CLASSIFY] > 0)
+			fprintf(stderr, "hmem: classify: %.0f rows/s (%.0f ns per row)\n",
+				(double)classified / stage_s[ST_CLASSIFY], stage_s[ST_CLASSIFY] * 1e9 / (double)classified);
+	}
 	if (rc == HM_EXIT_OK && rep.nskipped)
 		rc = HM_EXIT_INPUT; /* like make -k: the rest is written, the run still failed */
 done:
