@@ -30,6 +30,12 @@ describe("hmem.rules.op", function()
     assert.is_nil(op.innermost({ "ProfilerStep#1" }))
   end)
 
+  it("declares that its category depends on op and before_trace alone, so hmem memoises it", function()
+    assert.are.same({ "op", "before_trace" }, testing.load(op).cache_by)
+    assert.are.equal("aten::empty", testing.classify(op, { ops = { "aten::conv2d", "aten::empty" }, annotations = { "## forward ##" } }))
+    assert.are.equal("aten::empty", testing.classify(op, { ops = { "aten::empty" }, thread = "thread 7 (pt_autograd_0)" }))
+  end)
+
   it("lists its fixed categories", function()
     local pack = testing.load(op)
     assert.are.same({ { name = "(no op)" }, { name = "(allocated before the trace)" } }, pack.categories)

@@ -3,7 +3,6 @@
 local testing = require "hmem.testing"
 local pytorch = require "hmem.rules.pytorch"
 local phase = require "hmem.rules.phase"
-local lifetime = require "hmem.rules.lifetime"
 
 local function classify(t)
   return testing.classify(pytorch, t)
@@ -14,10 +13,7 @@ local STEP = { "ProfilerStep#6" }
 local FWD = { "ProfilerStep#6", "## forward ##" }
 
 describe("hmem.rules.pytorch", function()
-  before_each(function()
-    phase.reset()
-    lifetime.reset()
-  end)
+  before_each(phase.reset)
 
   describe("unknown", function()
     it("for every row of a trace without addresses", function()
@@ -63,13 +59,13 @@ describe("hmem.rules.pytorch", function()
     it("reduce-scattered gradients are gradients", function()
       assert.are.equal("gradient", classify {
         ts = 1, free_ts = 50, thread = AUTOGRAD, annotations = { "FSDP::post_backward_reduce" },
-        ops = { "c10d::reduce_scatter_tensor_coalesced_", "aten::empty" },
+        ops = { "c10d::reduce_scatter_tensor_coalesced_", "aten::empty" }, free_ops = { "aten::add_" },
       })
     end)
 
     it("an all-gather outside FSDP (tensor parallel) is not a parameter", function()
       assert.are.equal("activation", classify {
-        ts = 1, free_ts = 50, annotations = FWD, ops = { "c10d::_allgather_base_", "aten::empty" },
+        ts = 1, free_ts = 50, free_step = 6, annotations = FWD, ops = { "c10d::_allgather_base_", "aten::empty" },
       })
     end)
   end)
@@ -92,14 +88,11 @@ describe("hmem.rules.pytorch", function()
     end)
 
     it("outliving its step is optimizer state", function()
-      assert.are.equal("optimizer state", classify {
-        ts = 1, free_ts = 900,
-        stack = { { name = "ProfilerStep#6", cat = "user_annotation", ts = 0, dur = 100 }, { name = "Optimizer.step#AdamW.step", cat = "user_annotation", ts = 0, dur = 50 } },
-      })
+      assert.are.equal("optimizer state", classify { ts = 1, free_ts = 900, free_step = 7, annotations = OPT, op = "aten::zeros_like" })
     end)
 
-    it("freed sooner is temporary", function()
-      assert.are.equal("temporary", classify { ts = 1, free_ts = 2, annotations = OPT, op = "aten::_foreach_sqrt" })
+    it("freed within its step is temporary", function()
+      assert.are.equal("temporary", classify { ts = 1, free_ts = 2, free_step = 6, annotations = OPT, op = "aten::_foreach_sqrt" })
     end)
   end)
 
@@ -110,8 +103,9 @@ describe("hmem.rules.pytorch", function()
 
     it("made inside AccumulateGrad is a gradient", function()
       assert.are.equal("gradient", classify {
-        ts = 1, free_ts = 9, thread = "thread 785244 (python3.8)",
+        ts = 1, free_ts = 9, step = 2, free_step = 2, thread = "thread 785244 (python3.8)",
         ops = { "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", "torch::autograd::AccumulateGrad", "aten::clone" },
+        free_ops = { "c10d::allreduce_" },
       })
     end)
 
@@ -119,6 +113,13 @@ describe("hmem.rules.pytorch", function()
       assert.are.equal("gradient", classify {
         ts = 1, free_ts = 9, thread = AUTOGRAD, ops = { "autograd::engine::evaluate_function: RepeatBackward0", "aten::sum" },
         free_ops = { "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", "torch::autograd::AccumulateGrad" },
+      })
+    end)
+
+    it("freed outside any op (zero_grad(set_to_none=True) in Python) is a gradient", function()
+      assert.are.equal("gradient", classify {
+        ts = 1, free_ts = 9, free_step = 6, step = 6, thread = AUTOGRAD,
+        ops = { "autograd::engine::evaluate_function: AddmmBackward0", "AddmmBackward0", "aten::mm" },
       })
     end)
 
@@ -130,15 +131,16 @@ describe("hmem.rules.pytorch", function()
     end)
 
     it("outliving its step is a gradient", function()
-      local step = { name = "ProfilerStep#6", cat = "user_annotation", ts = 0, dur = 100 }
       assert.are.equal("gradient", classify {
-        ts = 60, free_ts = 150, stack = { step, { name = "## backward ##", cat = "user_annotation", ts = 55, dur = 30 }, { name = "aten::mm", cat = "cpu_op", ts = 59, dur = 2 } },
+        ts = 60, free_ts = 150, step = 6, free_step = 7, annotations = { "ProfilerStep#6", "## backward ##" }, op = "aten::mm",
+        free_ops = { "aten::add" },
       })
     end)
 
-    it("other backward allocations freed during the trace are autograd detail", function()
+    it("other backward allocations freed in their step are autograd detail", function()
       assert.are.equal("autograd detail", classify {
-        ts = 1, free_ts = 9, thread = AUTOGRAD, ops = { "autograd::engine::evaluate_function: NativeGroupNormBackward0", "aten::empty" },
+        ts = 1, free_ts = 9, step = 6, free_step = 6, thread = AUTOGRAD,
+        ops = { "autograd::engine::evaluate_function: NativeGroupNormBackward0", "aten::empty" },
         free_ops = { "autograd::engine::evaluate_function: NativeLayerNormBackward0" },
       })
     end)
@@ -160,11 +162,12 @@ describe("hmem.rules.pytorch", function()
       assert.are.equal("unknown", classify { ts = 1, python = { "nn.Module: RMSNorm_1" }, op = "aten::empty" })
     end)
 
-    it("outliving its step is unknown", function()
-      assert.are.equal("unknown", classify {
-        ts = 10, free_ts = 500,
-        stack = { { name = "ProfilerStep#6", cat = "user_annotation", ts = 0, dur = 100 }, { name = "## forward ##", cat = "user_annotation", ts = 5, dur = 40 } },
-      })
+    it("freed in backward of its step is an activation, outliving its step is unknown", function()
+      local t = { ts = 10, free_ts = 50, annotations = FWD, op = "aten::addmm", free_op = "autograd::engine::evaluate_function: AddmmBackward0" }
+      t.free_step = 6
+      assert.are.equal("activation", classify(t))
+      t.free_step = 7
+      assert.are.equal("unknown", classify(t))
     end)
   end)
 
@@ -196,22 +199,19 @@ describe("hmem.rules.pytorch", function()
     end)
 
     it("freed later inside a step before backward (fallback forward) is an activation", function()
-      assert.are.equal("activation", classify { ts = 1, free_ts = 5, ops = { "ProfilerStep#5", "aten::conv2d", "aten::empty" } })
+      assert.are.equal("activation", classify { ts = 1, free_ts = 5, free_step = 5, ops = { "ProfilerStep#5", "aten::conv2d", "aten::empty" } })
     end)
 
     it("outliving its step inside a step before backward (fallback forward) is unknown", function()
-      assert.are.equal("unknown", classify {
-        ts = 10, free_ts = 500,
-        stack = { { name = "ProfilerStep#5", cat = "user_annotation", ts = 0, dur = 100 }, { name = "aten::conv2d", cat = "cpu_op", ts = 9, dur = 3 } },
-      })
+      assert.are.equal("unknown", classify { ts = 10, free_ts = 500, annotations = { "ProfilerStep#5" }, op = "aten::conv2d" })
     end)
 
     it("freed later after backward is unknown", function()
-      assert.are.equal("activation", classify { ts = 1, free_ts = 5, file = "t.json", annotations = STEP, op = "aten::conv2d" })
+      assert.are.equal("activation", classify { ts = 1, free_ts = 5, free_step = 6, file = "t.json", annotations = STEP, op = "aten::conv2d" })
       assert.are.equal("autograd detail", classify {
         ts = 2, free_ts = 3, file = "t.json", ops = { "CudnnConvolutionBackward", "aten::empty" }, free_ops = { "ReluBackward1" },
       })
-      assert.are.equal("unknown", classify { ts = 4, free_ts = 5, file = "t.json", annotations = STEP, op = "aten::add" })
+      assert.are.equal("unknown", classify { ts = 4, free_ts = 5, free_step = 6, file = "t.json", annotations = STEP, op = "aten::add" })
     end)
   end)
 

@@ -43,6 +43,12 @@ describe("hmem.rules.size", function()
     assert.are.equal("size", pack.name)
   end)
 
+  it("declares that its category depends on bytes alone, so hmem memoises it", function()
+    assert.are.same({ "bytes" }, testing.load(size).cache_by)
+    assert.are.equal(size.classify(testing.row { bytes = 2 * hmem.GiB }),
+      size.classify(testing.row { bytes = 2 * hmem.GiB, kind = "free", before_trace = true, device = "cpu", op = "aten::add" }))
+  end)
+
   it("buckets a bare size", function()
     assert.are.equal("normal", size.bucket(512 * hmem.MiB))
     assert.are.equal("small (< 1 MiB)", size.bucket(512))

@@ -45,7 +45,7 @@ describe("testing.row defaults", function()
 
   it("reads every field of the contract, nil where not given", function()
     for _, f in ipairs({ "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved",
-      "free_ts", "lifetime", "op", "step", "module", "thread", "free_op", "category" }) do
+      "free_ts", "lifetime", "op", "step", "module", "thread", "free_op", "free_step", "category" }) do
       assert.is_nil(row[f], f)
     end
     for _, f in ipairs(testing.fields) do
@@ -87,8 +87,20 @@ describe("testing.row derived fields", function()
   end)
 
   it("derives free_op and free_ops from each other", function()
-    assert.are.equal("aten::add", testing.row({ free_ops = { "aten::sum", "aten::add" } }).free_op)
-    assert.are.same({ "aten::mul" }, testing.row({ free_op = "aten::mul" }).free_ops)
+    assert.are.equal("aten::add", testing.row({ free_ts = 1, free_ops = { "aten::sum", "aten::add" } }).free_op)
+    assert.are.same({ "aten::mul" }, testing.row({ free_ts = 1, free_op = "aten::mul" }).free_ops)
+  end)
+
+  it("takes free_step as given, or from a ProfilerStep in free_ops", function()
+    assert.are.equal(7, testing.row({ ts = 1, free_ts = 2, step = 6, free_step = 7 }).free_step)
+    assert.are.equal(5, testing.row({ ts = 1, free_ts = 2, free_ops = { "ProfilerStep#5", "aten::add" } }).free_step)
+    assert.is_nil(testing.row({ ts = 1, free_ts = 2, step = 6 }).free_step)
+  end)
+
+  it("rejects the context of a free for an allocation never freed", function()
+    assert.has_error(function() testing.row { free_step = 3 } end,
+      "testing.row: free_step and free_op(s) describe a free: give free_ts or lifetime too")
+    assert.has_error(function() testing.row { free_op = "aten::add" } end)
   end)
 
   it("derives ts_ns from ts and ts from ts_ns", function()
@@ -113,12 +125,31 @@ describe("testing.row derived fields", function()
     assert.has_error(function() testing.row { ts = 10, free_ts = 5 } end)
   end)
 
-  it("gives a free its own time as free_ts, its own ops as free_ops, and no lifetime", function()
-    local row = testing.row { kind = "free", ts = 7, ops = { "aten::add" } }
+  it("gives a free its own time as free_ts, its own ops and step as free_ops and free_step, and no lifetime", function()
+    local row = testing.row { kind = "free", ts = 7, ops = { "aten::add" }, step = 4 }
     assert.are.equal(7, row.free_ts)
     assert.is_nil(row.lifetime)
     assert.are.equal("aten::add", row.free_op)
     assert.are.same({ "aten::add" }, row.free_ops)
+    assert.are.equal(4, row.free_step)
+  end)
+
+  it("has exactly hmem's row fields (src/fields.c), in its order", function()
+    local f = assert(io.open("src/fields.c"))
+    local src = f:read("a")
+    f:close()
+    local names = {}
+    for name in src:gmatch('%[HM_F_[%w_]+%] = "([%w_]+)"') do
+      names[#names + 1] = name
+    end
+    assert.are.same(names, testing.fields)
+  end)
+
+  it("lists the fields in hmem's order", function()
+    assert.are.same({ "ts", "ts_ns", "bytes", "kind", "before_trace", "addr", "device", "device_type", "device_id",
+      "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts", "lifetime", "op",
+      "ops", "annotations", "step", "module", "python", "thread", "free_op", "free_ops", "free_step", "stack",
+      "category" }, testing.fields)
   end)
 
   it("makes a before-trace row a free", function()
@@ -328,6 +359,14 @@ describe("testing.load", function()
     assert.has_error(function() testing.load(col) end, col .. ': category "a": color must be "#rrggbb"')
   end)
 
+  it("checks cache_by names single-valued row fields", function()
+    assert.are.same({ "op", "bytes" }, testing.load({ cache_by = { "op", "bytes" }, classify = function() end }).cache_by)
+    assert.has_error(function() testing.load({ cache_by = { "opp" }, classify = function() end }) end,
+      "pack: cache_by: 'opp' is not a single-valued row field")
+    assert.has_error(function() testing.load({ cache_by = { "ops" }, classify = function() end }) end,
+      "pack: cache_by: 'ops' is not a single-valued row field")
+  end)
+
   it("loads a module table and a module name", function()
     local size = require "hmem.rules.size"
     local by_table = testing.load(size)
@@ -344,8 +383,9 @@ describe("testing.load", function()
     local path = temp_lua(([[
       local size = require "hmem.rules.size"
       local helper = require %q
+      assert(require %q == helper, "a module is loaded once")
       return { name = "composed", classify = function(row) return helper.prefix(size.classify(row)) end }
-    ]]):format(helper_name))
+    ]]):format(helper_name, helper_name))
     assert.are.equal("team: small (< 1 MiB)", testing.classify(path, { bytes = 100 }))
     assert.are.equal("team: big (> 1 GiB)", testing.classify(path, { bytes = 2 * hmem.GiB }))
     package.loaded[helper_name] = nil

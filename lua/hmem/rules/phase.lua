@@ -1,0 +1,156 @@
+-- hmem.rules.phase: the training phase that made each allocation.
+--
+--   hmem run phase traces/           or, composed:  local phase = require "hmem.rules.phase"
+--
+-- Categories, tested in this order (the first that matches wins):
+--   "optimizer"  inside an op or annotation whose name starts with "Optimizer." (PyTorch's
+--                profiler hooks name every optimizer's step and zero_grad so:
+--                "Optimizer.step#AdamW.step", "Optimizer.zero_grad#SGD.zero_grad")
+--   "backward"   on the autograd engine's thread (thread name containing "autograd", e.g.
+--                "thread 2300680 (pt_autograd_0)"), or inside an op or annotation whose name
+--                contains "backward" in any case ("autograd::engine::evaluate_function:
+--                AddmmBackward0", "CudnnBatchNormBackward", "## backward ##",
+--                "FSDP::post_backward_reduce", "CompiledFunctionBackward",
+--                "aten::threshold_backward"), starts with "autograd::engine::evaluate_function"
+--                or contains "AccumulateGrad"
+--   "forward"    inside an annotation whose name contains "forward" in any case
+--                ("## forward ##", "DistributedDataParallel.forward",
+--                "FullyShardedDataParallel.forward", "FSDP::pre_forward"), a compiled region
+--                (op or annotation "CompiledFunction", "## Call CompiledFxGraph ... ##",
+--                "Torch-Compiled Region: 0/0"), or an nn.Module frame (row.module, traces
+--                recorded with_modules/with_stack); op names such as aten::nll_loss_forward
+--                are not markers (they occur in any phase);
+--                or, when the series has shown none of these forward markers so far, inside a
+--                ProfilerStep (row.step) before the first backward allocation of that step
+--   "other"      everything else: data loading and input copies outside the forward, the loss
+--                and metrics after backward, memory allocated outside any step
+--
+-- How: row.ops, row.annotations, row.thread and row.module (the explicit markers, no state);
+-- the ProfilerStep fallback keeps, per (file, device) series, when each step's first
+-- allocation and the latest backward allocation were seen. It relies on hmem classifying a
+-- series' rows in time order (it does); a row earlier than the previous one of its series
+-- starts that series' state afresh. phase.reset() forgets all state (for tests).
+--
+-- Where it can be wrong:
+--   * Traces without markers (no annotations, modules or autograd thread name) depend on the
+--     fallback: everything in a step before its first backward allocation is "forward",
+--     including the input copy and zero_grad; without ProfilerStep (no schedule) it is "other".
+--   * The autograd thread is recognised by its name or by its ops; hmem's thread names come
+--     from the trace metadata, and some traces name the backward thread like any Python
+--     thread ("thread 785244 (python3.8)"): its allocations are still found by their ops
+--     ("autograd::engine::evaluate_function: ...", "...Backward0"), but an allocation on that
+--     thread outside any op is "other".
+--   * Optimizer-in-backward (an optimizer step run from a backward hook) counts as "optimizer";
+--     gradient hooks, DDP/FSDP communication in backward count as "backward".
+--   * Frees that cannot be paired (2021 traces, no addresses) are charged to the phase in
+--     which they happen, so a phase's curve is "allocated minus freed in it" and can go below
+--     zero; a free of memory allocated before the trace (row.before_trace) is classified by
+--     where it was freed.
+local phase = {
+  name = "phase",
+  description = "forward / backward / optimizer / other, from annotations, ops, the autograd thread and modules",
+  categories = {
+    { name = "forward", color = "#2ca02c" },
+    { name = "backward", color = "#1f77b4" },
+    { name = "optimizer", color = "#ff7f0e" },
+    { name = "other", color = "#7f7f7f" },
+  },
+}
+
+local find, lower = string.find, string.lower
+
+local function is_optimizer(name)
+  return find(name, "Optimizer.", 1, true) == 1
+end
+
+local function is_backward(name)
+  return find(lower(name), "backward", 1, true) ~= nil
+      or find(name, "AccumulateGrad", 1, true) ~= nil
+      or find(name, "autograd::engine::evaluate_function", 1, true) == 1
+end
+
+local function is_compiled(name)
+  return name == "CompiledFunction"
+      or find(name, "## Call CompiledFxGraph", 1, true) == 1
+      or find(name, "Torch-Compiled Region", 1, true) == 1
+end
+
+-- Op names like aten::nll_loss_forward say nothing about the phase; annotations do.
+local function is_forward(name)
+  return find(lower(name), "forward", 1, true) ~= nil or is_compiled(name)
+end
+
+local function any(list, pred)
+  for i = 1, #list do
+    if pred(list[i]) then
+      return true
+    end
+  end
+  return false
+end
+
+-- Name tests, for packs that compose this one.
+phase.is_optimizer, phase.is_backward, phase.is_forward, phase.is_compiled = is_optimizer, is_backward, is_forward, is_compiled
+
+-- Whether the thread name is the autograd engine's.
+function phase.is_autograd_thread(thread)
+  return thread ~= nil and find(lower(thread), "autograd", 1, true) ~= nil
+end
+
+-- The phase given by explicit markers only ("optimizer", "backward", "forward"), or nil.
+-- No state: the same row always gives the same answer.
+function phase.explicit(row)
+  local ops, ann = row.ops, row.annotations
+  if any(ops, is_optimizer) or any(ann, is_optimizer) then
+    return "optimizer"
+  end
+  if phase.is_autograd_thread(row.thread) or any(ops, is_backward) or any(ann, is_backward) then
+    return "backward"
+  end
+  if row.module ~= nil or any(ann, is_forward) or any(ops, is_compiled) then
+    return "forward"
+  end
+  return nil
+end
+
+local state = {}
+
+function phase.reset()
+  state = {}
+end
+
+-- The phase of a row and whether explicit markers gave it (false when the ProfilerStep
+-- fallback or "other" did). Updates the series state: call it once for every row, in order.
+function phase.detect(row)
+  local key = tostring(row.file) .. "\0" .. tostring(row.device)
+  local ts = row.ts
+  local s = state[key]
+  if s == nil or ts < s.last_ts then
+    s = { last_ts = ts, step_start = {}, backward_ts = nil, marked = false }
+    state[key] = s
+  end
+  s.last_ts = ts
+  local step = row.step
+  if step ~= nil and s.step_start[step] == nil then
+    s.step_start[step] = ts
+  end
+  local p = phase.explicit(row)
+  if p == "backward" then
+    s.backward_ts = ts
+  elseif p == "forward" then
+    s.marked = true
+  end
+  if p ~= nil then
+    return p, true
+  end
+  if step ~= nil and not s.marked and (s.backward_ts == nil or s.backward_ts < s.step_start[step]) then
+    return "forward", false
+  end
+  return "other", false
+end
+
+function phase.classify(row)
+  return (phase.detect(row))
+end
+
+return phase

@@ -1,0 +1,616 @@
+-- hmem.testing: unit-test rule files and rule packs without traces.
+--
+--   local testing = require "hmem.testing"
+--   local row = testing.row{bytes = 2 * hmem.GiB, op = "aten::mm", annotations = {"## backward ##"}}
+--   assert.are.equal("backward", testing.classify("hmem.rules.phase", row))
+--
+-- For plain lua5.4 and busted (package.path with "lua/?.lua;lua/?/init.lua"), not for rule
+-- files: inside `hmem run` rules get real rows.
+--
+-- testing.row(t) -> row
+--   A read-only row built from the table t that behaves like hmem's row: every field of the
+--   contract (testing.fields) is readable; reading another field raises
+--   "row has no field 'x' (fields: ...)"; assigning any field raises
+--   "rows are read-only (tried to set 'x')"; tostring(row) is
+--   "hmem.row(alloc 1024 bytes on cuda:0 at ts 0.0)". List fields (ops, annotations, python,
+--   free_ops, stack) are fresh copies on every read, as hmem builds them on every read.
+--   t may hold only fields of the contract (a typo such as `byts=` is an error) with their
+--   types. Defaults and derived values, for the fields t leaves out:
+--     bytes 512 (a positive integer; 2.0 is taken as 2);
+--     kind "alloc", or "free" when before_trace is true; before_trace false;
+--     addr a fixed fake address: modern traces always have one. Pass addr = testing.NIL for
+--       a 2021 trace, whose frees cannot be paired;
+--     device "cuda:0", device_type 1, device_id 0, each derived from the others when given
+--       (device "hip:1" gives type 6 and id 1; device_type 0 gives "cpu" and id -1; names as
+--       hmem gives them: 0 cpu, 1 cuda:N, 6 hip:N, 12 xpu:N, 13 mps:N, 20 privateuseone:N,
+--       else typeT:N);
+--     ts 0; ts_ns = ts in integer ns; ts = ts_ns / 1000 when only ts_ns is given;
+--     ops, annotations, python: the names of the stack entries whose cat is "cpu_op" or
+--       "Operator", "user_annotation", "python_function" when stack is given, else {};
+--       stack and free_ops {};
+--     op = the last of ops when only ops is given; ops = {op} when only op is given (the
+--       same for free_op and free_ops); when both are given op must be the last of ops;
+--     step = N of the innermost "ProfilerStep#N" in annotations, ops or stack (hmem also
+--       gives rows on other threads of the process, e.g. the autograd thread, the step
+--       running at their time: give step = N for such rows); free_step = N of a
+--       "ProfilerStep#N" in free_ops, else nil (freed outside any step): give free_step = N
+--       for an allocation freed during step N;
+--     module = the innermost python frame "nn.Module: Name", without "nn.Module: ";
+--     free_ts = ts + lifetime when only lifetime is given; lifetime = free_ts - ts for an
+--       allocation given free_ts;
+--     a free row (a free hmem classifies itself) has its own ts as free_ts, no lifetime, and
+--       its own op, ops and step as free_op, free_ops and free_step, as in hmem.
+--   An allocation given free_step or free_op(s) must be given free_ts or lifetime.
+--   Every other field (rank, file, pid, tid, ev_idx, total_allocated, total_reserved, thread,
+--   category) is nil unless given. Stack entries are {name=, cat=, ts=, dur=} tables (µs) as
+--   in hmem; a test may leave out ts and dur, and hmem.rules.lifetime then decides "the same
+--   op" by names.
+--
+-- testing.NIL
+--   Makes a defaulted field nil: testing.row{addr = testing.NIL}.
+--
+-- testing.fields
+--   The names of the row's fields, in hmem's order.
+--
+-- testing.is_row(x) -> boolean
+--   Whether x is a row made by testing.row.
+--
+-- testing.load(pack) -> {name=, description=, categories=, classify=, done=, init=, cache_by=}
+--   Loads a pack as hmem does and returns it normalised. pack is a module table, a module
+--   name ("hmem.rules.size", found with require), or a path to a rule file (a name with a "/"
+--   or ending in ".lua"). A rule file either defines globals (classify, optional init and
+--   done) or returns a pack table {name=, description=, categories=, classify=, done=}. A
+--   file runs in hmem's strict sandbox: the base library without dofile and loadfile, load
+--   for text only, string, table, math, utf8, os.time/clock/date/difftime, require; reading
+--   an undefined global is an error. Its require gives cjson, then modules next to the rule
+--   file or on HMEM_PATH (each in its own sandbox), then Lua's require (the shipped hmem and
+--   hmem.rules.* modules on package.path). Modules are shared through package.loaded, so a
+--   test and the pack it loads see the same hmem.rules.phase.
+--   The pack's init, if any, is called once per load, without arguments, as hmem does.
+--   Normalised: name (the table's, else the file name without ".lua", else the module
+--   name), description (the table's, else the file's leading comment lines, else ""),
+--   categories (a list of {name=, color=}; color nil or "#rrggbb"), classify, done, init,
+--   cache_by (the pack table's list of row fields its category depends on, or nil; testing
+--   never memoises). Raises when there is no classify function, cache_by names a field that
+--   is not a single-valued row field, or a category is malformed or listed twice (stricter
+--   than hmem, which ignores the last two mistakes).
+--
+-- testing.classify(pack, row) -> category
+--   Loads pack as testing.load does (a path is loaded afresh on each call; module tables and
+--   names are the modules themselves, with their state), makes a row of row when it is a
+--   plain table, calls classify and returns its category: a string, or nil (hmem's
+--   "unclassified"). A return of any other type raises, as it stops hmem.
+local testing = {}
+
+testing.NIL = setmetatable({}, { __tostring = function() return "testing.NIL" end })
+
+testing.fields = {
+  "ts", "ts_ns", "bytes", "kind", "before_trace", "addr", "device", "device_type", "device_id",
+  "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts",
+  "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
+  "free_ops", "free_step", "stack", "category",
+}
+local field_list = table.concat(testing.fields, ", ")
+
+local known = {}
+for _, f in ipairs(testing.fields) do
+  known[f] = true
+end
+
+local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true }
+
+local FAKE_ADDR = 0x7f3a00000000
+
+-- c10's DeviceType, as hmem names devices.
+local device_names = { [0] = "cpu", [1] = "cuda", [6] = "hip", [12] = "xpu", [13] = "mps", [20] = "privateuseone" }
+local device_types = {}
+for t, n in pairs(device_names) do
+  device_types[n] = t
+end
+
+local function device_name(dtype, id)
+  if dtype == 0 then
+    return "cpu"
+  end
+  return ("%s:%d"):format(device_names[dtype] or ("type" .. tostring(dtype)), id or 0)
+end
+
+local function parse_device(name)
+  if name == "cpu" then
+    return 0, -1
+  end
+  local kind, id = name:match("^([%a_]+):(%d+)$")
+  if kind then
+    local t = device_types[kind] or tonumber(kind:match("^type(%d+)$"))
+    if t then
+      return t, tonumber(id)
+    end
+  end
+  local t, id2 = name:match("^type(%d+):(%d+)$")
+  if t then
+    return tonumber(t), tonumber(id2)
+  end
+  error(("testing.row: cannot parse device %q (expected \"cpu\", \"cuda:0\", \"hip:1\", ...)"):format(name), 3)
+end
+
+local function copy_list(list)
+  local out = {}
+  for i, v in ipairs(list) do
+    if type(v) == "table" then
+      local e = {}
+      for k, x in pairs(v) do
+        e[k] = x
+      end
+      out[i] = e
+    else
+      out[i] = v
+    end
+  end
+  return out
+end
+
+local function step_of(names)
+  for i = #names, 1, -1 do
+    local n = names[i]
+    local s = type(n) == "string" and n:match("^ProfilerStep#(%d+)$")
+    if s then
+      return math.tointeger(tonumber(s))
+    end
+  end
+  return nil
+end
+
+local function stack_names(stack, cats)
+  local out = {}
+  for _, e in ipairs(stack) do
+    if cats[e.cat] then
+      out[#out + 1] = e.name
+    end
+  end
+  return out
+end
+
+-- µs from integer ns, exactly, as hmem prints them: "0.0", "12.5", "1419247333708.044".
+local function fmt_ns(ns)
+  local m = ns < 0 and -ns or ns
+  local s = ("%s%d.%03d"):format(ns < 0 and "-" or "", m // 1000, m % 1000):gsub("0+$", "")
+  if s:sub(-1) == "." then
+    s = s .. "0"
+  end
+  return s
+end
+
+local function check_type(t, field, want)
+  local v = t[field]
+  if v ~= nil and type(v) ~= want then
+    error(("testing.row: %s must be a %s, got %s"):format(field, want, type(v)), 3)
+  end
+end
+
+local row_data = setmetatable({}, { __mode = "k" })
+
+local row_mt = {
+  __name = "hmem.row",
+  __index = function(self, k)
+    local d = row_data[self]
+    if not known[k] then
+      error(("row has no field '%s' (fields: %s)"):format(tostring(k), field_list), 2)
+    end
+    local v = d[k]
+    if lists[k] then
+      return copy_list(v)
+    end
+    return v
+  end,
+  __newindex = function(_, k)
+    error(("rows are read-only (tried to set '%s')"):format(tostring(k)), 2)
+  end,
+  __tostring = function(self)
+    local d = row_data[self]
+    return ("hmem.row(%s %d bytes on %s at ts %s)"):format(d.kind, d.bytes, d.device, fmt_ns(d.ts_ns))
+  end,
+  __metatable = "hmem.row",
+}
+
+function testing.is_row(x)
+  return type(x) == "table" and row_data[x] ~= nil
+end
+
+function testing.row(t)
+  if testing.is_row(t) then
+    return t
+  end
+  if type(t) ~= "table" then
+    error(("testing.row: expected a table of fields, got %s"):format(type(t)), 2)
+  end
+  local d, given = {}, {}
+  for k, v in pairs(t) do
+    if not known[k] then
+      error(("testing.row: unknown field '%s'"):format(tostring(k)), 2)
+    end
+    if v ~= testing.NIL then
+      d[k] = v
+    end
+    given[k] = true
+  end
+  for _, f in ipairs({ "ts", "bytes", "device_type", "device_id", "free_ts", "lifetime", "total_allocated", "total_reserved" }) do
+    check_type(d, f, "number")
+  end
+  for _, f in ipairs({ "kind", "device", "file", "op", "free_op", "module", "thread", "category" }) do
+    check_type(d, f, "string")
+  end
+  for f in pairs(lists) do
+    check_type(d, f, "table")
+  end
+  check_type(d, "before_trace", "boolean")
+
+  -- bytes: a positive integer
+  if not given.bytes then
+    d.bytes = 512
+  end
+  local b = math.tointeger(d.bytes)
+  if not b or b <= 0 then
+    error(("testing.row: bytes must be a positive integer, got %s"):format(tostring(d.bytes)), 2)
+  end
+  d.bytes = b
+
+  -- kind and before_trace
+  if d.before_trace == nil then
+    d.before_trace = false
+  end
+  if d.kind == nil then
+    d.kind = d.before_trace and "free" or "alloc"
+  end
+  if d.kind ~= "alloc" and d.kind ~= "free" then
+    error(("testing.row: kind must be \"alloc\" or \"free\", got %q"):format(d.kind), 2)
+  end
+  if d.before_trace and d.kind ~= "free" then
+    error("testing.row: before_trace rows are frees (kind \"free\")", 2)
+  end
+
+  if not given.addr then
+    d.addr = FAKE_ADDR
+  end
+
+  -- device
+  if d.device then
+    local dt, di = parse_device(d.device)
+    if d.device_type == nil then d.device_type = dt end
+    if d.device_id == nil then d.device_id = di end
+  else
+    if d.device_type == nil then d.device_type = 1 end
+    if d.device_id == nil then d.device_id = d.device_type == 0 and -1 or 0 end
+    d.device = device_name(d.device_type, d.device_id)
+  end
+
+  -- ts and ts_ns
+  if d.ts_ns ~= nil then
+    if math.type(d.ts_ns) ~= "integer" then
+      error("testing.row: ts_ns must be an integer", 2)
+    end
+    if d.ts == nil then
+      d.ts = d.ts_ns / 1000
+    elseif math.abs(d.ts * 1000 - d.ts_ns) > 1 then
+      error(("testing.row: ts %s and ts_ns %d disagree"):format(tostring(d.ts), d.ts_ns), 2)
+    end
+  else
+    if d.ts == nil then
+      d.ts = 0
+    end
+    d.ts_ns = math.tointeger(math.floor(d.ts * 1000 + 0.5))
+  end
+
+  -- context lists: from stack when not given
+  local stack = d.stack or {}
+  for i, e in ipairs(stack) do
+    if type(e) ~= "table" or type(e.name) ~= "string" then
+      error(("testing.row: stack[%d] must be a {name=, cat=} table"):format(i), 2)
+    end
+  end
+  d.stack = stack
+  if d.ops == nil then d.ops = stack_names(stack, { cpu_op = true, Operator = true }) end
+  if d.annotations == nil then d.annotations = stack_names(stack, { user_annotation = true }) end
+  if d.python == nil then d.python = stack_names(stack, { python_function = true }) end
+
+  -- op and ops
+  local function pair(op_f, ops_f, where)
+    if d[op_f] ~= nil and not given[ops_f] then
+      d[ops_f] = { d[op_f] }
+    elseif d[op_f] == nil and not given[op_f] then
+      d[op_f] = d[ops_f][#d[ops_f]]
+    elseif d[op_f] ~= d[ops_f][#d[ops_f]] then
+      error(("testing.row: %s %q must be the last of %s (the innermost)"):format(op_f, tostring(d[op_f]), ops_f), where)
+    end
+  end
+  pair("op", "ops", 3)
+  if d.kind == "free" and not given.free_op and not given.free_ops then
+    d.free_op, d.free_ops = d.op, copy_list(d.ops)
+  else
+    d.free_ops = d.free_ops or {}
+    pair("free_op", "free_ops", 3)
+  end
+  for i, e in ipairs(stack) do
+    if (e.ts ~= nil and type(e.ts) ~= "number") or (e.dur ~= nil and type(e.dur) ~= "number") then
+      error(("testing.row: stack[%d]: ts and dur must be numbers (µs)"):format(i), 2)
+    end
+  end
+
+  -- step and module
+  if d.step == nil and not given.step then
+    local all = {}
+    for i, e in ipairs(stack) do
+      all[i] = e.name
+    end
+    d.step = step_of(d.annotations) or step_of(d.ops) or step_of(all)
+  end
+  if d.module == nil and not given.module then
+    for i = #d.python, 1, -1 do
+      local m = d.python[i]:match("^nn%.Module: (.+)$")
+      if m then
+        d.module = m
+        break
+      end
+    end
+  end
+
+  -- free_step: a free's own step; else as given, or named in free_ops (2021-style)
+  if d.free_step == nil and not given.free_step then
+    if d.kind == "free" then
+      d.free_step = d.step
+    else
+      d.free_step = step_of(d.free_ops)
+    end
+  end
+
+  -- free_ts and lifetime
+  if d.kind == "free" then
+    if d.free_ts == nil and not given.free_ts then
+      d.free_ts = d.ts
+    end
+  else
+    if d.free_ts == nil and d.lifetime ~= nil then
+      d.free_ts = d.ts + d.lifetime
+    elseif d.free_ts ~= nil and d.lifetime == nil and not given.lifetime then
+      d.lifetime = d.free_ts - d.ts
+    end
+    if d.lifetime ~= nil and d.lifetime < 0 then
+      error("testing.row: an allocation cannot be freed before it is made (free_ts < ts)", 2)
+    end
+    if d.free_ts == nil and (d.free_step ~= nil or d.free_op ~= nil) then
+      error("testing.row: free_step and free_op(s) describe a free: give free_ts or lifetime too", 2)
+    end
+  end
+
+  local row = setmetatable({}, row_mt)
+  row_data[row] = d
+  return row
+end
+
+-- Loading packs ------------------------------------------------------------------------------
+
+local function file_exists(path)
+  local f = io.open(path, "rb")
+  if f then
+    f:close()
+    return true
+  end
+  return false
+end
+
+local function read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then
+    error(("testing.load: %s"):format(err), 3)
+  end
+  local src = f:read("a")
+  f:close()
+  return src
+end
+
+-- The leading comment of a file, its lines joined with spaces.
+local function header_comment(src)
+  local lines = {}
+  for line in (src .. "\n"):gmatch("(.-)\r?\n") do
+    local c = line:match("^%-%-+%s?(.*)$")
+    if not c or line:match("^%-%-%[%[") then
+      break
+    end
+    if c == "" then
+      break
+    end
+    lines[#lines + 1] = c
+  end
+  return table.concat(lines, " ")
+end
+
+local function search_dirs(rule_dir)
+  local dirs = { rule_dir }
+  local hp = os.getenv("HMEM_PATH")
+  if hp then
+    for dir in hp:gmatch("[^:]+") do
+      dirs[#dirs + 1] = dir
+    end
+  end
+  return dirs
+end
+
+local sandbox_base = {
+  "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "print", "rawequal",
+  "rawget", "rawlen", "rawset", "select", "setmetatable", "tonumber", "tostring", "type",
+  "xpcall", "_VERSION", "collectgarbage", "string", "table", "math", "utf8",
+}
+
+local sandbox
+
+-- require as hmem gives it to rule files: cjson is the real one; a module next to the rule
+-- file or on HMEM_PATH runs in its own sandbox; anything else (the shipped hmem and
+-- hmem.rules.* modules, found on package.path) is Lua's require.
+local function sandbox_require(rule_dir)
+  local dirs = search_dirs(rule_dir)
+  return function(name)
+    if type(name) ~= "string" then
+      error("require: module name must be a string", 2)
+    end
+    if name == "cjson" or name == "cjson.safe" then
+      return require(name)
+    end
+    if package.loaded[name] ~= nil then
+      return package.loaded[name]
+    end
+    local rel = name:gsub("%.", "/")
+    for _, dir in ipairs(dirs) do
+      for _, cand in ipairs({ dir .. "/" .. rel .. ".lua", dir .. "/" .. rel .. "/init.lua" }) do
+        if file_exists(cand) then
+          local chunk, err = load(read_file(cand), "@" .. cand, "t", sandbox(rule_dir))
+          if not chunk then
+            error(err, 2)
+          end
+          local m = chunk(name, cand)
+          if m == nil then
+            m = true
+          end
+          package.loaded[name] = m
+          return m
+        end
+      end
+    end
+    return require(name)
+  end
+end
+
+-- A fresh strict environment for one chunk, as hmem gives a rule file or module.
+function sandbox(rule_dir)
+  local env, allowed = {}, {}
+  for _, k in ipairs(sandbox_base) do
+    allowed[k] = _G[k]
+  end
+  allowed.os = { time = os.time, clock = os.clock, date = os.date, difftime = os.difftime }
+  allowed.load = function(chunk, name, _, e)
+    return load(chunk, name, "t", e or env)
+  end
+  allowed.require = sandbox_require(rule_dir)
+  allowed._G = env
+  return setmetatable(env, {
+    __index = function(_, k)
+      local v = allowed[k]
+      if v == nil then
+        error(("undefined global '%s'"):format(tostring(k)), 2)
+      end
+      return v
+    end,
+  })
+end
+
+local function normalise(t, source, default_name, default_description)
+  if type(t) ~= "table" then
+    error(("%s: a pack must be a table, got %s"):format(source, type(t)), 3)
+  end
+  if type(t.classify) ~= "function" then
+    error(("%s: no classify function"):format(source), 3)
+  end
+  local cats, seen = {}, {}
+  if t.categories ~= nil then
+    if type(t.categories) ~= "table" then
+      error(("%s: categories must be a list"):format(source), 3)
+    end
+    for i, c in ipairs(t.categories) do
+      local name, color
+      if type(c) == "string" then
+        name = c
+      elseif type(c) == "table" then
+        name, color = c.name, c.color
+      end
+      if type(name) ~= "string" or name == "" then
+        error(("%s: categories[%d] must be a name or {name=, color=}"):format(source, i), 3)
+      end
+      if color ~= nil and (type(color) ~= "string" or not color:match("^#%x%x%x%x%x%x$")) then
+        error(("%s: category %q: color must be \"#rrggbb\""):format(source, name), 3)
+      end
+      if seen[name] then
+        error(("%s: category %q is listed twice"):format(source, name), 3)
+      end
+      seen[name] = true
+      cats[#cats + 1] = { name = name, color = color }
+    end
+  end
+  local cache_by = t.cache_by
+  if cache_by ~= nil then
+    if type(cache_by) ~= "table" or #cache_by == 0 then
+      error(("%s: cache_by must be a list of row field names"):format(source), 3)
+    end
+    for _, f in ipairs(cache_by) do
+      if not known[f] or f == "category" or lists[f] then
+        error(("%s: cache_by: '%s' is not a single-valued row field"):format(source, tostring(f)), 3)
+      end
+    end
+  end
+  for _, f in ipairs({ "done", "init" }) do
+    if t[f] ~= nil and type(t[f]) ~= "function" then
+      error(("%s: %s must be a function"):format(source, f), 3)
+    end
+  end
+  return {
+    name = t.name or default_name,
+    description = t.description or default_description or "",
+    categories = cats,
+    classify = t.classify,
+    done = t.done,
+    init = t.init,
+    cache_by = cache_by,
+  }
+end
+
+local function load_path(path)
+  local src = read_file(path)
+  local dir = path:match("^(.*)/[^/]*$") or "."
+  local env = sandbox(dir)
+  local chunk, err = load(src, "@" .. path, "t", env)
+  if not chunk then
+    error(err, 3)
+  end
+  local ret = chunk()
+  local base = path:match("([^/]+)$"):gsub("%.lua$", "")
+  local pack
+  if ret ~= nil then
+    pack = normalise(ret, path, base, header_comment(src))
+  else
+    pack = normalise({ classify = rawget(env, "classify"), init = rawget(env, "init"), done = rawget(env, "done") },
+      path, base, header_comment(src))
+  end
+  return pack
+end
+
+local function load_any(pack)
+  if type(pack) == "table" then
+    return normalise(pack, "pack", "pack")
+  elseif type(pack) == "string" then
+    if pack:find("/", 1, true) or pack:match("%.lua$") then
+      return load_path(pack)
+    end
+    return normalise(require(pack), pack, pack)
+  end
+  error(("testing.load: expected a pack table, module name or path, got %s"):format(type(pack)), 3)
+end
+
+function testing.load(pack)
+  local p = load_any(pack)
+  if p.init then
+    p.init()
+  end
+  return p
+end
+
+function testing.classify(pack, row)
+  local p = load_any(pack)
+  if p.init then
+    p.init()
+  end
+  local r = testing.row(row)
+  local cat = p.classify(r)
+  if cat ~= nil and type(cat) ~= "string" then
+    error(("classify returned a %s, expected a category name (a string) or nil"):format(type(cat)), 2)
+  end
+  return cat
+end
+
+return testing
