@@ -396,6 +396,22 @@ static int number_of(const hm_value *v, int64_t *i, double *d)
 	return 1;
 }
 
+/* The numeric field of a row for sum or max: 0 when nil, raises when not a number; sets
+ * *is_float once a float is seen. [-0, +0, e] */
+static int numeric(lua_State *L, const hm_rowref *r, int field, const hm_report *rep, const char *agg,
+		   const char *what, int64_t *iv, double *dv, int *is_float)
+{
+	hm_value v;
+	hm_field_get(r, field, rep->cats, &v);
+	*iv = 0, *dv = 0;
+	int ok = number_of(&v, iv, dv);
+	if (ok < 0)
+		luaL_error(L, "aggregate '%s': %s of '%s', which is not a number", agg, what, hm_field_name(field));
+	if (v.type == HM_V_NUM)
+		*is_float = 1;
+	return ok;
+}
+
 typedef struct agg_spec {
 	int nby, by_field[16], by_fn[16]; /* by_fn: stack index of a function, or 0 */
 	int sum, max, count, where_fn;    /* field ids; where_fn stack index or 0 */
@@ -557,31 +573,13 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 				}
 				lua_pop(L, pushed);
 				w->count[g]++;
-				hm_value v;
-				int64_t iv = 0;
-				double dv = 0;
-				if (sp.sum) {
-					hm_field_get(&r, sp.sum, rep->cats, &v);
-					int ok = number_of(&v, &iv, &dv);
-					if (ok < 0) {
-						luaL_error(L, "aggregate '%s': sum of '%s', which is not a number", out->name, hm_field_name(sp.sum));
-					}
-					if (v.type == HM_V_NUM)
-						w->sum_float = 1;
-					w->isum[g] += ok ? iv : 0;
-					w->dsum[g] += ok ? dv : 0;
-				}
-				if (sp.max) {
-					hm_field_get(&r, sp.max, rep->cats, &v);
-					int ok = number_of(&v, &iv, &dv);
-					if (ok < 0) {
-						luaL_error(L, "aggregate '%s': max of '%s', which is not a number", out->name, hm_field_name(sp.max));
-					}
-					if (v.type == HM_V_NUM)
-						w->max_float = 1;
-					if (ok && (!w->has_max[g] || dv > w->dmax[g]))
-						w->imax[g] = iv, w->dmax[g] = dv, w->has_max[g] = 1;
-				}
+				int64_t iv;
+				double dv;
+				if (sp.sum && numeric(L, &r, sp.sum, rep, out->name, "sum", &iv, &dv, &w->sum_float))
+					w->isum[g] += iv, w->dsum[g] += dv;
+				if (sp.max && numeric(L, &r, sp.max, rep, out->name, "max", &iv, &dv, &w->max_float) &&
+				    (!w->has_max[g] || dv > w->dmax[g]))
+					w->imax[g] = iv, w->dmax[g] = dv, w->has_max[g] = 1;
 			}
 		}
 	}

@@ -158,6 +158,27 @@ static int file_exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* The i-th directory searched for packs and modules: -I directories, then the entries
+ * of HMEM_PATH (colon-separated, empty ones skipped). Returns 0 past the last. */
+static int search_dir(const hm_script_opts *o, int i, char *dir, size_t cap)
+{
+	if (i < o->ninc) {
+		snprintf(dir, cap, "%s", o->inc[i]);
+		return 1;
+	}
+	int k = i - o->ninc;
+	for (const char *p = getenv("HMEM_PATH"); p && *p;) {
+		const char *q = strchr(p, ':');
+		size_t len = q ? (size_t)(q - p) : strlen(p);
+		if (len && k-- == 0) {
+			snprintf(dir, cap, "%.*s", (int)len, p);
+			return 1;
+		}
+		p = q ? q + 1 : p + len;
+	}
+	return 0;
+}
+
 /* Where require and pack names look, in order: the rule file's directory (for require),
  * -I directories, HMEM_PATH, then the modules built into hmem. Pushes the path of the
  * file found (for a built-in module, its path in lua/ and the module is returned), or
@@ -169,23 +190,12 @@ static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, con
 	for (char *p = rel; *p; p++)
 		if (*p == '.')
 			*p = '/';
-	const char *env = getenv("HMEM_PATH");
-	/* directories: [rule dir] -I... then HMEM_PATH entries */
 	for (int i = rule_dir ? -1 : 0; ; i++) {
 		if (i == -1) {
 			const char *slash = o->rules ? strrchr(o->rules, '/') : NULL;
 			snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - o->rules) : 1, slash ? o->rules : ".");
-		} else if (i < o->ninc) {
-			snprintf(dir, sizeof dir, "%s", o->inc[i]);
-		} else {
-			if (!env || !*env)
-				break;
-			const char *q = strchr(env, ':');
-			size_t len = q ? (size_t)(q - env) : strlen(env);
-			snprintf(dir, sizeof dir, "%.*s", (int)len, env);
-			env = q ? q + 1 : env + len;
-			if (!len)
-				continue;
+		} else if (!search_dir(o, i, dir, sizeof dir)) {
+			break;
 		}
 		for (int init = 0; init < 2; init++) {
 			snprintf(path, sizeof path, init ? "%s/%s/init.lua" : "%s/%s.lua", dir, rel);
@@ -664,21 +674,8 @@ static int packs_protected(lua_State *L)
 	lua_newtable(L); /* candidates: {name, path, module} in search order */
 	int cand = lua_gettop(L);
 	lua_Integer nc = 0;
-	const char *env = getenv("HMEM_PATH");
-	for (int i = 0;; i++) {
-		char dir[4096];
-		if (i < o->ninc) {
-			snprintf(dir, sizeof dir, "%s", o->inc[i]);
-		} else {
-			if (!env || !*env)
-				break;
-			const char *q = strchr(env, ':');
-			size_t len = q ? (size_t)(q - env) : strlen(env);
-			snprintf(dir, sizeof dir, "%.*s", (int)len, env);
-			env = q ? q + 1 : env + len;
-			if (!len)
-				continue;
-		}
+	char dir[4096];
+	for (int i = 0; search_dir(o, i, dir, sizeof dir); i++) {
 		struct dirent **names;
 		int n = scandir(dir, &names, NULL, alphasort);
 		for (int j = 0; j < n; j++) {
