@@ -639,6 +639,7 @@ static void parse_events(rd *r)
 {
 	r->t->has_trace_events = 1;
 	r->pos++; /* '[' */
+	r->t->events_at = r->base + r->pos;
 	int c = peek(r);
 	if (c == ']') {
 		r->pos++;

@@ -47,6 +47,8 @@ typedef struct hm_trace {
 	uint64_t oom_events;    /* [OutOfMemory] instants (counted, not used) */
 	int64_t first_ts;       /* ns, smallest ts of any event; HM_NONE if none */
 	int has_trace_events;   /* the traceEvents key (or a top-level array) was present */
+	uint64_t events_at;     /* offset in the decompressed JSON just after the '[' of the
+				 * events array (where --annotate inserts its events); 0 if none */
 	hm_mem mem;
 	hm_slices sl;
 	hm_strtab names;        /* slice names and categories, thread names */
