@@ -6,8 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#ifdef HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#else
 #include <zlib.h>
+#endif
 
 typedef struct pathlist {
 	char **v;
@@ -100,14 +105,42 @@ fail:
 	return rc;
 }
 
+/* Gzip members are inflated with ISA-L where the build found it (about 5x faster than
+ * zlib on traces, measured in README "Performance"), else with zlib. A gzip source
+ * inflates on its own thread, a few buffers ahead of the parser. */
+#define NSLOT 4
+#define SLOT_BYTES (4u << 20)
+
+static void start_thread(hm_src *s);
+
+typedef struct slot {
+	char *buf;
+	long n; /* bytes; 0 at the end; -1 after an error */
+	int full;
+} slot;
+
 struct hm_src {
 	FILE *f;
 	int gzip, zdone, zinit;
 	int pending; /* an error happened after some output: report it on the next read */
+#ifdef HAVE_ISAL
+	struct inflate_state isal;
+	unsigned char *next_in;
+	uint32_t avail_in;
+#else
 	z_stream z;
+#endif
 	unsigned char in[1 << 17];
-	uint64_t size, pos;
+	uint64_t size, pos; /* pos: file bytes consumed (read with atomics across threads) */
 	char err[256];
+	/* the inflating thread */
+	pthread_t thread;
+	int threaded, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	slot slots[NSLOT];
+	int head, tail;
+	size_t off; /* consumer's offset in slots[head] */
 };
 
 hm_src *hm_src_open(const char *path, char *err, size_t errsz)
@@ -131,6 +164,8 @@ hm_src *hm_src_open(const char *path, char *err, size_t errsz)
 	int c1 = getc(f), c2 = getc(f);
 	s->gzip = c1 == 0x1f && c2 == 0x8b;
 	rewind(f);
+	if (s->gzip)
+		start_thread(s);
 	return s;
 }
 
@@ -141,14 +176,97 @@ static long raw_read(hm_src *s, void *buf, size_t cap)
 		snprintf(s->err, sizeof s->err, "read error: %s", strerror(errno));
 		return -1;
 	}
-	s->pos += n;
+	__atomic_add_fetch(&s->pos, n, __ATOMIC_RELAXED);
 	return (long)n;
 }
 
-/* Inflate with zlib, gzip framing (windowBits 15 + 16); after a member ends,
- * another member may follow (as `cat a.gz b.gz` makes), anything else is an error. */
+#ifdef HAVE_ISAL
+static const char *isal_error(int rc)
+{
+	switch (rc) {
+	case ISAL_INVALID_BLOCK: return "invalid block";
+	case ISAL_INVALID_SYMBOL: return "invalid symbol";
+	case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
+	case ISAL_INVALID_WRAPPER: return "invalid gzip header";
+	case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
+	case ISAL_INCORRECT_CHECKSUM: return "checksum mismatch";
+	default: return "inflate failed";
+	}
+}
+#endif
+
+/* Make sure at least two input bytes are buffered (or the file has ended), to look at
+ * what follows a gzip member. */
+static int more_input(hm_src *s, unsigned char **next, uint32_t *avail)
+{
+	if (*avail >= 2)
+		return 0;
+	memmove(s->in, *next, *avail);
+	long n = raw_read(s, s->in + *avail, sizeof s->in - *avail);
+	if (n < 0)
+		return -1;
+	*next = s->in;
+	*avail += (uint32_t)n;
+	return 0;
+}
+
+/* Inflate gzip framing; after a member ends, another member may follow (as `cat a.gz b.gz`
+ * makes), anything else is an error. */
 static long gz_read(hm_src *s, char *buf, size_t cap)
 {
+	uint32_t want = (uint32_t)(cap > (1u << 30) ? (1u << 30) : cap);
+#ifdef HAVE_ISAL
+	if (!s->zinit) {
+		isal_inflate_init(&s->isal);
+		s->isal.crc_flag = ISAL_GZIP;
+		s->zinit = 1;
+	}
+	s->isal.next_out = (uint8_t *)buf;
+	s->isal.avail_out = want;
+	while (s->isal.avail_out == want && !s->zdone) {
+		if (s->isal.avail_in == 0) {
+			long n = raw_read(s, s->in, sizeof s->in);
+			if (n < 0)
+				return -1;
+			if (n == 0) {
+				snprintf(s->err, sizeof s->err, "gzip stream is truncated (the file ends inside compressed data at byte %llu)",
+					 (unsigned long long)s->pos);
+				return -1;
+			}
+			s->isal.next_in = s->in;
+			s->isal.avail_in = (uint32_t)n;
+		}
+		int rc = isal_inflate(&s->isal);
+		if (rc < 0) {
+			snprintf(s->err, sizeof s->err, "corrupt gzip data near compressed byte %llu: %s",
+				 (unsigned long long)(s->pos - s->isal.avail_in), isal_error(rc));
+			return -1;
+		}
+		if (s->isal.block_state == ISAL_BLOCK_FINISH) {
+			unsigned char *next = s->isal.next_in;
+			uint32_t avail = s->isal.avail_in;
+			if (more_input(s, &next, &avail) < 0)
+				return -1;
+			if (avail == 0) {
+				s->zdone = 1;
+			} else if (avail >= 2 && next[0] == 0x1f && next[1] == 0x8b) {
+				uint8_t *out = s->isal.next_out;
+				uint32_t left = s->isal.avail_out;
+				isal_inflate_reset(&s->isal);
+				s->isal.crc_flag = ISAL_GZIP;
+				s->isal.next_out = out;
+				s->isal.avail_out = left;
+			} else {
+				snprintf(s->err, sizeof s->err, "unexpected bytes after the end of the gzip stream (compressed byte %llu)",
+					 (unsigned long long)(s->pos - avail));
+				return -1;
+			}
+			s->isal.next_in = next;
+			s->isal.avail_in = avail;
+		}
+	}
+	return (long)((char *)s->isal.next_out - buf);
+#else
 	if (!s->zinit) {
 		if (inflateInit2(&s->z, 15 + 16) != Z_OK) {
 			snprintf(s->err, sizeof s->err, "cannot start gzip decoder");
@@ -157,15 +275,14 @@ static long gz_read(hm_src *s, char *buf, size_t cap)
 		s->zinit = 1;
 	}
 	s->z.next_out = (unsigned char *)buf;
-	s->z.avail_out = (unsigned)(cap > (1u << 30) ? (1u << 30) : cap);
-	while (s->z.avail_out == (unsigned)(cap > (1u << 30) ? (1u << 30) : cap) && !s->zdone) {
+	s->z.avail_out = want;
+	while (s->z.avail_out == want && !s->zdone) {
 		if (s->z.avail_in == 0) {
 			long n = raw_read(s, s->in, sizeof s->in);
 			if (n < 0)
 				return -1;
 			if (n == 0) {
-				snprintf(s->err, sizeof s->err,
-					 "gzip stream is truncated (the file ends inside compressed data at byte %llu)",
+				snprintf(s->err, sizeof s->err, "gzip stream is truncated (the file ends inside compressed data at byte %llu)",
 					 (unsigned long long)s->pos);
 				return -1;
 			}
@@ -174,23 +291,17 @@ static long gz_read(hm_src *s, char *buf, size_t cap)
 		}
 		int rc = inflate(&s->z, Z_NO_FLUSH);
 		if (rc == Z_STREAM_END) {
-			/* Another member? Peek at the two bytes that follow. */
-			if (s->z.avail_in < 2) {
-				memmove(s->in, s->z.next_in, s->z.avail_in);
-				long n = raw_read(s, s->in + s->z.avail_in, sizeof s->in - s->z.avail_in);
-				if (n < 0)
-					return -1;
-				s->z.next_in = s->in;
-				s->z.avail_in += (unsigned)n;
-			}
-			if (s->z.avail_in == 0) {
+			uint32_t avail = s->z.avail_in;
+			if (more_input(s, &s->z.next_in, &avail) < 0)
+				return -1;
+			s->z.avail_in = avail;
+			if (avail == 0) {
 				s->zdone = 1;
-			} else if (s->z.avail_in >= 2 && s->z.next_in[0] == 0x1f && s->z.next_in[1] == 0x8b) {
+			} else if (avail >= 2 && s->z.next_in[0] == 0x1f && s->z.next_in[1] == 0x8b) {
 				inflateReset(&s->z);
 			} else {
-				snprintf(s->err, sizeof s->err,
-					 "unexpected bytes after the end of the gzip stream (compressed byte %llu)",
-					 (unsigned long long)(s->pos - s->z.avail_in));
+				snprintf(s->err, sizeof s->err, "unexpected bytes after the end of the gzip stream (compressed byte %llu)",
+					 (unsigned long long)(s->pos - avail));
 				return -1;
 			}
 		} else if (rc != Z_OK && rc != Z_BUF_ERROR) {
@@ -200,27 +311,92 @@ static long gz_read(hm_src *s, char *buf, size_t cap)
 		}
 	}
 	return (long)((unsigned char *)s->z.next_out - (unsigned char *)buf);
+#endif
 }
 
 /* Bytes decoded before an error are delivered first, so the error's offset in the
  * decompressed JSON is where the damage starts. */
-long hm_src_read(hm_src *s, char *buf, size_t cap)
+static long gz_read_whole(hm_src *s, char *buf, size_t cap)
 {
 	if (s->pending)
 		return -1;
-	if (!s->gzip)
-		return raw_read(s, buf, cap);
-	unsigned char *start = (unsigned char *)buf;
+#ifdef HAVE_ISAL
 	long n = gz_read(s, buf, cap);
-	if (n < 0 && s->zinit && s->z.next_out > start) {
+	long made = s->zinit ? (long)((char *)s->isal.next_out - buf) : 0;
+#else
+	long n = gz_read(s, buf, cap);
+	long made = s->zinit ? (long)((char *)s->z.next_out - buf) : 0;
+#endif
+	if (n < 0 && made > 0) {
 		s->pending = 1;
-		return (long)(s->z.next_out - start);
+		return made;
 	}
 	return n;
 }
 
+/* The inflating thread fills slots in order; the parser empties them in order. */
+static void *inflater(void *arg)
+{
+	hm_src *s = arg;
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		while (s->slots[s->tail].full && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		int stop = s->stop;
+		slot *sl = &s->slots[s->tail];
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			return NULL;
+		long n = gz_read_whole(s, sl->buf, SLOT_BYTES);
+		pthread_mutex_lock(&s->mu);
+		sl->n = n;
+		sl->full = 1;
+		s->tail = (s->tail + 1) % NSLOT;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		if (n <= 0)
+			return NULL;
+	}
+}
+
+static void start_thread(hm_src *s)
+{
+	for (int i = 0; i < NSLOT; i++)
+		s->slots[i].buf = hm_xrealloc(NULL, SLOT_BYTES);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->threaded = pthread_create(&s->thread, NULL, inflater, s) == 0;
+}
+
+long hm_src_read(hm_src *s, char *buf, size_t cap)
+{
+	if (!s->gzip)
+		return raw_read(s, buf, cap);
+	if (!s->threaded)
+		return gz_read_whole(s, buf, cap);
+	pthread_mutex_lock(&s->mu);
+	while (!s->slots[s->head].full)
+		pthread_cond_wait(&s->cv, &s->mu);
+	slot *sl = &s->slots[s->head];
+	pthread_mutex_unlock(&s->mu);
+	if (sl->n <= 0)
+		return sl->n; /* the end or the error stays: every later read says the same */
+	size_t n = (size_t)sl->n - s->off < cap ? (size_t)sl->n - s->off : cap;
+	memcpy(buf, sl->buf + s->off, n);
+	s->off += n;
+	if (s->off == (size_t)sl->n) {
+		s->off = 0;
+		pthread_mutex_lock(&s->mu);
+		sl->full = 0;
+		s->head = (s->head + 1) % NSLOT;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return (long)n;
+}
+
 const char *hm_src_error(const hm_src *s) { return s->err; }
-uint64_t hm_src_file_pos(const hm_src *s) { return s->pos; }
+uint64_t hm_src_file_pos(const hm_src *s) { return __atomic_load_n(&s->pos, __ATOMIC_RELAXED); }
 uint64_t hm_src_file_size(const hm_src *s) { return s->size; }
 int hm_src_is_gzip(const hm_src *s) { return s->gzip; }
 
@@ -228,8 +404,23 @@ void hm_src_close(hm_src *s)
 {
 	if (!s)
 		return;
+	if (s->threaded) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->thread, NULL);
+	}
+	if (s->gzip) {
+		for (int i = 0; i < NSLOT; i++)
+			free(s->slots[i].buf);
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
+	}
+#ifndef HAVE_ISAL
 	if (s->zinit)
 		inflateEnd(&s->z);
+#endif
 	fclose(s->f);
 	free(s);
 }

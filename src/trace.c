@@ -5,14 +5,18 @@
 #include "input.h"
 
 #include <ctype.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define PAD 64
+
 typedef struct rd {
-	hm_src *src;
-	int borrowed; /* buf is the caller's text (hm_trace_parse) */
-	char *buf;
+	hm_src *src;    /* NULL: all the text is in buf already (hm_trace_parse) */
+	char *buf;      /* always has PAD readable bytes after len (the scanner reads 64 at a time) */
 	size_t cap, len, pos;
 	uint64_t base; /* offset of buf[0] in the decompressed JSON */
 	int eof;
@@ -21,6 +25,8 @@ typedef struct rd {
 	size_t errsz;
 	int code, failed;
 	int top_array; /* the file is a bare array of events */
+	struct tok *tok; /* depth-1 strings and containers of the event being scanned */
+	size_t ntok, tokcap;
 	char *scratch; /* unescaped strings */
 	size_t scratch_cap;
 	hm_trace *t;
@@ -42,7 +48,7 @@ static void fail_at(rd *r, uint64_t off, const char *fmt, const char *a, const c
  * and sets r->eof at the end. */
 static size_t fill(rd *r, size_t keep)
 {
-	if (r->borrowed || r->eof) {
+	if (!r->src || r->eof) {
 		r->eof = 1;
 		return 0;
 	}
@@ -53,11 +59,11 @@ static size_t fill(rd *r, size_t keep)
 		r->pos -= shift;
 		r->base += shift;
 	}
-	if (r->len + 65536 > r->cap) {
+	if (r->len + 65536 + PAD > r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 1 << 20;
 		r->buf = hm_xrealloc(r->buf, r->cap);
 	}
-	long n = hm_src_read(r->src, r->buf + r->len, r->cap - r->len);
+	long n = hm_src_read(r->src, r->buf + r->len, r->cap - r->len - PAD);
 	if (n < 0) {
 		if (!r->failed) {
 			r->failed = 1;
@@ -599,20 +605,42 @@ static void add_thread_name(rd *r, ev *x)
 	t->thread_name[th] = id;
 }
 
-static void parse_event(rd *r, const char *p, const char *e)
+/* Exact µs text to ns for the common form (digits, up to three decimals); anything else
+ * goes through the general parser. */
+static const char *fast_ns(const char *p, const char *e, int64_t *out)
 {
-	ev x = {0};
-	if (*p != '{') {
-		fail_at(r, off_of(r, p), r->top_array ? "not a Chrome trace: the top-level array holds %s, not event objects "
-							 "(export_memory_timeline output is not a trace)"
-						       : "an element of traceEvents is %s, not an event object", kind_of((slice){p, e}), 0);
-		return;
+	int64_t v = 0;
+	const char *s = p;
+	while (p < e && *p >= '0' && *p <= '9' && p - s < 15)
+		v = v * 10 + (*p++ - '0');
+	int frac = 0;
+	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
+		p++;
+		while (p < e && *p >= '0' && *p <= '9' && frac < 3)
+			v = v * 10 + (*p++ - '0'), frac++;
+		if (frac == 0)
+			return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	} else if (p > s && s[0] == '0' && p - s > 1) {
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
 	}
-	const char *bad = members(r, p, e, ev_member, &x);
-	if (bad) {
-		fail_at(r, off_of(r, bad), "invalid JSON in an event", 0, 0);
-		return;
-	}
+	if (p != e || p == s)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	static const int64_t scale[] = {1000, 100, 10, 1};
+	*out = v * scale[frac];
+	return NULL;
+}
+
+static void not_an_event(rd *r, const char *p, const char *e)
+{
+	fail_at(r, off_of(r, p), r->top_array ? "not a Chrome trace: the top-level array holds %s, not event objects "
+						 "(export_memory_timeline output is not a trace)"
+					       : "an element of traceEvents is %s, not an event object", kind_of((slice){p, e}), 0);
+}
+
+/* What the event's fields say it is, and what is kept of it. */
+static void handle_event(rd *r, ev *xp, const char *p)
+{
+	ev x = *xp;
 	slice strs[] = {x.ph, x.name, x.cat};
 	const char *keys[] = {"ph", "name", "cat"};
 	for (int i = 0; i < 3; i++)
@@ -621,7 +649,7 @@ static void parse_event(rd *r, const char *p, const char *e)
 			return;
 		}
 	int64_t ts;
-	if (x.ts.p && *x.ts.p != '"' && !hm_num_i64(x.ts.p, (size_t)(x.ts.q - x.ts.p), 3, 1, &ts))
+	if (x.ts.p && *x.ts.p != '"' && !fast_ns(x.ts.p, x.ts.q, &ts))
 		if (r->t->first_ts == HM_NONE || ts < r->t->first_ts)
 			r->t->first_ts = ts;
 	int instant = slice_is(x.ph, "i") || slice_is(x.ph, "I");
@@ -635,42 +663,225 @@ static void parse_event(rd *r, const char *p, const char *e)
 		add_thread_name(r, &x);
 }
 
+/* A depth-1 token of an event: a string (start and end are its quotes) or a container
+ * (its brackets). Offsets are from the event's start, so they survive refills. */
+typedef struct tok {
+	uint32_t start, end;
+	int container;
+} tok;
+
+/* Bit i set where p[i] is '"', '{', '}', '[' or ']' ('[' and ']' are '{' and '}' with bit
+ * 0x20 clear). Sixty-four bytes at a time: the scanner stops only at these, and strings
+ * are crossed quote to quote. */
+static inline uint64_t structural64(const unsigned char *p)
+{
+#ifdef __SSE2__
+	const __m128i q = _mm_set1_epi8('"'), o = _mm_set1_epi8('{'), c = _mm_set1_epi8('}'), b = _mm_set1_epi8(0x20);
+	uint64_t m = 0;
+	for (int k = 0; k < 4; k++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+		__m128i w = _mm_or_si128(v, b);
+		__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_or_si128(_mm_cmpeq_epi8(w, o), _mm_cmpeq_epi8(w, c)));
+		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(hit) << (16 * k);
+	}
+	return m;
+#else
+	uint64_t m = 0;
+	for (int k = 0; k < 64; k++) {
+		unsigned char ch = p[k] | 0x20;
+		m |= (uint64_t)(p[k] == '"' || ch == '{' || ch == '}') << k;
+	}
+	return m;
+#endif
+}
+
+/* Is the quote at buf[j] escaped (an odd run of backslashes before it)? */
+static int escaped(const char *buf, size_t j, size_t from)
+{
+	size_t k = j;
+	while (k > from && buf[k - 1] == '\\')
+		k--;
+	return (j - k) & 1;
+}
+
+static int is_ws(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static void add_tok(rd *r, size_t start, size_t end, int container)
+{
+	if (r->ntok == r->tokcap) {
+		r->tokcap = r->tokcap ? r->tokcap * 2 : 64;
+		r->tok = hm_xrealloc(r->tok, r->tokcap * sizeof *r->tok);
+	}
+	r->tok[r->ntok++] = (tok){(uint32_t)start, (uint32_t)end, container};
+}
+
+/* The event [p, e) is complete; its depth-1 tokens are known. Match keys to values and
+ * check the member syntax (key ':' value, separated by ','), without rescanning values. */
+static void slice_event(rd *r, const char *p, const char *e)
+{
+	ev x = {0};
+	const char *at = p + 1; /* where the next key (or '}') must start */
+	for (size_t i = 0; i < r->ntok; i++) {
+		const tok *t = &r->tok[i];
+		const char *ks = p + t->start, *ke = p + t->end + 1;
+		const char *c = at;
+		while (c < e && is_ws(*c))
+			c++;
+		if (t->container || c != ks)
+			goto bad_at_c;
+		c = ke;
+		while (c < e && is_ws(*c))
+			c++;
+		if (*c != ':')
+			goto bad_at_c;
+		c++;
+		while (c < e && is_ws(*c))
+			c++;
+		slice v = {c, c};
+		if (*c == '"' || *c == '{' || *c == '[') {
+			if (++i >= r->ntok || p + r->tok[i].start != c)
+				goto bad_at_c;
+			v.q = p + r->tok[i].end + 1;
+		} else {
+			while (v.q < e && *v.q != ',' && *v.q != '}' && !is_ws(*v.q))
+				v.q++;
+			if (v.q == v.p)
+				goto bad_at_c;
+		}
+		ev_member(r, ks + 1, (size_t)(ke - ks - 2), v, &x);
+		c = v.q;
+		while (c < e && is_ws(*c))
+			c++;
+		if (*c == '}' && c == e - 1)
+			goto done;
+		if (*c != ',')
+			goto bad_at_c;
+		at = c + 1;
+		continue;
+	bad_at_c:
+		fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
+		return;
+	}
+	{
+		const char *c = at;
+		while (c < e && is_ws(*c))
+			c++;
+		if (c != e - 1 || (at != p + 1 && r->ntok)) {
+			fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
+			return;
+		}
+	}
+done:
+	handle_event(r, &x, p);
+}
+
+/* The bytes between two events: white space, and one comma unless first. */
+static int gap_ok(rd *r, size_t from, size_t to, int first, int closing)
+{
+	int comma = 0;
+	for (size_t k = from; k < to; k++) {
+		char c = r->buf[k];
+		if (c == ',' && !comma && !first && !closing) {
+			comma = 1;
+			continue;
+		}
+		if (!is_ws(c)) {
+			if (c == ',' && closing)
+				fail_at(r, r->base + k, "a comma after the last event (not valid JSON)", 0, 0);
+			else if (c == ',')
+				fail_at(r, r->base + k, first ? "a comma before the first event" : "two commas between events", 0, 0);
+			else
+				not_an_event(r, r->buf + k, r->buf + to);
+			return 0;
+		}
+	}
+	if (!comma && !first && !closing) {
+		fail_at(r, r->base + to, "expected ',' or ']' between events", 0, 0);
+		return 0;
+	}
+	return 1;
+}
+
+/* The events array, from its '[' to its ']', in one pass over the structural characters
+ * (see structural64): depth 0 is between events, an event is the bytes from a '{' at
+ * depth 0 to its matching '}'. Only depth-1 tokens are recorded; deeper content (args)
+ * is crossed without looking. */
 static void parse_events(rd *r)
 {
 	r->t->has_trace_events = 1;
 	r->pos++; /* '[' */
 	r->t->events_at = r->base + r->pos;
-	int c = peek(r);
-	if (c == ']') {
-		r->pos++;
-		return;
-	}
+	size_t i = r->pos, ev_start = 0, gap = r->pos, str_start = 0, cont_start = 0;
+	int depth = 0, in_str = 0, first = 1;
 	for (;;) {
-		if (c < 0) {
-			fail_at(r, r->base + r->pos, "the file ends inside traceEvents (cut-off JSON: was the job killed while writing the trace?)", 0, 0);
-			return;
-		}
-		size_t s;
-		if (scan_value(r, 1, &s) < 0)
-			return;
-		parse_event(r, r->buf + s, r->buf + r->pos);
-		if (r->failed)
-			return;
-		r->t->events++;
-		c = peek(r);
-		if (c == ',') {
-			r->pos++;
-			c = peek(r);
+		if (i >= r->len) {
+			if (r->eof || r->failed) {
+				if (!r->failed)
+					fail_at(r, r->base + (depth ? ev_start : i),
+						depth ? "the file ends inside the value that starts here (cut-off JSON: was the job killed while writing the trace?)"
+						      : "the file ends inside traceEvents (cut-off JSON: was the job killed while writing the trace?)", 0, 0);
+				return;
+			}
+			size_t shift = fill(r, depth ? ev_start : gap);
+			i -= shift, ev_start -= shift, gap -= shift, str_start -= shift, cont_start -= shift;
 			continue;
 		}
-		if (c == ']') {
-			r->pos++;
-			return;
+		uint64_t bits = structural64((const unsigned char *)r->buf + i);
+		size_t n = r->len - i < 64 ? r->len - i : 64;
+		if (n < 64)
+			bits &= (UINT64_C(1) << n) - 1;
+		while (bits) {
+			size_t j = i + (size_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			char c = r->buf[j];
+			if (in_str) {
+				if (c == '"' && !escaped(r->buf, j, str_start)) {
+					in_str = 0;
+					if (depth == 1)
+						add_tok(r, str_start - ev_start, j - ev_start, 0);
+				}
+				continue;
+			}
+			if (c == '"') {
+				in_str = 1;
+				str_start = j;
+			} else if (c == '{' || c == '[') {
+				if (depth == 0) {
+					if (!gap_ok(r, gap, j, first, 0))
+						return;
+					if (c == '[') {
+						not_an_event(r, r->buf + j, r->buf + r->len);
+						return;
+					}
+					ev_start = j;
+					r->ntok = 0;
+				} else if (depth == 1) {
+					cont_start = j;
+				}
+				depth++;
+			} else if (depth == 0) { /* '}' or ']' between events */
+				if (c == '}' || !gap_ok(r, gap, j, first, 1)) {
+					if (c == '}' && !r->failed)
+						fail_at(r, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
+					return;
+				}
+				r->pos = j + 1;
+				return;
+			} else if (--depth == 1) {
+				add_tok(r, cont_start - ev_start, j - ev_start, 1);
+			} else if (depth == 0) {
+				slice_event(r, r->buf + ev_start, r->buf + j + 1);
+				if (r->failed)
+					return;
+				r->t->events++;
+				gap = j + 1;
+				first = 0;
+			}
 		}
-		if (c < 0)
-			continue;
-		fail_at(r, r->base + r->pos, "expected ',' or ']' between events", 0, 0);
-		return;
+		i += n;
 	}
 }
 
@@ -791,12 +1002,12 @@ static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code
 	r->path = path;
 	r->err = err;
 	r->errsz = errsz;
-	if (!r->borrowed)
+	if (r->src)
 		fill(r, 0);
 	parse_top(r);
 	free(r->scratch);
-	if (!r->borrowed)
-		free(r->buf);
+	free(r->tok);
+	free(r->buf);
 	if (lost)
 		*lost = r->failed ? t->events : 0;
 	if (r->failed) {
@@ -834,10 +1045,11 @@ hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *
 hm_trace *hm_trace_parse(const char *name, const char *text, size_t len, char *err, size_t errsz)
 {
 	rd r = {0};
-	r.borrowed = 1;
 	r.eof = 1;
-	r.buf = (char *)text;
-	r.len = r.cap = len;
+	r.cap = len + PAD;
+	r.buf = hm_xcalloc(r.cap, 1);
+	memcpy(r.buf, text, len);
+	r.len = len;
 	return run(&r, name, err, errsz, NULL, NULL);
 }
 

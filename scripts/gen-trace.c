@@ -1,0 +1,218 @@
+/* gen-trace: write a synthetic Kineto trace of about the requested size, deterministically.
+ *
+ *   gen-trace [--mb N] [--rank R] [--seed S] > trace.json
+ *
+ * The mix follows real PyTorch 2.x traces: training steps (ProfilerStep#N annotations),
+ * forward ops nesting aten ops with long args (shapes, types, strides), cuda_runtime launches
+ * with flows to kernels on the GPU stream, a backward thread, and [memory] events (about a
+ * third of all events) pairing every allocation with a later free, with running Total
+ * Allocated / Total Reserved per device. Times are µs with three decimals, events are
+ * pretty-printed the way Kineto writes them. The same arguments give the same bytes. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t pick(uint64_t n)
+{
+	return next() % n;
+}
+
+static uint64_t written;
+static int rank_id;
+
+static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vprintf(fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		written += (uint64_t)n;
+}
+
+static int first = 1;
+static void sep(void)
+{
+	out(first ? "\n" : ",\n");
+	first = 0;
+}
+
+static void ts_us(char *b, uint64_t ns)
+{
+	sprintf(b, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+static const char *const ops[] = {
+	"aten::linear", "aten::addmm", "aten::matmul", "aten::layer_norm", "aten::native_layer_norm",
+	"aten::gelu", "aten::softmax", "aten::_softmax", "aten::dropout", "aten::add", "aten::mul",
+	"aten::view", "aten::transpose", "aten::contiguous", "aten::clone", "aten::bmm", "aten::cat",
+	"aten::empty", "aten::empty_strided", "aten::to", "aten::_to_copy", "aten::copy_",
+};
+#define NOPS (sizeof ops / sizeof *ops)
+
+static const int pid = 4242, tid_main = 4242, tid_bwd = 4301;
+static uint64_t ev_idx, ext_id, corr;
+static int64_t allocated = 1ll << 30, reserved = 2ll << 30; /* weights allocated before the trace */
+
+typedef struct live {
+	uint64_t addr;
+	int64_t bytes;
+	int tid;
+} live;
+static live *lv;
+static size_t nlive, lvcap;
+static uint64_t next_addr = 0x7f0000000000ull;
+
+static void mem_event(uint64_t ns, int tid, int64_t bytes, uint64_t addr)
+{
+	char t[32];
+	ts_us(t, ns);
+	allocated += bytes;
+	if (allocated > reserved)
+		reserved = (allocated + (2 << 20)) & ~((int64_t)(2 << 20) - 1);
+	sep();
+	out("  {\n    \"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\",\n"
+	    "    \"pid\": %d, \"tid\": %d,\n    \"ts\": %s,\n    \"args\": {\n"
+	    "      \"Total Reserved\": %" PRId64 ", \"Total Allocated\": %" PRId64 ", \"Bytes\": %" PRId64
+	    ", \"Addr\": %" PRIu64 ", \"Device Id\": 0, \"Device Type\": 1, \"Ev Idx\": %" PRIu64 "\n    }\n  }",
+	    pid, tid, t, reserved, allocated, bytes, addr, ev_idx++);
+}
+
+static void alloc_at(uint64_t ns, int tid)
+{
+	static const int64_t sizes[] = {512, 4096, 65536, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+	int64_t b = sizes[pick(7)] * (int64_t)(1 + pick(3));
+	if (nlive == lvcap) {
+		lvcap = lvcap ? lvcap * 2 : 1024;
+		lv = realloc(lv, lvcap * sizeof *lv);
+	}
+	lv[nlive++] = (live){next_addr, b, tid};
+	mem_event(ns, tid, b, next_addr);
+	next_addr += (uint64_t)b + 512;
+}
+
+static void free_some(uint64_t ns, int tid, size_t keep)
+{
+	while (nlive > keep) {
+		size_t i = nlive - 1 - (size_t)pick(nlive < 4 ? nlive : 4);
+		live x = lv[i];
+		lv[i] = lv[--nlive];
+		mem_event(ns, tid, -x.bytes, x.addr);
+		ns += 50;
+	}
+}
+
+static void slice(const char *cat, const char *name, int p, int t, uint64_t ns, uint64_t dur, int long_args)
+{
+	char a[32], d[32];
+	ts_us(a, ns);
+	ts_us(d, dur);
+	sep();
+	out("  {\n    \"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
+	    "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRIu64 ",\"Ev Idx\": %" PRIu64,
+	    cat, name, p, t, a, d, ext_id++, ev_idx++);
+	if (long_args)
+		out(", \"Input Dims\": [[%d, %d, %d], [%d, %d], []], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"],"
+		    " \"Input Strides\": [[%d, %d, 1], [%d, 1], []], \"Concrete Inputs\": [\"\", \"\", \"1\"],"
+		    " \"Sequence number\": %" PRIu64 ", \"Fwd thread id\": 0, \"Record function id\": 0",
+		    8, 1024, 768, 768, 3072, 1024 * 768, 768, 3072, ext_id);
+	out("\n    }\n  }");
+}
+
+static void launch(uint64_t ns)
+{
+	char a[32], k[32];
+	uint64_t c = corr++;
+	ts_us(a, ns);
+	ts_us(k, ns + 5000);
+	sep();
+	out("  {\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": %d, \"tid\": %d,\n"
+	    "    \"ts\": %s, \"dur\": 4.250,\n    \"args\": {\n      \"cbid\": 211, \"correlation\": %" PRIu64 "\n    }\n  }",
+	    pid, tid_main, a, c);
+	sep();
+	out("  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8::Params)\", \"pid\": 0, \"tid\": 7,\n"
+	    "    \"ts\": %s, \"dur\": 21.503,\n    \"args\": {\n      \"queued\": 0, \"device\": 0, \"context\": 1,\n"
+	    "      \"stream\": 7, \"correlation\": %" PRIu64 ",\n      \"registers per thread\": 118,\n"
+	    "      \"shared memory\": 17408,\n      \"blocks per SM\": 0.395062,\n      \"warps per SM\": 1.580247,\n"
+	    "      \"grid\": [2, 16, 1],\n      \"block\": [128, 1, 1],\n      \"est. achieved occupancy %%\": 3\n    }\n  }",
+	    k, c);
+	sep();
+	out("  {\n    \"ph\": \"s\", \"id\": %" PRIu64 ", \"pid\": %d, \"tid\": %d, \"ts\": %s,\n"
+	    "    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  }", c, pid, tid_main, a);
+	sep();
+	out("  {\n    \"ph\": \"f\", \"id\": %" PRIu64 ", \"pid\": 0, \"tid\": 7, \"ts\": %s,\n"
+	    "    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }", c, k);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t mb = 64;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--mb") && i + 1 < argc)
+			mb = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
+			rank_id = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			rng ^= strtoull(argv[++i], NULL, 10) * 0x9e3779b97f4a7c15ull;
+		else {
+			fprintf(stderr, "usage: gen-trace [--mb N] [--rank R] [--seed S] > trace.json\n");
+			return 2;
+		}
+	}
+	rng ^= (uint64_t)rank_id * 0x2545f4914f6cdd1dull;
+	static char buf[1 << 20];
+	setvbuf(stdout, buf, _IOFBF, sizeof buf);
+	out("{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": 8},\n"
+	    "  \"deviceProperties\": [{\"id\": 0, \"name\": \"Synthetic GPU\", \"totalGlobalMem\": 85899345920}],\n"
+	    "  \"baseTimeNanoseconds\": 1767189312000000000,\n  \"traceEvents\": [", rank_id);
+	sep();
+	out("  {\n    \"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": %d, \"tid\": %d,\n"
+	    "    \"args\": {\n      \"name\": \"pt_autograd_0\"\n    }\n  }", pid, tid_bwd);
+	uint64_t ns = 1419116105360746ull, limit = mb << 20;
+	for (int step = 1; written < limit; step++) {
+		uint64_t step_start = ns;
+		char nm[64];
+		snprintf(nm, sizeof nm, "ProfilerStep#%d", step);
+		uint64_t fwd_start = ns + 1000;
+		ns = fwd_start;
+		for (int layer = 0; layer < 24 && written < limit; layer++) {
+			uint64_t op_start = ns;
+			slice("cpu_op", ops[pick(NOPS)], pid, tid_main, op_start, 40000, 1);
+			for (int k = 0; k < 3; k++) {
+				uint64_t inner = op_start + 1000 + (uint64_t)k * 12000;
+				slice("cpu_op", ops[pick(NOPS)], pid, tid_main, inner, 10000, 1);
+				alloc_at(inner + 500, tid_main);
+				launch(inner + 2000);
+			}
+			ns = op_start + 41000;
+		}
+		for (int layer = 0; layer < 24 && written < limit; layer++) {
+			uint64_t op_start = ns;
+			slice("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", pid, tid_bwd, op_start, 30000, 0);
+			alloc_at(op_start + 1000, tid_bwd);
+			launch(op_start + 2000);
+			free_some(op_start + 10000, tid_bwd, nlive > 40 ? nlive - 4 : nlive);
+			ns = op_start + 31000;
+		}
+		free_some(ns, tid_main, 8);
+		ns += 1000;
+		slice("user_annotation", nm, pid, tid_main, step_start, ns - step_start, 0);
+		ns += 5000;
+	}
+	free_some(ns, tid_main, 0);
+	out("\n  ],\n  \"traceName\": \"synthetic\"\n}\n");
+	return 0;
+}
