@@ -26,6 +26,9 @@ typedef struct rd {
 	int code, failed;
 	int top_array; /* the file is a bare array of events */
 	struct tok *tok; /* depth-1 strings and containers of the event being scanned */
+	char last_raw[128]; /* raw pid and tid text of the last thread looked up */
+	size_t last_pid_len, last_tid_len;
+	uint32_t last_thread; /* its id, UINT32_MAX before the first */
 	size_t ntok, tokcap;
 	char *scratch; /* unescaped strings */
 	size_t scratch_cap;
@@ -296,7 +299,7 @@ typedef struct slice {
 	const char *p, *q; /* [p, q); p == NULL when absent */
 } slice;
 
-static int slice_is(slice s, const char *lit)
+static inline int slice_is(slice s, const char *lit)
 {
 	size_t n = strlen(lit);
 	return s.p && *s.p == '"' && (size_t)(s.q - s.p) == n + 2 && memcmp(s.p + 1, lit, n) == 0;
@@ -358,14 +361,22 @@ static void ev_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
 	(void)r;
 	ev *x = ud;
-	if (KEY("ph")) x->ph = v;
-	else if (KEY("name")) x->name = v;
-	else if (KEY("cat")) x->cat = v;
-	else if (KEY("pid")) x->pid = v;
-	else if (KEY("tid")) x->tid = v;
-	else if (KEY("ts")) x->ts = v;
-	else if (KEY("dur")) x->dur = v;
-	else if (KEY("args")) x->args = v;
+	switch (klen) { /* every event has these keys: the length decides before any compare */
+	case 2:
+		if (KEY("ph")) x->ph = v;
+		else if (KEY("ts")) x->ts = v;
+		break;
+	case 3:
+		if (KEY("cat")) x->cat = v;
+		else if (KEY("pid")) x->pid = v;
+		else if (KEY("tid")) x->tid = v;
+		else if (KEY("dur")) x->dur = v;
+		break;
+	case 4:
+		if (KEY("name")) x->name = v;
+		else if (KEY("args")) x->args = v;
+		break;
+	}
 }
 
 /* Columns grow together: every array of a struct of arrays gets the same new capacity. */
@@ -393,6 +404,62 @@ static uint64_t off_of(rd *r, const char *p)
 	return r->base + (uint64_t)(p - r->buf);
 }
 
+/* Exact µs text to ns for the common form (digits, up to three decimals); anything else
+ * goes through the general parser. */
+static const char *fast_ns(const char *p, const char *e, int64_t *out)
+{
+	int64_t v = 0;
+	const char *s = p;
+	/* eight digits at a time while they last (SWAR: all eight are '0'..'9') */
+	uint64_t w;
+	while (e - p >= 8 && p - s <= 8) {
+		memcpy(&w, p, 8);
+		if (((w & 0xf0f0f0f0f0f0f0f0ull) | (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) !=
+		    0x3333333333333333ull)
+			break;
+		w -= 0x3030303030303030ull;
+		w = (w * 10) + (w >> 8);
+		w = (((w & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
+		     (((w >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >> 32;
+		v = v * 100000000 + (int64_t)w;
+		p += 8;
+	}
+	while (p < e && *p >= '0' && *p <= '9' && p - s < 16)
+		v = v * 10 + (*p++ - '0');
+	int frac = 0;
+	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
+		p++;
+		while (p < e && *p >= '0' && *p <= '9' && frac < 3)
+			v = v * 10 + (*p++ - '0'), frac++;
+		if (frac == 0)
+			return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	} else if (p > s && s[0] == '0' && p - s > 1) {
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	}
+	if (p != e || p == s)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	static const int64_t scale[] = {1000, 100, 10, 1};
+	*out = v * scale[frac];
+	return NULL;
+}
+
+/* Integer text (a plain optional '-' and up to 18 digits); anything else goes through
+ * the general parser, which knows exponents and 64-bit limits. */
+static const char *fast_int(const char *p, const char *e, int64_t *out)
+{
+	const char *s = p;
+	int neg = p < e && *p == '-';
+	p += neg;
+	int64_t v = 0;
+	const char *d = p;
+	while (p < e && *p >= '0' && *p <= '9' && p - d < 18)
+		v = v * 10 + (*p++ - '0');
+	if (p != e || p == d || (*d == '0' && p - d > 1))
+		return hm_num_i64(s, (size_t)(e - s), 0, 0, out);
+	*out = neg ? -v : v;
+	return NULL;
+}
+
 /* An integer member; absent gives HM_NONE (or an error when required). */
 static int int_field(rd *r, slice v, const char *what, int required, int64_t *out)
 {
@@ -406,7 +473,7 @@ static int int_field(rd *r, slice v, const char *what, int required, int64_t *ou
 		fail_at(r, off_of(r, v.p), "[memory] event: \"%s\" is %s, expected an integer", what, kind_of(v));
 		return -1;
 	}
-	const char *e = hm_num_i64(v.p, (size_t)(v.q - v.p), 0, 0, out);
+	const char *e = fast_int(v.p, v.q, out);
 	if (e) {
 		fail_at(r, off_of(r, v.p), "[memory] event: \"%s\": %s", what, e);
 		return -1;
@@ -422,7 +489,7 @@ static int ts_field(rd *r, slice v, const char *what, const char *ctx, int64_t *
 		fail_at(r, off_of(r, v.p), "%s is %s, expected a number of microseconds", w, kind_of(v));
 		return -1;
 	}
-	const char *e = hm_num_i64(v.p, (size_t)(v.q - v.p), 3, 1, out);
+	const char *e = fast_ns(v.p, v.q, out);
 	if (e) {
 		fail_at(r, off_of(r, v.p), "\"%s\": %s", what, e);
 		return -1;
@@ -444,7 +511,7 @@ static size_t id_text(rd *r, slice v, char *out, size_t cap)
 			return 0;
 	}
 	int64_t x;
-	if (n && !hm_num_i64(s, n, 0, 0, &x))
+	if (n && !fast_int(s, s + n, &x))
 		return (size_t)snprintf(out, cap, "%lld", (long long)x);
 	if (n >= cap)
 		n = cap - 1;
@@ -452,7 +519,26 @@ static size_t id_text(rd *r, slice v, char *out, size_t cap)
 	return n;
 }
 
+/* Consecutive events mostly share their pid and tid: the raw text of the last pair and
+ * its id answer most lookups without formatting or hashing. */
+static uint32_t thread_key(rd *r, ev *x);
+
 static uint32_t thread_of(rd *r, ev *x)
+{
+	size_t pl = x->pid.p ? (size_t)(x->pid.q - x->pid.p) : 0, tl = x->tid.p ? (size_t)(x->tid.q - x->tid.p) : 0;
+	if (r->last_thread != UINT32_MAX && pl == r->last_pid_len && tl == r->last_tid_len && pl + tl < sizeof r->last_raw &&
+	    memcmp(r->last_raw, x->pid.p ? x->pid.p : "", pl) == 0 && memcmp(r->last_raw + pl, x->tid.p ? x->tid.p : "", tl) == 0)
+		return r->last_thread;
+	uint32_t id = thread_key(r, x);
+	if (pl + tl < sizeof r->last_raw) {
+		memcpy(r->last_raw, x->pid.p ? x->pid.p : "", pl);
+		memcpy(r->last_raw + pl, x->tid.p ? x->tid.p : "", tl);
+		r->last_pid_len = pl, r->last_tid_len = tl, r->last_thread = id;
+	}
+	return id;
+}
+
+static uint32_t thread_key(rd *r, ev *x)
 {
 	char key[520];
 	size_t n = id_text(r, x->pid, key, 256);
@@ -494,8 +580,12 @@ static void add_memory(rd *r, ev *x, const char *evp)
 	uint64_t uaddr = 0;
 	if (m.addr.p) {
 		int neg;
-		const char *e = *m.addr.p == '"' ? "is a string, expected an integer"
-			: hm_num_parse(m.addr.p, (size_t)(m.addr.q - m.addr.p), 0, 0, &neg, &uaddr);
+		int64_t small;
+		const char *e = *m.addr.p == '"' ? "is a string, expected an integer" : NULL;
+		if (!e && !fast_int(m.addr.p, m.addr.q, &small))
+			neg = small < 0, uaddr = neg ? 0 - (uint64_t)small : (uint64_t)small;
+		else if (!e)
+			e = hm_num_parse(m.addr.p, (size_t)(m.addr.q - m.addr.p), 0, 0, &neg, &uaddr);
 		if (e) {
 			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": %s", e, 0);
 			return;
@@ -605,31 +695,6 @@ static void add_thread_name(rd *r, ev *x)
 	t->thread_name[th] = id;
 }
 
-/* Exact µs text to ns for the common form (digits, up to three decimals); anything else
- * goes through the general parser. */
-static const char *fast_ns(const char *p, const char *e, int64_t *out)
-{
-	int64_t v = 0;
-	const char *s = p;
-	while (p < e && *p >= '0' && *p <= '9' && p - s < 15)
-		v = v * 10 + (*p++ - '0');
-	int frac = 0;
-	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
-		p++;
-		while (p < e && *p >= '0' && *p <= '9' && frac < 3)
-			v = v * 10 + (*p++ - '0'), frac++;
-		if (frac == 0)
-			return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
-	} else if (p > s && s[0] == '0' && p - s > 1) {
-		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
-	}
-	if (p != e || p == s)
-		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
-	static const int64_t scale[] = {1000, 100, 10, 1};
-	*out = v * scale[frac];
-	return NULL;
-}
-
 static void not_an_event(rd *r, const char *p, const char *e)
 {
 	fail_at(r, off_of(r, p), r->top_array ? "not a Chrome trace: the top-level array holds %s, not event objects "
@@ -704,12 +769,17 @@ static int escaped(const char *buf, size_t j, size_t from)
 	return (j - k) & 1;
 }
 
-static int is_ws(char c)
+static inline int is_ws(char c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-static void add_tok(rd *r, size_t start, size_t end, int container)
+/* Bytes that end a number or literal: ',', '}', ']', white space (and NUL, a stop). */
+static const unsigned char ends_scalar[256] = {
+	[0] = 1, [','] = 1, ['}'] = 1, [']'] = 1, [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1,
+};
+
+static inline void add_tok(rd *r, size_t start, size_t end, int container)
 {
 	if (r->ntok == r->tokcap) {
 		r->tokcap = r->tokcap ? r->tokcap * 2 : 64;
@@ -722,60 +792,57 @@ static void add_tok(rd *r, size_t start, size_t end, int container)
  * check the member syntax (key ':' value, separated by ','), without rescanning values. */
 static void slice_event(rd *r, const char *p, const char *e)
 {
+	/* e[-1] is the closing '}', so the white space loops stop inside the event. */
 	ev x = {0};
 	const char *at = p + 1; /* where the next key (or '}') must start */
-	for (size_t i = 0; i < r->ntok; i++) {
-		const tok *t = &r->tok[i];
+	const tok *t = r->tok, *end = r->tok + r->ntok;
+	const char *c;
+	while (t < end) {
 		const char *ks = p + t->start, *ke = p + t->end + 1;
-		const char *c = at;
-		while (c < e && is_ws(*c))
-			c++;
+		for (c = at; is_ws(*c); c++)
+			;
 		if (t->container || c != ks)
-			goto bad_at_c;
-		c = ke;
-		while (c < e && is_ws(*c))
-			c++;
+			goto bad;
+		for (c = ke; is_ws(*c); c++)
+			;
 		if (*c != ':')
-			goto bad_at_c;
-		c++;
-		while (c < e && is_ws(*c))
-			c++;
+			goto bad;
+		for (c++; is_ws(*c); c++)
+			;
 		slice v = {c, c};
+		t++;
 		if (*c == '"' || *c == '{' || *c == '[') {
-			if (++i >= r->ntok || p + r->tok[i].start != c)
-				goto bad_at_c;
-			v.q = p + r->tok[i].end + 1;
+			if (t == end || p + t->start != c)
+				goto bad;
+			v.q = p + t->end + 1;
+			t++;
 		} else {
-			while (v.q < e && *v.q != ',' && *v.q != '}' && !is_ws(*v.q))
+			while (!ends_scalar[(unsigned char)*v.q])
 				v.q++;
 			if (v.q == v.p)
-				goto bad_at_c;
+				goto bad;
 		}
 		ev_member(r, ks + 1, (size_t)(ke - ks - 2), v, &x);
-		c = v.q;
-		while (c < e && is_ws(*c))
-			c++;
-		if (*c == '}' && c == e - 1)
-			goto done;
-		if (*c != ',')
-			goto bad_at_c;
-		at = c + 1;
-		continue;
-	bad_at_c:
-		fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
-		return;
-	}
-	{
-		const char *c = at;
-		while (c < e && is_ws(*c))
-			c++;
-		if (c != e - 1 || (at != p + 1 && r->ntok)) {
-			fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
+		for (c = v.q; is_ws(*c); c++)
+			;
+		if (*c == '}' && c == e - 1) {
+			if (t != end)
+				goto bad;
+			handle_event(r, &x, p);
 			return;
 		}
+		if (*c != ',')
+			goto bad;
+		at = c + 1;
 	}
-done:
-	handle_event(r, &x, p);
+	for (c = at; is_ws(*c); c++)
+		;
+	if (c == e - 1 && at == p + 1) { /* {} */
+		handle_event(r, &x, p);
+		return;
+	}
+bad:
+	fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
 }
 
 /* The bytes between two events: white space, and one comma unless first. */
@@ -833,12 +900,13 @@ static void parse_events(rd *r)
 		size_t n = r->len - i < 64 ? r->len - i : 64;
 		if (n < 64)
 			bits &= (UINT64_C(1) << n) - 1;
+		const char *buf = r->buf;
 		while (bits) {
 			size_t j = i + (size_t)__builtin_ctzll(bits);
 			bits &= bits - 1;
-			char c = r->buf[j];
+			char c = buf[j];
 			if (in_str) {
-				if (c == '"' && !escaped(r->buf, j, str_start)) {
+				if (c == '"' && (buf[j - 1] != '\\' || !escaped(buf, j, str_start))) {
 					in_str = 0;
 					if (depth == 1)
 						add_tok(r, str_start - ev_start, j - ev_start, 0);
@@ -999,6 +1067,7 @@ static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code
 	t->rank = HM_NONE;
 	t->first_ts = HM_NONE;
 	r->t = t;
+	r->last_thread = UINT32_MAX;
 	r->path = path;
 	r->err = err;
 	r->errsz = errsz;
