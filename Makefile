@@ -18,11 +18,11 @@ endif
 LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c
+CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/loader.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 OBJ      := $(CORE:src/%.c=build/%.o) build/script.o build/lrow.o build/lreport.o build/embedded.o build/main.o
 
-.PHONY: all deps demo test clean install
+.PHONY: all deps demo test bench clean install
 all: hmem
 
 # Debian packages a fresh machine lacks; skipped when everything is present.
@@ -60,6 +60,20 @@ demo: deps
 test: deps
 	$(MAKE) hmem build/unit
 	tests/run
+
+# The benchmark needs more than the tests: igzip, pandas, GNU time, bc.
+BENCH_DEPS := isal python3-pandas time bc gzip
+bench: deps
+	@missing=$$(for p in $(BENCH_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	$(MAKE) hmem build/gen-trace
+	scripts/bench/run
+
+build/gen-trace: scripts/gen-trace.c | build
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
 install: hmem
 	install -D -m 755 hmem $(DESTDIR)$(PREFIX)/bin/hmem

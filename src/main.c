@@ -2,6 +2,7 @@
  * files -> reader -> analysis -> classify -> timeline -> writers. */
 #include "analyze.h"
 #include "input.h"
+#include "loader.h"
 #include "output.h"
 #include "script.h"
 #include "timeline.h"
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
@@ -41,12 +43,13 @@ static const char usage[] =
 	"                    the others, then exit with 4\n"
 	"  -q, --quiet       no warnings on standard error\n"
 	"  -v, --verbose     time and counts per stage on standard error\n"
+	"  -j N              read N traces at a time (default: the number of cores)\n"
 	"\n"
 	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
 	"            5 file could not be read or written\n";
 
 typedef struct opts {
-	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top;
+	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top, *jobs;
 	char **paths;
 	const char **inc;
 	int npaths, ninc, keep_going, quiet, summary, allow_io, verbose;
@@ -88,6 +91,10 @@ static int parse_args(int argc, char **argv, opts *o)
 			dst = &o->out_dir;
 		else if (strcmp(a, "--top") == 0)
 			dst = &o->top;
+		else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0)
+			dst = &o->jobs;
+		else if (strncmp(a, "-j", 2) == 0 && a[2])
+			o->jobs = a + 2;
 		else if (strcmp(a, "--allow-io") == 0)
 			o->allow_io = 1;
 		else if (strcmp(a, "--json") == 0)
@@ -123,6 +130,12 @@ static int parse_args(int argc, char **argv, opts *o)
 		if (o->npaths || o->json || o->timeline || o->csv || o->out_dir || o->top || o->summary)
 			return usage_error("%s", "packs takes only -I DIR");
 		return 0;
+	}
+	if (o->jobs) {
+		char *end;
+		long v = strtol(o->jobs, &end, 10);
+		if (*end || v < 1 || v > 1024)
+			return usage_error("-j needs a number of traces to read at a time, from 1 to 1024, not '%s'", o->jobs);
 	}
 	if (o->top) {
 		char *end;
@@ -160,6 +173,27 @@ static void warn_mismatches(const hm_file *f, int quiet)
 				"after %llu of %zu events (first at ts %s)\n",
 			f->t->path, s->device, (unsigned long long)s->mismatches, s->n, ts);
 	}
+}
+
+/* On a terminal, a progress line on standard error while traces load: files, bytes of
+ * input read, rate and time left. Cleared when done. */
+static void progress_line(hm_loader *l, int nfiles, double start, int clear)
+{
+	if (clear) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	uint64_t done, total;
+	int files;
+	hm_loader_progress(l, &done, &total, &files);
+	double el = now() - start, rate = el > 0 ? (double)done / el : 0;
+	char d[32], t[32], r[32];
+	hm_fmt_bytes(d, sizeof d, (int64_t)done);
+	hm_fmt_bytes(t, sizeof t, (int64_t)total);
+	hm_fmt_bytes(r, sizeof r, (int64_t)rate);
+	fprintf(stderr, "\r\033[Khmem: %d/%d traces, %s of %s read, %s/s", files, nfiles, d, t, r);
+	if (rate > 0 && total > done)
+		fprintf(stderr, ", %.0f s left", (double)(total - done) / rate);
 }
 
 static int write_outputs(const opts *o, const hm_report *rep)
@@ -202,6 +236,7 @@ static int run(const opts *o)
 	char **files = NULL;
 	int nfiles = 0, rc = HM_EXIT_OK;
 	hm_script *script = NULL;
+	hm_loader *loader = NULL;
 	hm_strtab cats = {0};
 	hm_report rep = {0};
 	rep.rules = o->rules;
@@ -239,32 +274,40 @@ static int run(const opts *o)
 	}
 	rep.files = hm_xcalloc((size_t)nfiles, sizeof *rep.files);
 	rep.skipped = hm_xcalloc((size_t)nfiles, sizeof *rep.skipped);
+	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	loader = hm_loader_start(files, nfiles, (int)(jobs > 0 ? jobs : 1));
+	int show = !o->quiet && isatty(2), shown = 0;
+	double start = now();
 	for (int i = 0; i < nfiles; i++) {
-		int code = HM_EXIT_INPUT;
-		uint64_t lost = 0;
-		double t0 = now();
-		hm_trace *t = hm_trace_read_counted(files[i], err, sizeof err, &code, &lost);
-		stage_s[ST_READ] += now() - t0;
-		if (!t) {
+		hm_load *ld;
+		while (!(ld = hm_loader_wait(loader, i, show ? 250 : -1))) {
+			progress_line(loader, nfiles, start, 0);
+			shown = 1;
+		}
+		if (shown)
+			progress_line(loader, nfiles, start, 1), shown = 0;
+		stage_s[ST_READ] += ld->read_s;
+		stage_s[ST_ANALYZE] += ld->analyze_s;
+		if (!ld->f) {
 			if (!o->keep_going) {
-				fprintf(stderr, "hmem: %s\n", err);
+				fprintf(stderr, "hmem: %s\n", ld->err);
 				fprintf(stderr, "hmem: stopped; use --keep-going to skip traces that cannot be read\n");
-				rc = code;
+				rc = ld->code;
 				goto done;
 			}
 			if (!o->quiet)
 				fprintf(stderr, "hmem: skipped %s (%llu events read before the error are not used)\n",
-					err, (unsigned long long)lost);
+					ld->err, (unsigned long long)ld->lost);
 			hm_skip *sk = &rep.skipped[rep.nskipped++];
 			sk->path = hm_xstrdup(files[i]);
-			sk->why = hm_xstrdup(err);
-			sk->events = lost;
+			sk->why = hm_xstrdup(ld->err);
+			sk->events = ld->lost;
 			continue;
 		}
-		t0 = now();
-		hm_file *f = hm_analyze(t);
-		stage_s[ST_ANALYZE] += now() - t0;
-		t0 = now();
+		hm_file *f = ld->f;
+		ld->f = NULL;
+		hm_trace *t = f->t;
+		double t0 = now();
 		rep.files[rep.nfiles++] = f;
 		if (!o->quiet && t->mem.n == 0)
 			fprintf(stderr, "hmem: note: %s has no [memory] events%s\n", t->path,
@@ -277,6 +320,8 @@ static int run(const opts *o)
 		}
 		stage_s[ST_CLASSIFY] += now() - t0;
 	}
+	hm_loader_stop(loader);
+	loader = NULL;
 	double t0 = now();
 	for (size_t i = 0; i < rep.nfiles; i++) {
 		for (size_t s = 0; s < rep.files[i]->nseries; s++)
@@ -309,7 +354,8 @@ static int run(const opts *o)
 			nfiles, (unsigned long long)events, (unsigned long long)mem,
 			(unsigned long long)rep.classify_calls, (unsigned long long)rep.cache_hits);
 		for (int st = 0; st < ST_N; st++)
-			fprintf(stderr, "hmem: %-18s %8.3f s\n", stage_names[st], stage_s[st]);
+			fprintf(stderr, "hmem: %-18s %8.3f s%s\n", stage_names[st], stage_s[st],
+				st <= ST_ANALYZE ? " (summed over the reading threads)" : "");
 		if (classified && stage_s[ST_CLASSIFY] > 0)
 			fprintf(stderr, "hmem: classify: %.0f rows/s (%.0f ns per row)\n",
 				(double)classified / stage_s[ST_CLASSIFY], stage_s[ST_CLASSIFY] * 1e9 / (double)classified);
@@ -317,6 +363,7 @@ static int run(const opts *o)
 	if (rc == HM_EXIT_OK && rep.nskipped)
 		rc = HM_EXIT_INPUT; /* like make -k: the rest is written, the run still failed */
 done:
+	hm_loader_stop(loader);
 	hm_script_close(script);
 	for (size_t i = 0; i < rep.nfiles; i++)
 		hm_file_free(rep.files[i]);

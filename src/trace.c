@@ -16,6 +16,7 @@
 
 typedef struct rd {
 	hm_src *src;    /* NULL: all the text is in buf already (hm_trace_parse) */
+	uint64_t *progress; /* file bytes consumed, for a progress line (may be NULL) */
 	char *buf;      /* always has PAD readable bytes after len (the scanner reads 64 at a time) */
 	size_t cap, len, pos;
 	uint64_t base; /* offset of buf[0] in the decompressed JSON */
@@ -80,6 +81,8 @@ static size_t fill(rd *r, size_t keep)
 	}
 	if (n > 0)
 		r->len += (size_t)n;
+	if (r->progress)
+		__atomic_store_n(r->progress, hm_src_file_pos(r->src), __ATOMIC_RELAXED);
 	return shift;
 }
 
@@ -1092,10 +1095,10 @@ static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code
 
 hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code)
 {
-	return hm_trace_read_counted(path, err, errsz, code, NULL);
+	return hm_trace_read_counted(path, err, errsz, code, NULL, NULL);
 }
 
-hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *lost)
+hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *lost, uint64_t *progress)
 {
 	if (lost)
 		*lost = 0;
@@ -1106,6 +1109,7 @@ hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *
 	}
 	rd r = {0};
 	r.src = src;
+	r.progress = progress;
 	hm_trace *t = run(&r, path, err, errsz, code, lost);
 	hm_src_close(src);
 	return t;

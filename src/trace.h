@@ -61,8 +61,11 @@ typedef struct hm_trace {
  * (offset = byte offset in the decompressed JSON) and *code set to HM_EXIT_INPUT or
  * HM_EXIT_IO. The caller owns the result and frees it with hm_trace_free. */
 hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code);
-/* The same, also telling how many events were read before a failure (0 on success). */
-hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *events_before_error);
+/* The same, also telling how many events were read before a failure (0 on success), and
+ * storing (atomically) the file bytes consumed so far in *progress while it reads
+ * (progress may be NULL). */
+hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *events_before_error,
+				uint64_t *progress);
 
 /* Parse in-memory JSON text (for tests and fuzzing); same contract as hm_trace_read. */
 hm_trace *hm_trace_parse(const char *name, const char *text, size_t len, char *err, size_t errsz);

@@ -1,0 +1,142 @@
+#include "loader.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+typedef struct slot {
+	hm_load load;
+	uint64_t size;     /* file bytes */
+	uint64_t progress; /* file bytes consumed so far (atomic) */
+	int done;
+} slot;
+
+struct hm_loader {
+	char **paths;
+	int n, next, stop, nthreads;
+	slot *slots;
+	pthread_t *threads;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void load_one(hm_loader *l, int i)
+{
+	slot *s = &l->slots[i];
+	hm_load *ld = &s->load;
+	ld->code = HM_EXIT_INPUT;
+	double t0 = now();
+	hm_trace *t = hm_trace_read_counted(l->paths[i], ld->err, sizeof ld->err, &ld->code, &ld->lost, &s->progress);
+	double t1 = now();
+	ld->read_s = t1 - t0;
+	if (t) {
+		ld->f = hm_analyze(t);
+			ld->analyze_s = now() - t1;
+	}
+	pthread_mutex_lock(&l->mu);
+	s->done = 1;
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+}
+
+static void *worker(void *arg)
+{
+	hm_loader *l = arg;
+	for (;;) {
+		pthread_mutex_lock(&l->mu);
+		int i = l->stop || l->next >= l->n ? -1 : l->next++;
+		pthread_mutex_unlock(&l->mu);
+		if (i < 0)
+			return NULL;
+		load_one(l, i);
+	}
+}
+
+hm_loader *hm_loader_start(char **paths, int n, int jobs)
+{
+	hm_loader *l = hm_xcalloc(1, sizeof *l);
+	l->paths = paths;
+	l->n = n;
+	l->slots = hm_xcalloc((size_t)n + 1, sizeof *l->slots);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		l->slots[i].size = stat(paths[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+	}
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_cond_init(&l->cv, NULL);
+	if (jobs < 1)
+		jobs = 1;
+	if (jobs > n)
+		jobs = n > 0 ? n : 1;
+	l->threads = hm_xcalloc((size_t)jobs, sizeof *l->threads);
+	for (int i = 0; i < jobs; i++)
+		if (pthread_create(&l->threads[l->nthreads], NULL, worker, l) == 0)
+			l->nthreads++;
+	return l;
+}
+
+hm_load *hm_loader_wait(hm_loader *l, int i, int timeout_ms)
+{
+	if (!l->nthreads) { /* no thread could start: load it here */
+		if (!l->slots[i].done)
+			load_one(l, i);
+		return &l->slots[i].load;
+	}
+	pthread_mutex_lock(&l->mu);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L)
+		until.tv_sec++, until.tv_nsec -= 1000000000L;
+	while (!l->slots[i].done) {
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&l->cv, &l->mu);
+		} else if (pthread_cond_timedwait(&l->cv, &l->mu, &until) == ETIMEDOUT) {
+			pthread_mutex_unlock(&l->mu);
+			return NULL;
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	return &l->slots[i].load;
+}
+
+void hm_loader_progress(hm_loader *l, uint64_t *done, uint64_t *total, int *files_done)
+{
+	*done = *total = 0;
+	*files_done = 0;
+	pthread_mutex_lock(&l->mu);
+	for (int i = 0; i < l->n; i++) {
+		*total += l->slots[i].size;
+		*done += l->slots[i].done ? l->slots[i].size : __atomic_load_n(&l->slots[i].progress, __ATOMIC_RELAXED);
+		*files_done += l->slots[i].done;
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+void hm_loader_stop(hm_loader *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stop = 1;
+	pthread_mutex_unlock(&l->mu);
+	for (int i = 0; i < l->nthreads; i++)
+		pthread_join(l->threads[i], NULL);
+	for (int i = 0; i < l->n; i++)
+		hm_file_free(l->slots[i].load.f);
+	pthread_mutex_destroy(&l->mu);
+	pthread_cond_destroy(&l->cv);
+	free(l->threads);
+	free(l->slots);
+	free(l);
+}
