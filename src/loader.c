@@ -15,7 +15,7 @@ typedef struct slot {
 
 struct hm_loader {
 	char **paths;
-	int n, next, stop, nthreads;
+	int n, next, stop, nthreads, keep_partial;
 	slot *slots;
 	pthread_t *threads;
 	pthread_mutex_t mu;
@@ -35,7 +35,8 @@ static void load_one(hm_loader *l, int i)
 	hm_load *ld = &s->load;
 	ld->code = HM_EXIT_INPUT;
 	double t0 = now();
-	hm_trace *t = hm_trace_read_counted(l->paths[i], ld->err, sizeof ld->err, &ld->code, &ld->lost, &s->progress);
+	hm_read_opts o = {l->keep_partial, &s->progress};
+	hm_trace *t = hm_trace_read_opts(l->paths[i], &o, ld->err, sizeof ld->err, &ld->code, &ld->lost);
 	double t1 = now();
 	ld->read_s = t1 - t0;
 	if (t) {
@@ -61,9 +62,10 @@ static void *worker(void *arg)
 	}
 }
 
-hm_loader *hm_loader_start(char **paths, int n, int jobs)
+hm_loader *hm_loader_start(char **paths, int n, int jobs, int keep_partial)
 {
 	hm_loader *l = hm_xcalloc(1, sizeof *l);
+	l->keep_partial = keep_partial;
 	l->paths = paths;
 	l->n = n;
 	l->slots = hm_xcalloc((size_t)n + 1, sizeof *l->slots);

@@ -18,7 +18,7 @@ typedef struct hm_loader hm_loader;
 
 /* Start jobs workers (at least one) over paths[0..n). The loader keeps the pointers;
  * they must outlive it. */
-hm_loader *hm_loader_start(char **paths, int n, int jobs);
+hm_loader *hm_loader_start(char **paths, int n, int jobs, int keep_partial);
 
 /* Wait for file i (in order, each once) at most timeout_ms (-1: no limit). Returns its
  * outcome, or NULL on timeout (to draw progress and wait again). */

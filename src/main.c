@@ -36,6 +36,8 @@ static const char usage[] =
 	"  -I DIR            look for packs and required modules in DIR (before HMEM_PATH)\n"
 	"  --out DIR         directory where the rule file may write with hmem.write(name, text)\n"
 	"  --allow-io        give the rule file the whole standard library (io, os, debug, ...)\n"
+	"  --timeout SEC     stop a call into the rule file that runs longer (default 60; 0: never)\n"
+	"  --lua-mem MB      most memory the rule file's Lua heap may use (default 4096; 0: no limit)\n"
 	"events options:\n"
 	"  --csv FILE        write the events there instead of standard output\n"
 	"common options:\n"
@@ -49,7 +51,7 @@ static const char usage[] =
 	"            5 file could not be read or written\n";
 
 typedef struct opts {
-	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top, *jobs;
+	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top, *jobs, *timeout, *lua_mem;
 	char **paths;
 	const char **inc;
 	int npaths, ninc, keep_going, quiet, summary, allow_io, verbose;
@@ -95,6 +97,10 @@ static int parse_args(int argc, char **argv, opts *o)
 			dst = &o->jobs;
 		else if (strncmp(a, "-j", 2) == 0 && a[2])
 			o->jobs = a + 2;
+		else if (strcmp(a, "--timeout") == 0)
+			dst = &o->timeout;
+		else if (strcmp(a, "--lua-mem") == 0)
+			dst = &o->lua_mem;
 		else if (strcmp(a, "--allow-io") == 0)
 			o->allow_io = 1;
 		else if (strcmp(a, "--json") == 0)
@@ -137,14 +143,21 @@ static int parse_args(int argc, char **argv, opts *o)
 		if (*end || v < 1 || v > 1024)
 			return usage_error("-j needs a number of traces to read at a time, from 1 to 1024, not '%s'", o->jobs);
 	}
+	const char *num[] = {o->timeout, o->lua_mem};
+	const char *what[] = {"--timeout needs seconds", "--lua-mem needs megabytes"};
+	for (int i = 0; i < 2; i++) {
+		char *end;
+		if (num[i] && (strtod(num[i], &end) < 0 || *end || end == num[i]))
+			return usage_error("%s (a number, 0 for no limit)", what[i]);
+	}
 	if (o->top) {
 		char *end;
 		long v = strtol(o->top, &end, 10);
 		if (*end || v < 0 || v > 1000000)
 			return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
 	}
-	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc))
-		return usage_error("%s", "-I, --out, --top and --allow-io belong to 'hmem run'");
+	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
+		return usage_error("%s", "-I, --out, --top, --allow-io, --timeout and --lua-mem belong to 'hmem run'");
 	if (run && o->csv)
 		return usage_error("%s", "--csv belongs to 'hmem events'; 'hmem run' writes --json and --timeline");
 	if (!run && (o->json || o->timeline || o->summary))
@@ -237,6 +250,7 @@ static int run(const opts *o)
 	int nfiles = 0, rc = HM_EXIT_OK;
 	hm_script *script = NULL;
 	hm_loader *loader = NULL;
+	size_t ncut = 0; /* traces kept only up to a cut (--keep-going) */
 	hm_strtab cats = {0};
 	hm_report rep = {0};
 	rep.rules = o->rules;
@@ -265,7 +279,9 @@ static int run(const opts *o)
 		rc = HM_EXIT_USAGE;
 		goto done;
 	}
-	hm_script_opts so = {o->rules, o->inc, o->ninc, o->allow_io, o->out_dir};
+	hm_script_opts so = {o->rules, o->inc, o->ninc, o->allow_io, o->out_dir,
+			     o->timeout ? strtod(o->timeout, NULL) : 60,
+			     (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : 4096) * 1048576.0)};
 	rep.top = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
 	if (o->rules && !(script = hm_script_open(&so, &cats, err, sizeof err))) {
 		fprintf(stderr, "hmem: %s\n", err);
@@ -275,7 +291,7 @@ static int run(const opts *o)
 	rep.files = hm_xcalloc((size_t)nfiles, sizeof *rep.files);
 	rep.skipped = hm_xcalloc((size_t)nfiles, sizeof *rep.skipped);
 	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-	loader = hm_loader_start(files, nfiles, (int)(jobs > 0 ? jobs : 1));
+	loader = hm_loader_start(files, nfiles, (int)(jobs > 0 ? jobs : 1), o->keep_going);
 	int show = !o->quiet && isatty(2), shown = 0;
 	double start = now();
 	for (int i = 0; i < nfiles; i++) {
@@ -307,6 +323,13 @@ static int run(const opts *o)
 		hm_file *f = ld->f;
 		ld->f = NULL;
 		hm_trace *t = f->t;
+		if (t->cut_at) {
+			ncut++;
+			if (!o->quiet)
+				fprintf(stderr, "hmem: warning: %s\nhmem: kept the %llu complete events before byte %llu; "
+						"the %llu bytes after it are lost\n", t->cut_why, (unsigned long long)t->events,
+					(unsigned long long)t->cut_at, (unsigned long long)t->lost_bytes);
+		}
 		double t0 = now();
 		rep.files[rep.nfiles++] = f;
 		if (!o->quiet && t->mem.n == 0)
@@ -353,6 +376,17 @@ static int run(const opts *o)
 		fprintf(stderr, "hmem: %d traces, %llu events, %llu memory events, %llu classify calls, %llu cache hits\n",
 			nfiles, (unsigned long long)events, (unsigned long long)mem,
 			(unsigned long long)rep.classify_calls, (unsigned long long)rep.cache_hits);
+		uint64_t kinds[HM_EV_KINDS] = {0};
+		for (size_t i = 0; i < rep.nfiles; i++)
+			for (int k = 0; k < HM_EV_KINDS; k++)
+				kinds[k] += rep.files[i]->t->count[k];
+		fprintf(stderr, "hmem: events read %llu = used (memory %llu, host slices %llu, thread names %llu)"
+				" + not used (oom %llu, device slices %llu, flows %llu, metadata %llu, other %llu)\n",
+			(unsigned long long)events, (unsigned long long)kinds[HM_EV_MEMORY],
+			(unsigned long long)kinds[HM_EV_HOST_SLICE], (unsigned long long)kinds[HM_EV_THREAD_NAME],
+			(unsigned long long)kinds[HM_EV_OOM], (unsigned long long)kinds[HM_EV_DEVICE_SLICE],
+			(unsigned long long)kinds[HM_EV_FLOW], (unsigned long long)kinds[HM_EV_METADATA],
+			(unsigned long long)kinds[HM_EV_OTHER]);
 		for (int st = 0; st < ST_N; st++)
 			fprintf(stderr, "hmem: %-18s %8.3f s%s\n", stage_names[st], stage_s[st],
 				st <= ST_ANALYZE ? " (summed over the reading threads)" : "");
@@ -360,7 +394,7 @@ static int run(const opts *o)
 			fprintf(stderr, "hmem: classify: %.0f rows/s (%.0f ns per row)\n",
 				(double)classified / stage_s[ST_CLASSIFY], stage_s[ST_CLASSIFY] * 1e9 / (double)classified);
 	}
-	if (rc == HM_EXIT_OK && rep.nskipped)
+	if (rc == HM_EXIT_OK && (rep.nskipped || ncut))
 		rc = HM_EXIT_INPUT; /* like make -k: the rest is written, the run still failed */
 done:
 	hm_loader_stop(loader);

@@ -204,8 +204,17 @@ void hm_write_json(FILE *f, const hm_report *r)
 		size_t ops = 0;
 		for (size_t k = 0; k < t->sl.n; k++)
 			ops += t->sl.kind[k] == HM_SL_OP;
-		fprintf(f, ", \"events\": %" PRIu64 ", \"memory_events\": %zu, \"ops\": %zu, \"host_slices\": %zu, \"oom_events\": %" PRIu64 "}",
+		fprintf(f, ", \"events\": %" PRIu64 ", \"memory_events\": %zu, \"ops\": %zu, \"host_slices\": %zu, \"oom_events\": %" PRIu64,
 			t->events, t->mem.n, ops, t->sl.n, t->oom_events);
+		fputs(",\n   \"counts\": {", f);
+		for (int k = 0; k < HM_EV_KINDS; k++)
+			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", hm_ev_kind_names[k], t->count[k]);
+		fputs("}", f);
+		if (t->cut_at) {
+			fprintf(f, ", \"cut_at\": %" PRIu64 ", \"lost_bytes\": %" PRIu64 ", \"cut_why\": ", t->cut_at, t->lost_bytes);
+			json_cstr(f, t->cut_why);
+		}
+		fputs("}", f);
 	}
 	fputs("],\n \"skipped\": [", f);
 	for (size_t i = 0; i < r->nskipped; i++) {

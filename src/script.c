@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 struct hm_script {
 	lua_State *L;
@@ -26,8 +27,87 @@ struct hm_script {
 	size_t keycap;
 	const hm_script_opts *o;
 	int pack;        /* loaded by pack name */
+	/* limits: a runaway or greedy rule file is stopped, whatever its own pcall does */
+	size_t mem_used, mem_limit;
+	int mem_hit;     /* an allocation was refused (the limit then allows headroom to report) */
+	unsigned hooks;  /* instruction-count hooks in the current call (0: a new call) */
+	double call_start;
+	int killed;      /* timed out: every hook raises again until C has control */
+	char kill_where[256];
 	char *pack_name; /* the pack table's name field */
 };
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Lua's allocator with a count: past the limit, allocations fail (Lua raises "not enough
+ * memory"); the first refusal leaves 16 MB of headroom so the error can be reported. */
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	hm_script *s = ud;
+	size_t old = ptr ? osize : 0;
+	if (nsize == 0) {
+		free(ptr);
+		s->mem_used -= old;
+		return NULL;
+	}
+	if (s->mem_limit && nsize > old && s->mem_used + (nsize - old) > s->mem_limit + (s->mem_hit ? 16u << 20 : 0)) {
+		s->mem_hit = 1;
+		return NULL;
+	}
+	void *q = realloc(ptr, nsize);
+	if (q)
+		s->mem_used = s->mem_used - old + nsize;
+	return q;
+}
+
+#define HOOK_EVERY 100000 /* instructions between checks of the clock */
+
+/* The timeout: the first hook of a call starts its clock; past the limit every hook
+ * raises, so a pcall in the rule file cannot swallow it for long. [-0, +0, e] */
+static void time_hook(lua_State *L, lua_Debug *ar)
+{
+	hm_script *s = *(hm_script **)lua_getextraspace(L);
+	if (!s->killed) {
+		if (s->hooks++ == 0) {
+			s->call_start = mono();
+			return;
+		}
+		if (mono() - s->call_start <= s->o->timeout_s)
+			return;
+		s->killed = 1;
+		if (lua_getinfo(L, "Sl", ar))
+			snprintf(s->kill_where, sizeof s->kill_where, "%s:%d", ar->short_src, ar->currentline);
+		lua_sethook(L, time_hook, LUA_MASKCOUNT, 1); /* every instruction, also outside any pcall */
+	}
+	luaL_error(L, "stopped: ran longer than the --timeout of %g s", s->o->timeout_s);
+}
+
+/* Before each call into the rules. */
+static void limits_arm(hm_script *s)
+{
+	s->hooks = 0;
+}
+
+/* After a failed call: a message for the limit that stopped it, or NULL. */
+static const char *limits_report(hm_script *s, char *buf, size_t n)
+{
+	if (s->killed) {
+		snprintf(buf, n, "%s: stopped at %s: a call into the rule file ran longer than %g s (--timeout SEC "
+			 "raises the limit)", s->path ? s->path : s->o->rules, s->kill_where[0] ? s->kill_where : "?", s->o->timeout_s);
+		return buf;
+	}
+	if (s->mem_hit) {
+		snprintf(buf, n, "%s: the rule file used more than %zu MB of Lua memory (--lua-mem MB raises the limit)",
+			 s->path ? s->path : s->o->rules, s->mem_limit >> 20);
+		return buf;
+	}
+	return NULL;
+}
 
 /* Message handler (lua.c's msghandler): any error value becomes a message with a
  * traceback. [-1, +1, m] */
@@ -445,20 +525,27 @@ static void error_text(lua_State *L, char *err, size_t errsz)
 
 hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, size_t errsz)
 {
-	lua_State *L = luaL_newstate();
+	hm_script *s = hm_xcalloc(1, sizeof *s);
+	s->o = o;
+	s->mem_limit = o->mem_limit;
+	lua_State *L = lua_newstate(limited_alloc, s);
 	if (!L) {
 		snprintf(err, errsz, "cannot create a Lua state (out of memory)");
+		free(s);
 		return NULL;
 	}
-	hm_script *s = hm_xcalloc(1, sizeof *s);
 	s->L = L;
-	s->o = o;
+	*(hm_script **)lua_getextraspace(L) = s;
+	if (o->timeout_s > 0)
+		lua_sethook(L, time_hook, LUA_MASKCOUNT, HOOK_EVERY);
 	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
 	open_ctx c = {s, cats};
 	lua_pushcfunction(L, open_protected);
 	lua_pushlightuserdata(L, &c);
+	limits_arm(s);
 	if (hm_lua_docall(L, 1, 0) != LUA_OK) {
-		error_text(L, err, errsz);
+		if (!limits_report(s, err, errsz))
+			error_text(L, err, errsz);
 		hm_script_close(s);
 		return NULL;
 	}
@@ -565,10 +652,11 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 			lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
 			hm_lua_row_push(L, f, x, (uint32_t)k, NULL);
 			s->calls++;
-			char where[512];
+			char where[512], limit[512];
+			limits_arm(s);
 			if (hm_lua_docall(L, 1, 1) != LUA_OK) {
 				describe(f, x, k, where, sizeof where);
-				const char *msg = lua_tostring(L, -1);
+				const char *msg = limits_report(s, limit, sizeof limit) ? limit : lua_tostring(L, -1);
 				const char *tb = strstr(msg, "\nstack traceback:");
 				snprintf(err, errsz, "%.*s\n  %s%s", tb ? (int)(tb - msg) : (int)strlen(msg), msg, where, tb ? tb : "");
 				lua_settop(L, cache - 1);
@@ -620,8 +708,10 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 	finish_ctx c = {s, rep};
 	lua_pushcfunction(s->L, finish_protected);
 	lua_pushlightuserdata(s->L, &c);
+	limits_arm(s);
 	if (hm_lua_docall(s->L, 1, 0) != LUA_OK) {
-		error_text(s->L, err, errsz);
+		if (!limits_report(s, err, errsz))
+			error_text(s->L, err, errsz);
 		lua_pop(s->L, 1);
 		return -1;
 	}

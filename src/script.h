@@ -17,6 +17,8 @@ typedef struct hm_script_opts {
 	int ninc;
 	int allow_io;        /* --allow-io: the full standard library */
 	const char *out_dir; /* --out DIR for hmem.write, or NULL */
+	double timeout_s;    /* --timeout: longest a single call into the rules may run (0: none) */
+	size_t mem_limit;    /* --lua-mem: most bytes the Lua heap may hold (0: none) */
 } hm_script_opts;
 
 /* Load the rules into a new Lua state and resolve the hooks; categories the pack

@@ -26,6 +26,7 @@ typedef struct rd {
 	size_t errsz;
 	int code, failed;
 	int top_array; /* the file is a bare array of events */
+	int keep_partial, truncated; /* --keep-going: a cut-off file keeps its complete events */
 	struct tok *tok; /* depth-1 strings and containers of the event being scanned */
 	char last_raw[128]; /* raw pid and tid text of the last thread looked up */
 	size_t last_pid_len, last_tid_len;
@@ -721,15 +722,30 @@ static void handle_event(rd *r, ev *xp, const char *p)
 		if (r->t->first_ts == HM_NONE || ts < r->t->first_ts)
 			r->t->first_ts = ts;
 	int instant = slice_is(x.ph, "i") || slice_is(x.ph, "I");
+	uint64_t *n = r->t->count;
 	if (instant && slice_is(x.name, "[memory]"))
-		add_memory(r, &x, p);
+		add_memory(r, &x, p), n[HM_EV_MEMORY]++;
 	else if (instant && slice_is(x.name, "[OutOfMemory]"))
-		r->t->oom_events++;
+		r->t->oom_events++, n[HM_EV_OOM]++;
 	else if (slice_is(x.ph, "X") && !device_side(x.cat))
-		add_slice(r, &x, p);
+		add_slice(r, &x, p), n[HM_EV_HOST_SLICE]++;
+	else if (slice_is(x.ph, "X"))
+		n[HM_EV_DEVICE_SLICE]++;
 	else if (slice_is(x.ph, "M") && slice_is(x.name, "thread_name"))
-		add_thread_name(r, &x);
+		add_thread_name(r, &x), n[HM_EV_THREAD_NAME]++;
+	else if (slice_is(x.ph, "M"))
+		n[HM_EV_METADATA]++;
+	else if (slice_is(x.ph, "s") || slice_is(x.ph, "f") || slice_is(x.ph, "t"))
+		n[HM_EV_FLOW]++;
+	else
+		n[HM_EV_OTHER]++;
 }
+
+const char *const hm_ev_kind_names[HM_EV_KINDS] = {
+	[HM_EV_MEMORY] = "memory", [HM_EV_HOST_SLICE] = "host_slices", [HM_EV_THREAD_NAME] = "thread_names",
+	[HM_EV_OOM] = "oom", [HM_EV_DEVICE_SLICE] = "device_slices", [HM_EV_FLOW] = "flows",
+	[HM_EV_METADATA] = "metadata", [HM_EV_OTHER] = "other",
+};
 
 /* A depth-1 token of an event: a string (start and end are its quotes) or a container
  * (its brackets). Offsets are from the event's start, so they survive refills. */
@@ -888,6 +904,20 @@ static void parse_events(rd *r)
 	int depth = 0, in_str = 0, first = 1;
 	for (;;) {
 		if (i >= r->len) {
+			if ((r->eof || r->failed) && r->keep_partial) {
+				/* A job killed while writing: keep every complete event before the cut. */
+				hm_trace *t = r->t;
+				t->cut_at = r->base + (depth ? ev_start : gap);
+				t->lost_bytes = r->base + r->len - t->cut_at;
+				if (!r->failed)
+					snprintf(r->err, r->errsz, "%s:%llu: the file ends inside %s (cut-off JSON: was the job killed "
+						 "while writing the trace?)", r->path, (unsigned long long)t->cut_at,
+						 depth ? "the event that starts here" : "traceEvents");
+				t->cut_why = hm_xstrdup(r->err);
+				r->failed = 0;
+				r->truncated = 1;
+				return;
+			}
 			if (r->eof || r->failed) {
 				if (!r->failed)
 					fail_at(r, r->base + (depth ? ev_start : i),
@@ -984,6 +1014,8 @@ static void parse_top(rd *r)
 	if (c == '[') {
 		r->top_array = 1;
 		parse_events(r);
+		if (r->truncated)
+			return;
 	} else if (c == '{') {
 		r->pos++;
 		c = peek(r);
@@ -1014,6 +1046,8 @@ static void parse_top(rd *r)
 			size_t vs;
 			if (is_events && c == '[') {
 				parse_events(r);
+				if (r->truncated)
+					return;
 			} else if (is_dist && c == '{') {
 				if (scan_value(r, 1, &vs) == 0) {
 					const char *bad = members(r, r->buf + vs, r->buf + r->pos, dist_member, &r->t->rank);
@@ -1100,6 +1134,13 @@ hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code)
 
 hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *lost, uint64_t *progress)
 {
+	hm_read_opts o = {0, progress};
+	return hm_trace_read_opts(path, &o, err, errsz, code, lost);
+}
+
+hm_trace *hm_trace_read_opts(const char *path, const hm_read_opts *o, char *err, size_t errsz, int *code, uint64_t *lost)
+{
+	uint64_t *progress = o->progress;
 	if (lost)
 		*lost = 0;
 	hm_src *src = hm_src_open(path, err, errsz);
@@ -1110,6 +1151,7 @@ hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *
 	rd r = {0};
 	r.src = src;
 	r.progress = progress;
+	r.keep_partial = o->keep_partial;
 	hm_trace *t = run(&r, path, err, errsz, code, lost);
 	hm_src_close(src);
 	return t;
@@ -1136,6 +1178,7 @@ void hm_trace_free(hm_trace *t)
 	hm_slices *o = &t->sl;
 	free(o->ts), free(o->dur), free(o->name), free(o->thread), free(o->cat), free(o->kind);
 	free(t->thread_name);
+	free(t->cut_why);
 	hm_strtab_free(&t->names);
 	hm_strtab_free(&t->threads);
 	free(t->path);

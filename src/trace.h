@@ -40,11 +40,29 @@ typedef struct hm_slices {
 	uint8_t *kind;     /* enum hm_slice_kind */
 } hm_slices;
 
+/* What each element of traceEvents was; the counts add up to hm_trace.events. */
+enum hm_ev_kind {
+	HM_EV_MEMORY,       /* [memory]: used */
+	HM_EV_HOST_SLICE,   /* ph X on a host thread: used as context */
+	HM_EV_THREAD_NAME,  /* M thread_name: used as context */
+	HM_EV_OOM,          /* [OutOfMemory]: counted only */
+	HM_EV_DEVICE_SLICE, /* ph X on a device (kernels, memcpy, ...): not needed */
+	HM_EV_FLOW,         /* ph s/f/t: not needed */
+	HM_EV_METADATA,     /* other M events: not needed */
+	HM_EV_OTHER,        /* anything else: not needed */
+	HM_EV_KINDS
+};
+extern const char *const hm_ev_kind_names[HM_EV_KINDS];
+
 typedef struct hm_trace {
 	char *path;
 	int64_t rank;           /* HM_NONE when unknown */
 	uint64_t events;        /* elements of traceEvents */
 	uint64_t oom_events;    /* [OutOfMemory] instants (counted, not used) */
+	uint64_t count[HM_EV_KINDS];
+	uint64_t cut_at;        /* keep_partial: offset of the first incomplete event, 0 if whole */
+	uint64_t lost_bytes;    /* decompressed bytes from there to where the data stopped */
+	char *cut_why;          /* why it stopped ("path:offset: what") */
 	int64_t first_ts;       /* ns, smallest ts of any event; HM_NONE if none */
 	int has_trace_events;   /* the traceEvents key (or a top-level array) was present */
 	uint64_t events_at;     /* offset in the decompressed JSON just after the '[' of the
@@ -66,6 +84,15 @@ hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code);
  * (progress may be NULL). */
 hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *events_before_error,
 				uint64_t *progress);
+
+typedef struct hm_read_opts {
+	int keep_partial;   /* a file that stops inside its events (cut-off JSON, truncated gzip)
+			     * keeps the complete events before the cut: t->cut_at, lost_bytes, cut_why */
+	uint64_t *progress; /* as above, may be NULL */
+} hm_read_opts;
+
+hm_trace *hm_trace_read_opts(const char *path, const hm_read_opts *o, char *err, size_t errsz, int *code,
+			     uint64_t *events_before_error);
 
 /* Parse in-memory JSON text (for tests and fuzzing); same contract as hm_trace_read. */
 hm_trace *hm_trace_parse(const char *name, const char *text, size_t len, char *err, size_t errsz);

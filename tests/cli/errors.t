@@ -138,23 +138,27 @@ hmem: stopped; use --keep-going to skip traces that cannot be read
 ? 4
 
 # --- --keep-going ---
-# Bad files are reported (with the events read before the error), left out, and the other
-# traces' results are still written; the exit code (4) says something was skipped.
+# A file cut off by a killed job (cut-off JSON, truncated gzip) keeps its complete events and
+# says what was lost; a file that cannot be read at all is reported (with the events read
+# before the error) and left out. The other traces' results are still written; the exit code
+# (4) says something was lost.
 $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_peak.json tests/tiny/n_cut_off.json tests/tiny/n_gzip_truncated.json.gz tests/tiny/y_pair_basic.json --keep-going --json - | lua5.4 tests/jget.lua inputs.# inputs.1.path inputs.2.path skipped.# skipped.1.path skipped.1.events_read skipped.2.path skipped.2.error series.# series.1.peak_bytes series.2.peak_bytes
-hmem: skipped tests/tiny/n_cut_off.json:404: the file ends inside the value that starts here (cut-off JSON: was the job killed while writing the trace?) (2 events read before the error are not used)
-hmem: skipped tests/tiny/n_gzip_truncated.json.gz:764: gzip stream is truncated (the file ends inside compressed data at byte 200) (3 events read before the error are not used)
-hmem: 2 of 4 traces skipped (see above)
-2
+hmem: warning: tests/tiny/n_cut_off.json:404: the file ends inside the event that starts here (cut-off JSON: was the job killed while writing the trace?)
+hmem: kept the 2 complete events before byte 404; the 135 bytes after it are lost
+hmem: warning: tests/tiny/n_gzip_truncated.json.gz:764: gzip stream is truncated (the file ends inside compressed data at byte 200)
+hmem: kept the 3 complete events before byte 605; the 159 bytes after it are lost
+hmem: warning: tests/tiny/n_cut_off.json cuda:0: the sum of categories differs from the trace's Total Allocated after 1 of 2 events (first at ts 2.0)
+4
 tests/tiny/y_peak.json
-tests/tiny/y_pair_basic.json
-2
 tests/tiny/n_cut_off.json
-2
-tests/tiny/n_gzip_truncated.json.gz
-tests/tiny/n_gzip_truncated.json.gz:764: gzip stream is truncated (the file ends inside compressed data at byte 200)
-2
+0
+nil
+nil
+nil
+nil
+4
 400
-1536
+300
 ? 0
 $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_peak.json tests/tiny/n_cut_off.json --keep-going --json - >/dev/null 2>&1
 ? 4
