@@ -192,12 +192,17 @@ static const char *ws(const char *p, const char *e)
 }
 
 /* End of the value starting at p (which is complete in [p, e)). */
+/* Bytes that end a number or literal: ',', '}', ']', white space (and NUL, a stop). */
+static const unsigned char ends_scalar[256] = {
+	[0] = 1, [','] = 1, ['}'] = 1, [']'] = 1, [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1,
+};
+
 static const char *skip(const char *p, const char *e)
 {
 	if (p >= e)
 		return p;
 	if (*p != '{' && *p != '[' && *p != '"') {
-		while (p < e && *p != ',' && *p != ']' && *p != '}' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
+		while (p < e && !ends_scalar[(unsigned char)*p])
 			p++;
 		return p;
 	}
@@ -793,10 +798,6 @@ static inline int is_ws(char c)
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-/* Bytes that end a number or literal: ',', '}', ']', white space (and NUL, a stop). */
-static const unsigned char ends_scalar[256] = {
-	[0] = 1, [','] = 1, ['}'] = 1, [']'] = 1, [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1,
-};
 
 static inline void add_tok(rd *r, size_t start, size_t end, int container)
 {
