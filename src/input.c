@@ -210,6 +210,17 @@ static int more_input(hm_src *s, unsigned char **next, uint32_t *avail)
 	return 0;
 }
 
+/* More compressed bytes into s->in while a member is open: the file ending here means the
+ * stream was cut. Returns how many, or -1. */
+static long compressed_input(hm_src *s)
+{
+	long n = raw_read(s, s->in, sizeof s->in);
+	if (n == 0)
+		snprintf(s->err, sizeof s->err, "gzip stream is truncated (the file ends inside compressed data at byte %llu)",
+			 (unsigned long long)s->pos);
+	return n > 0 ? n : -1;
+}
+
 /* Inflate gzip framing; after a member ends, another member may follow (as `cat a.gz b.gz`
  * makes), anything else is an error. */
 static long gz_read(hm_src *s, char *buf, size_t cap)
@@ -225,14 +236,9 @@ static long gz_read(hm_src *s, char *buf, size_t cap)
 	s->isal.avail_out = want;
 	while (s->isal.avail_out == want && !s->zdone) {
 		if (s->isal.avail_in == 0) {
-			long n = raw_read(s, s->in, sizeof s->in);
+			long n = compressed_input(s);
 			if (n < 0)
 				return -1;
-			if (n == 0) {
-				snprintf(s->err, sizeof s->err, "gzip stream is truncated (the file ends inside compressed data at byte %llu)",
-					 (unsigned long long)s->pos);
-				return -1;
-			}
 			s->isal.next_in = s->in;
 			s->isal.avail_in = (uint32_t)n;
 		}
@@ -278,14 +284,9 @@ static long gz_read(hm_src *s, char *buf, size_t cap)
 	s->z.avail_out = want;
 	while (s->z.avail_out == want && !s->zdone) {
 		if (s->z.avail_in == 0) {
-			long n = raw_read(s, s->in, sizeof s->in);
+			long n = compressed_input(s);
 			if (n < 0)
 				return -1;
-			if (n == 0) {
-				snprintf(s->err, sizeof s->err, "gzip stream is truncated (the file ends inside compressed data at byte %llu)",
-					 (unsigned long long)s->pos);
-				return -1;
-			}
 			s->z.next_in = s->in;
 			s->z.avail_in = (unsigned)n;
 		}

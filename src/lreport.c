@@ -32,6 +32,24 @@ static void push_rows(lua_State *L, const series_ud *u, const uint32_t *pos, siz
 	}
 }
 
+/* Point i of the two arrays at tsi (times in µs) and tsi + 1 (bytes). [-0, +0, m] */
+static void push_point(lua_State *L, int tsi, lua_Integer i, int64_t ts_ns, int64_t bytes)
+{
+	lua_pushnumber(L, (lua_Number)ts_ns / 1000.0);
+	lua_rawseti(L, tsi, i);
+	lua_pushinteger(L, bytes);
+	lua_rawseti(L, tsi + 1, i);
+}
+
+/* A bucket's minimum and maximum, in time order; returns the last index used. [-0, +0, m] */
+static lua_Integer push_bucket(lua_State *L, int tsi, lua_Integer out, int64_t mn, int64_t tmn, int64_t mx, int64_t tmx)
+{
+	int min_first = tmn <= tmx;
+	push_point(L, tsi, ++out, min_first ? tmn : tmx, min_first ? mn : mx);
+	push_point(L, tsi, ++out, min_first ? tmx : tmn, min_first ? mx : mn);
+	return out;
+}
+
 /* series:timeline(category [, {points = N}]) -> ts (µs) and bytes arrays: the value
  * before the first event and after every event; with points, at most 2N points, the
  * min and max of each of N time buckets, so no peak is lost. [-?, +2, e] */
@@ -60,8 +78,9 @@ static int series_timeline(lua_State *L)
 	int64_t t0 = s->n ? m->ts[s->ev[0]] : 0, t1 = s->n ? m->ts[s->ev[s->n - 1]] : 0;
 	lua_createtable(L, (int)n, 0);
 	lua_createtable(L, (int)n, 0);
-	int tsi = lua_gettop(L) - 1, bi = tsi + 1;
+	int tsi = lua_gettop(L) - 1; /* bytes at tsi + 1 */
 	lua_Integer out = 0;
+	int all = !points || (lua_Integer)n <= 2 * points;
 	/* bucket state: min and max seen with their times */
 	long bucket = -1;
 	int64_t mn = 0, mx = 0, tmn = 0, tmx = 0;
@@ -69,41 +88,26 @@ static int series_timeline(lua_State *L)
 		int64_t ts = k == 0 ? t0 : m->ts[s->ev[k - 1]];
 		if (k > 0 && s->cat[k - 1] == cat)
 			v += m->bytes[s->ev[k - 1]];
-		if (!points || (lua_Integer)n <= 2 * points) {
-			lua_pushnumber(L, (lua_Number)ts / 1000.0);
-			lua_rawseti(L, tsi, ++out);
-			lua_pushinteger(L, v);
-			lua_rawseti(L, bi, out);
+		if (all) {
+			push_point(L, tsi, ++out, ts, v);
 			continue;
 		}
 		long b = t1 > t0 ? (long)((double)(ts - t0) / (double)(t1 - t0) * (double)points) : 0;
 		if (b >= points)
 			b = (long)points - 1;
-		if (b != bucket) {
-			if (bucket >= 0) {
-				int64_t ta = tmn <= tmx ? tmn : tmx, tb = tmn <= tmx ? tmx : tmn;
-				int64_t va = tmn <= tmx ? mn : mx, vb = tmn <= tmx ? mx : mn;
-				lua_pushnumber(L, (lua_Number)ta / 1000.0), lua_rawseti(L, tsi, ++out);
-				lua_pushinteger(L, va), lua_rawseti(L, bi, out);
-				lua_pushnumber(L, (lua_Number)tb / 1000.0), lua_rawseti(L, tsi, ++out);
-				lua_pushinteger(L, vb), lua_rawseti(L, bi, out);
-			}
-			bucket = b, mn = mx = v, tmn = tmx = ts;
-		} else {
+		if (b == bucket) {
 			if (v < mn)
 				mn = v, tmn = ts;
 			if (v > mx)
 				mx = v, tmx = ts;
+			continue;
 		}
+		if (bucket >= 0)
+			out = push_bucket(L, tsi, out, mn, tmn, mx, tmx);
+		bucket = b, mn = mx = v, tmn = tmx = ts;
 	}
-	if (points && (lua_Integer)n > 2 * points && bucket >= 0) {
-		int64_t ta = tmn <= tmx ? tmn : tmx, tb = tmn <= tmx ? tmx : tmn;
-		int64_t va = tmn <= tmx ? mn : mx, vb = tmn <= tmx ? mx : mn;
-		lua_pushnumber(L, (lua_Number)ta / 1000.0), lua_rawseti(L, tsi, ++out);
-		lua_pushinteger(L, va), lua_rawseti(L, bi, out);
-		lua_pushnumber(L, (lua_Number)tb / 1000.0), lua_rawseti(L, tsi, ++out);
-		lua_pushinteger(L, vb), lua_rawseti(L, bi, out);
-	}
+	if (!all && bucket >= 0)
+		push_bucket(L, tsi, out, mn, tmn, mx, tmx);
 	return 2;
 }
 

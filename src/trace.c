@@ -469,6 +469,8 @@ static const char *fast_int(const char *p, const char *e, int64_t *out)
 	return NULL;
 }
 
+static int number_field(rd *r, slice v, const char *ctx, const char *what, const char *expected, const char *err);
+
 /* An integer member; absent gives HM_NONE (or an error when required). */
 static int int_field(rd *r, slice v, const char *what, int required, int64_t *out)
 {
@@ -478,13 +480,21 @@ static int int_field(rd *r, slice v, const char *what, int required, int64_t *ou
 		*out = HM_NONE;
 		return 0;
 	}
+	return number_field(r, v, "[memory] event", what, "an integer", fast_int(v.p, v.q, out));
+}
+
+/* Report a member that is not a number, or whose number did not parse (err). */
+static int number_field(rd *r, slice v, const char *ctx, const char *what, const char *expected, const char *err)
+{
+	char w[128];
 	if (*v.p == '"' || *v.p == '{' || *v.p == '[' || *v.p == 't' || *v.p == 'f' || *v.p == 'n') {
-		fail_at(r, off_of(r, v.p), "[memory] event: \"%s\" is %s, expected an integer", what, kind_of(v));
+		snprintf(w, sizeof w, "%s: \"%s\" is %s, expected %s", ctx, what, kind_of(v), expected);
+		fail_at(r, off_of(r, v.p), "%s", w, 0);
 		return -1;
 	}
-	const char *e = fast_int(v.p, v.q, out);
-	if (e) {
-		fail_at(r, off_of(r, v.p), "[memory] event: \"%s\": %s", what, e);
+	if (err) {
+		snprintf(w, sizeof w, "%s: \"%s\": %s", ctx, what, err);
+		fail_at(r, off_of(r, v.p), "%s", w, 0);
 		return -1;
 	}
 	return 0;
@@ -492,18 +502,8 @@ static int int_field(rd *r, slice v, const char *what, int required, int64_t *ou
 
 static int ts_field(rd *r, slice v, const char *what, const char *ctx, int64_t *out)
 {
-	if (*v.p == '"' || *v.p == '{' || *v.p == '[' || *v.p == 't' || *v.p == 'f' || *v.p == 'n') {
-		char w[64];
-		snprintf(w, sizeof w, "%s: \"%s\"", ctx, what);
-		fail_at(r, off_of(r, v.p), "%s is %s, expected a number of microseconds", w, kind_of(v));
-		return -1;
-	}
-	const char *e = fast_ns(v.p, v.q, out);
-	if (e) {
-		fail_at(r, off_of(r, v.p), "\"%s\": %s", what, e);
-		return -1;
-	}
-	return 0;
+	int bad = *v.p == '"' || *v.p == '{' || *v.p == '[' || *v.p == 't' || *v.p == 'f' || *v.p == 'n';
+	return number_field(r, v, ctx, what, "a number of microseconds", bad ? NULL : fast_ns(v.p, v.q, out));
 }
 
 /* pid/tid as canonical text: integers (numbers or numeric strings) in decimal, other

@@ -16,29 +16,11 @@ local function sh(cmd)
   return ok and 0 or code
 end
 
+local split = dofile("tests/csv.lua").split
+
 local function csv_rows(path)
   local rows = {}
-  for line in io.lines(path) do
-    local f = {}
-    -- op names may be quoted and contain commas; hmem writes RFC 4180 quoting
-    local i = 1
-    while i <= #line + 1 do
-      if line:sub(i, i) == '"' then
-        local j, s = i + 1, {}
-        while true do
-          local q = line:find('"', j, true)
-          s[#s + 1] = line:sub(j, q - 1)
-          if line:sub(q + 1, q + 1) == '"' then j = q + 2; s[#s + 1] = '"' else i = q + 2; break end
-        end
-        f[#f + 1] = table.concat(s)
-      else
-        local c = line:find(",", i, true) or #line + 1
-        f[#f + 1] = line:sub(i, c - 1)
-        i = c + 1
-      end
-    end
-    rows[#rows + 1] = f
-  end
+  for line in io.lines(path) do rows[#rows + 1] = split(line) end
   return rows
 end
 
