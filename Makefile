@@ -11,7 +11,7 @@ CPPFLAGS += -DHM_VERSION='"$(VERSION)"' -Isrc $(shell pkg-config --cflags $(LUA_
 LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c
+CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/perfetto.c src/html.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 OBJ      := $(CORE:src/%.c=build/%.o) build/script.o build/lrow.o build/lreport.o build/embedded.o build/main.o
 
