@@ -15,4 +15,8 @@
 
 void hm_write_html(FILE *f, const hm_report *r);
 
+/* The page's style and script, compiled in from src/report.css and src/report.js by
+ * scripts/embed-text.lua. */
+extern const char hm_html_style[], hm_html_script[];
+
 #endif
