@@ -159,9 +159,14 @@ static int parse_args(int argc, char **argv, opts *o)
 		return usage_error("%s", "-I, --out, --top and --allow-io belong to 'hmem run'");
 	if (run && o->csv)
 		return usage_error("%s", "--csv belongs to 'hmem events'; 'hmem run' writes --json and --timeline");
-	if (!run && (files_out || o->summary || o->format || o->color))
-		return usage_error("%s", "--json, --timeline, --html, --perfetto, --annotate, --summary, --format and --color "
-					 "belong to 'hmem run'");
+	if (!run) {
+		const char *run_only[][2] = {{"--json", o->json}, {"--timeline", o->timeline}, {"--html", o->html},
+					     {"--perfetto", o->perfetto}, {"--annotate", o->annotate},
+					     {"--summary", o->summary ? "" : NULL}, {"--format", o->format}, {"--color", o->color}};
+		for (size_t i = 0; i < sizeof run_only / sizeof *run_only; i++)
+			if (run_only[i][1])
+				return usage_error("%s belongs to 'hmem run'", run_only[i][0]);
+	}
 	if (o->format && strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
 		return usage_error("--format is text, csv or json, not '%s'", o->format);
 	if (o->format)

@@ -231,7 +231,7 @@ static int copy_annotated(FILE *f, hm_src *src, const hm_report *r, char *err, s
 				if (last != '[') {
 					snprintf(err, errsz, "%s: cannot annotate: the byte at offset %" PRIu64 " is no longer the '[' "
 							     "of the events array (did the file change since it was read?)", path, at - 1);
-					rc = HM_EXIT_INPUT;
+					rc = HM_EXIT_IO;
 					break;
 				}
 				int first = 1;
