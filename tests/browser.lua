@@ -176,11 +176,25 @@ for i, s in ipairs(rep.series) do areas_ok = areas_ok and m.areas[i] == #s.categ
 check(areas_ok and m.single_hidden, "browser: the small multiples show every series with its areas", cjson.encode(m))
 check(m and m.opened == #rep.series - 1 and m.single_back, "browser: clicking a small multiple opens its series", cjson.encode(m))
 
--- A screenshot of the report hovered at the peak (tests/run passes none; README's is made so).
+-- A screenshot (tests/run takes none): of this report hovered at the peak, or of RULES on
+-- TRACE hovered at FRACTION of the time axis (README's: examples/by_op.lua on
+-- examples/traces/normalization_mi300.json.gz at 0.8, in a 1100x640 window).
 if shot then
-  cfg.hover_peak, cfg.screenshot = true, true
-  write(tmp .. "/shot.html", instrument(cfg))
-  os.execute(("timeout 120 %s %s --screenshot=%s file://%s/shot.html >/dev/null 2>&1"):format(chromium, flags, shot, tmp))
+  local shot_cfg = { series = cfg.series, t_ns = cfg.t_ns, hover_peak = true, screenshot = true }
+  local size = "1280,1000"
+  if arg[2] then
+    assert(os.execute(("hmem run -q %s %s --html %s"):format(arg[2], arg[3], html)))
+    page = read(html)
+    local d = cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+    local first = 1
+    for i, s in ipairs(d.series) do if s.peak > d.series[first].peak then first = i end end
+    local s = d.series[first]
+    shot_cfg = { series = first - 1, t_ns = s.t[#s.t] * tonumber(arg[4] or "0.5"), hover = true, screenshot = true }
+    size = "1100,640"
+  end
+  write(tmp .. "/shot.html", instrument(shot_cfg))
+  os.execute(("timeout 120 %s %s --window-size=%s --screenshot=%s file://%s/shot.html >/dev/null 2>&1"):format(
+    chromium, flags:gsub("%-%-window%-size=%S+ ", ""), size, shot, tmp))
   check(io.open(shot) ~= nil, "browser: screenshot saved to " .. shot)
 end
 os.execute("rm -rf " .. tmp)

@@ -68,12 +68,14 @@
     /* Legend: hiding a category removes its area; showing it again brings it back. */
     var btn = document.querySelector("#legend button");
     var hidden_name = btn.textContent;
+    btn.scrollIntoView();
     var bp = btn.getBoundingClientRect();
     document.elementFromPoint(bp.left + bp.width / 2, bp.top + bp.height / 2).closest("button").click();
     out.legend_hidden = { name: hidden_name, areas: areas(),
       off: document.querySelector("#legend button").classList.contains("off") };
     document.querySelector("#legend button").click();
     out.legend_shown = { areas: areas() };
+    window.scrollTo(0, 0);
 
     /* Drag to zoom from 25% to 50% of the time axis, then double-click to reset. */
     var end = s.t[s.t.length - 1], before = ticks();
@@ -107,6 +109,7 @@
     sel.value = String(cfg.series);
     sel.dispatchEvent(new Event("change"));
     if (cfg.hover_peak) mouse("mousemove", clientAt(s, s.peak_t));
+    if (cfg.hover) mouse("mousemove", clientAt(s, cfg.t_ns));
   } catch (e) {
     out.errors.push("driver: " + e + " " + (e.stack || ""));
   }
