@@ -147,13 +147,13 @@ $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json | head -2 |
 tests/tiny/y_pair_basic.json  (6 events, 4 memory events)
   cuda:0: peak 1.50 KiB at +0.003 ms (ts 102.5), end 768 B, max reserved 4.00 MiB
 ? 0
-$ script -qec "hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json" /dev/null | head -1 | cat -v
+$ script -qec "hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json" /dev/null | grep -a "memory events" | cat -v
 ^[[1mtests/tiny/y_pair_basic.json^[[0m  (6 events, 4 memory events)^M
 ? 0
-$ NO_COLOR=1 script -qec "hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json" /dev/null | head -1 | cat -v
+$ NO_COLOR=1 script -qec "hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json" /dev/null | grep -a "memory events" | cat -v
 tests/tiny/y_pair_basic.json  (6 events, 4 memory events)^M
 ? 0
-$ NO_COLOR=1 script -qec "hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --color always" /dev/null | head -1 | cat -v
+$ NO_COLOR=1 script -qec "hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --color always" /dev/null | grep -a "memory events" | cat -v
 ^[[1mtests/tiny/y_pair_basic.json^[[0m  (6 events, 4 memory events)^M
 ? 0
 $ hmem run size tests/tiny/y_pair_basic.json --color sometimes
