@@ -63,7 +63,9 @@
     });
     var total = new Float64Array(n);
     layers.forEach(function (l) { for (var i = 0; i < n; i++) total[i] += l.v[i]; });
-    s.d = { n: n, t: t, layers: layers, total: total, res: fill(new Float64Array(n).fill(NaN), s.res), end: Math.max(t[n - 1], 1) };
+    var neg = layers.some(function (l) { return l.v.some(function (v) { return v < 0; }); });
+    s.d = { n: n, t: t, layers: layers, total: total, res: fill(new Float64Array(n).fill(NaN), s.res), end: Math.max(t[n - 1], 1),
+      neg: neg };
     return s.d;
   }
   /* The last point at or before time x (-1 if none): the state a time shows. */
@@ -76,15 +78,22 @@
     return r;
   }
   function visible(d) { return d.layers.filter(function (l) { return !state.hidden[l.cat]; }); }
-  function maxOver(d, i0, i1) {
-    var vis = visible(d), m = 0;
+  /* The memory range to show: positive values stack up from 0, negative ones (frees that
+   * rules 3 and 4 charge to a category of their own) down from 0. */
+  function extent(d, i0, i1) {
+    var vis = visible(d), lo = 0, hi = 0;
     for (var i = i0; i <= i1; i++) {
-      var s = 0;
-      for (var k = 0; k < vis.length; k++) s += vis[k].v[i];
-      if (s > m) m = s;
-      if (d.res[i] > m) m = d.res[i];
+      var pos = 0, neg = 0;
+      for (var k = 0; k < vis.length; k++) {
+        var v = vis[k].v[i];
+        if (v > 0) pos += v; else neg += v;
+      }
+      if (pos > hi) hi = pos;
+      if (neg < lo) lo = neg;
+      if (d.res[i] > hi) hi = d.res[i];
+      if (d.neg && d.total[i] > hi) hi = d.total[i];
     }
-    return m;
+    return [lo, hi];
   }
   function niceStep(span, count) {
     var raw = span / count, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
@@ -109,17 +118,17 @@
     svg.setAttribute("height", H);
     var dom = o.domain || [0, d.end];
     var i0 = Math.max(pointAt(d.t, dom[0]), 0), i1 = Math.max(pointAt(d.t, dom[1]), 0);
-    var ymax = o.ymax || maxOver(d, i0, i1) || 1;
-    var x = linear(dom[0], dom[1], m.l, W - m.r), y = linear(0, ymax * 1.06, H - m.b, m.t);
+    var ext = o.extent || extent(d, i0, i1), ymin = ext[0] * 1.06, ymax = ext[1] || (ymin ? 0 : 1);
+    var x = linear(dom[0], dom[1], m.l, W - m.r), y = linear(ymin, ymax * 1.06, H - m.b, m.t);
     var id = "clip" + Math.random().toString(36).slice(2);
     var clip = el("clipPath", { id: id }, el("defs", {}, svg));
     el("rect", { x: m.l, y: m.t - 12, width: W - m.l - m.r, height: H - m.t - m.b + 12 }, clip);
 
     var unit = 0;
-    while (unit < 5 && Math.pow(1024, unit + 1) <= ymax) unit++;
-    var U = Math.pow(1024, unit), ystep = niceStep(ymax * 1.06 / U, o.small ? 3 : 6) * U;
+    while (unit < 5 && Math.pow(1024, unit + 1) <= Math.max(ymax, -ymin)) unit++;
+    var U = Math.pow(1024, unit), ystep = niceStep((ymax * 1.06 - ymin) / U, o.small ? 3 : 6) * U;
     var grid = el("g", { "class": "grid" }, svg), axis = el("g", { "class": "axis" }, svg);
-    for (var v = 0; v <= ymax * 1.06; v += ystep) {
+    for (var v = Math.ceil(ymin / ystep) * ystep; v <= ymax * 1.06; v += ystep) {
       el("line", { x1: m.l, x2: W - m.r, y1: y(v), y2: y(v) }, grid);
       el("text", { x: m.l - 6, y: y(v) + 4, "text-anchor": "end" }, axis).textContent = trimNum(v / U);
     }
@@ -140,12 +149,17 @@
     }
 
     var plot = el("g", { "clip-path": "url(#" + id + ")" }, svg);
-    var lower = new Float64Array(i1 - i0 + 1), upper = new Float64Array(i1 - i0 + 1);
+    var np = i1 - i0 + 1, lower = new Float64Array(np), upper = new Float64Array(np);
+    var pos = new Float64Array(np), neg = new Float64Array(np);
     var xs = [];
     for (var i = i0; i <= i1; i++) xs.push(x(d.t[i]).toFixed(1));
     var xEnd = x(dom[1]).toFixed(1);
     visible(d).forEach(function (l) {
-      for (var i = i0; i <= i1; i++) upper[i - i0] = lower[i - i0] + l.v[i];
+      for (var i = i0; i <= i1; i++) {
+        var j = i - i0, v = l.v[i];
+        if (v >= 0) { lower[j] = pos[j]; upper[j] = pos[j] += v; }
+        else { upper[j] = neg[j]; lower[j] = neg[j] += v; }
+      }
       var p = ["M", xs[0], y(upper[0]).toFixed(1)];
       for (var j = 1; j < xs.length; j++) p.push("H", xs[j], "V", y(upper[j]).toFixed(1));
       p.push("H", xEnd, "V", y(lower[xs.length - 1]).toFixed(1));
@@ -153,8 +167,14 @@
       p.push("H", xs[0], "Z");
       var a = el("path", { "class": "area", fill: l.color, d: p.join(" ") }, plot);
       a.setAttribute("data-cat", l.cat);
-      lower.set(upper);
     });
+    /* With negative categories the stack's edge is not the total: draw it. */
+    if (d.neg) {
+      var tp = [];
+      for (i = i0; i <= i1; i++) tp.push(i === i0 ? "M" : "V", i === i0 ? xs[0] + " " + y(d.total[i]).toFixed(1) :
+        y(d.total[i]).toFixed(1), "H", i < i1 ? xs[i - i0 + 1] : xEnd);
+      el("path", { "class": "total", d: tp.join(" ") }, plot);
+    }
     var rp = [], pen = false;
     for (i = i0; i <= i1; i++) {
       var r = d.res[i], xi = xs[i - i0], xn = i < i1 ? xs[i - i0 + 1] : xEnd;
@@ -226,6 +246,7 @@
       });
     });
     if (!d.res.every(isNaN)) html("span", "sw line", null, html("li", "reserved-key", null, ul)).after("Total Reserved");
+    if (d.neg) html("span", "sw line total", null, html("li", "total-key", null, ul)).after("allocated (some categories are negative)");
   }
 
   function svgX(ev) {
@@ -322,10 +343,10 @@
   function multiples() {
     var box = document.getElementById("multiples");
     box.textContent = "";
-    var shared = document.getElementById("shared").checked, ymax = 0;
+    var shared = document.getElementById("shared").checked, ext = [0, 0];
     if (shared) data.series.forEach(function (s) {
-      var d = decode(s);
-      ymax = Math.max(ymax, maxOver(d, 0, d.n - 1));
+      var d = decode(s), e = extent(d, 0, d.n - 1);
+      ext = [Math.min(ext[0], e[0]), Math.max(ext[1], e[1])];
     });
     data.series.forEach(function (s, i) {
       var b = html("button", "multiple", null, box);
@@ -334,7 +355,7 @@
       html("div", "label", s.label, b);
       html("div", "peakv", "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms", b);
       var sv = el("svg", { role: "img", "aria-label": s.label }, b);
-      draw(sv, s, { width: 340, height: 150, small: true, ymax: shared ? ymax || 1 : 0 });
+      draw(sv, s, { width: 340, height: 150, small: true, extent: shared ? ext : null });
       b.addEventListener("click", function () {
         select(i);
         setView("single");
