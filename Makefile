@@ -18,9 +18,9 @@ endif
 LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/loader.c
+CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/loader.c src/perfetto.c src/html.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
-OBJ      := $(CORE:src/%.c=build/%.o) build/script.o build/lrow.o build/lreport.o build/embedded.o build/main.o
+OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o build/script.o build/lrow.o build/lreport.o build/embedded.o build/main.o
 
 .PHONY: all deps demo test bench clean install
 all: hmem
@@ -47,10 +47,17 @@ build/embedded.c: $(LUA_MODS) scripts/embed-lua.lua | build
 build/embedded.o: build/embedded.c src/script.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
+# The HTML report's script and style, written as files and carried in the binary.
+build/html_assets.c: src/report.js src/report.css scripts/embed-text.lua | build
+	lua5.4 scripts/embed-text.lua hm_html_script=src/report.js hm_html_style=src/report.css > $@.tmp && mv $@.tmp $@
+
+build/html_assets.o: build/html_assets.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c -o $@ $<
+
 build:
 	mkdir -p build
 
-build/unit: tests/unit.c $(CORE:src/%.c=build/%.o)
+build/unit: tests/unit.c $(CORE:src/%.c=build/%.o) build/html_assets.o
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
 
 demo: deps

@@ -1,15 +1,18 @@
 /* hmem: where did my GPU memory go? Command line, and the one-way flow
  * files -> reader -> analysis -> classify -> timeline -> writers. */
 #include "analyze.h"
+#include "html.h"
 #include "input.h"
 #include "loader.h"
 #include "output.h"
+#include "perfetto.h"
 #include "script.h"
 #include "timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,7 +34,16 @@ static const char usage[] =
 	"run options:\n"
 	"  --json FILE       write the report as JSON (- for standard output)\n"
 	"  --timeline FILE   write the per-category timeline as CSV, one row per memory event\n"
-	"  --summary         print the summary table even with --json or --timeline\n"
+	"  --html FILE       write an interactive report: a chart per series, tables (one file,\n"
+	"                    opens offline)\n"
+	"  --perfetto FILE   write the timelines as Chrome-trace counter tracks (Perfetto UI,\n"
+	"                    chrome://tracing)\n"
+	"  --annotate FILE   write the trace (one) with those counter tracks added; gzip if FILE\n"
+	"                    ends in .gz\n"
+	"  --summary         print the summary table even with another output\n"
+	"  --format F        the summary as text (the default), csv or json (implies --summary)\n"
+	"  --color WHEN      colour the text summary: auto (a terminal, unless NO_COLOR is set),\n"
+	"                    always or never\n"
 	"  --top N           allocations listed as live at each peak (default 20)\n"
 	"  -I DIR            look for packs and required modules in DIR (before HMEM_PATH)\n"
 	"  --out DIR         directory where the rule file may write with hmem.write(name, text)\n"
@@ -52,6 +64,7 @@ static const char usage[] =
 
 typedef struct opts {
 	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top, *jobs, *timeout, *lua_mem;
+	const char *html, *perfetto, *annotate, *format, *color;
 	char **paths;
 	const char **inc;
 	int npaths, ninc, keep_going, quiet, summary, allow_io, verbose;
@@ -109,6 +122,16 @@ static int parse_args(int argc, char **argv, opts *o)
 			dst = &o->timeline;
 		else if (strcmp(a, "--csv") == 0)
 			dst = &o->csv;
+		else if (strcmp(a, "--html") == 0)
+			dst = &o->html;
+		else if (strcmp(a, "--perfetto") == 0)
+			dst = &o->perfetto;
+		else if (strcmp(a, "--annotate") == 0)
+			dst = &o->annotate;
+		else if (strcmp(a, "--format") == 0)
+			dst = &o->format;
+		else if (strcmp(a, "--color") == 0)
+			dst = &o->color;
 		else if (strcmp(a, "--keep-going") == 0)
 			o->keep_going = 1;
 		else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0)
@@ -132,8 +155,9 @@ static int parse_args(int argc, char **argv, opts *o)
 		}
 	}
 	int run = strcmp(o->cmd, "run") == 0;
+	int files_out = o->json || o->timeline || o->html || o->perfetto || o->annotate;
 	if (!strcmp(o->cmd, "packs")) {
-		if (o->npaths || o->json || o->timeline || o->csv || o->out_dir || o->top || o->summary)
+		if (o->npaths || files_out || o->csv || o->out_dir || o->top || o->summary || o->format || o->color)
 			return usage_error("%s", "packs takes only -I DIR");
 		return 0;
 	}
@@ -160,15 +184,38 @@ static int parse_args(int argc, char **argv, opts *o)
 		return usage_error("%s", "-I, --out, --top, --allow-io, --timeout and --lua-mem belong to 'hmem run'");
 	if (run && o->csv)
 		return usage_error("%s", "--csv belongs to 'hmem events'; 'hmem run' writes --json and --timeline");
-	if (!run && (o->json || o->timeline || o->summary))
-		return usage_error("%s", "--json, --timeline and --summary belong to 'hmem run'");
+	if (!run) {
+		const char *run_only[][2] = {{"--json", o->json}, {"--timeline", o->timeline}, {"--html", o->html},
+					     {"--perfetto", o->perfetto}, {"--annotate", o->annotate},
+					     {"--summary", o->summary ? "" : NULL}, {"--format", o->format}, {"--color", o->color}};
+		for (size_t i = 0; i < sizeof run_only / sizeof *run_only; i++)
+			if (run_only[i][1])
+				return usage_error("%s belongs to 'hmem run'", run_only[i][0]);
+	}
+	if (o->format && strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
+		return usage_error("--format is text, csv or json, not '%s'", o->format);
+	if (o->format)
+		o->summary = 1;
+	if (o->color && strcmp(o->color, "auto") && strcmp(o->color, "always") && strcmp(o->color, "never"))
+		return usage_error("--color is auto, always or never, not '%s'", o->color);
 	if (run && !o->rules)
 		return usage_error("%s", "run needs a rule file and at least one trace: hmem run RULES PATH...");
 	if (o->npaths == 0)
 		return usage_error("%s: no trace file or directory given", o->cmd);
-	int to_stdout = (o->json && !strcmp(o->json, "-")) + (o->timeline && !strcmp(o->timeline, "-"));
+	const char *outs[] = {o->json, o->timeline, o->html, o->perfetto, o->annotate};
+	int to_stdout = 0;
+	for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+		to_stdout += outs[i] && !strcmp(outs[i], "-");
 	if (to_stdout > 1 || (to_stdout && o->summary))
 		return usage_error("%s", "only one output can go to standard output");
+	if (o->annotate) {
+		/* One trace in, one trace out; and never over the trace being read. */
+		struct stat in, out;
+		if (o->npaths != 1 || (stat(o->paths[0], &in) == 0 && S_ISDIR(in.st_mode)))
+			return usage_error("%s", "--annotate needs exactly one trace file (not a directory)");
+		if (stat(o->paths[0], &in) == 0 && stat(o->annotate, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return usage_error("--annotate %s would replace the trace being read; write elsewhere", o->annotate);
+	}
 	return 0;
 }
 
@@ -209,29 +256,54 @@ static void progress_line(hm_loader *l, int nfiles, double start, int clear)
 		fprintf(stderr, ", %.0f s left", (double)(total - done) / rate);
 }
 
-static int write_outputs(const opts *o, const hm_report *rep)
+/* --color auto: a terminal, unless NO_COLOR (no-color.org) is set to anything non-empty
+ * or the terminal says it is dumb. */
+static int want_color(const char *when)
 {
+	if (when && strcmp(when, "auto"))
+		return !strcmp(when, "always");
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+	return isatty(STDOUT_FILENO) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+}
+
+static int write_outputs(const opts *o, const hm_report *report)
+{
+	hm_report copy = *report;
+	const hm_report *rep = &copy;
+	const char *fmt = o->format ? o->format : "text";
+	copy.color = !strcmp(fmt, "text") && want_color(o->color);
+	int run = !strcmp(o->cmd, "run");
+	int summary = run && (o->summary || !(o->json || o->timeline || o->html || o->perfetto || o->annotate));
 	struct {
 		const char *path;
 		void (*write)(FILE *, const hm_report *);
+		int (*write_or_fail)(FILE *, const hm_report *, const char *path, char *err, size_t errsz);
 	} outs[] = {
-		{o->json, hm_write_json},
-		{o->timeline, hm_write_timeline},
-		{o->csv, hm_write_events},
-		{(!strcmp(o->cmd, "run") && (o->summary || (!o->json && !o->timeline))) ? "-" : NULL, hm_write_summary},
-		{!strcmp(o->cmd, "events") && !o->csv ? "-" : NULL, hm_write_events},
+		{o->json, hm_write_json, NULL},
+		{o->timeline, hm_write_timeline, NULL},
+		{o->html, hm_write_html, NULL},
+		{o->perfetto, hm_write_perfetto, NULL},
+		{o->annotate, NULL, hm_write_annotated},
+		{o->csv, hm_write_events, NULL},
+		{summary ? "-" : NULL, !strcmp(fmt, "csv") ? hm_write_summary_csv : !strcmp(fmt, "json") ? hm_write_json : hm_write_summary, NULL},
+		{!strcmp(o->cmd, "events") && !o->csv ? "-" : NULL, hm_write_events, NULL},
 	};
 	enum { N = sizeof outs / sizeof *outs };
 	hm_out out[N] = {0};
 	char err[1024];
+	int rc = HM_EXIT_IO;
 	for (int i = 0; i < N; i++) {
 		if (!outs[i].path)
 			continue;
 		if (hm_out_open(&out[i], outs[i].path, err, sizeof err) != 0)
 			goto fail;
-		outs[i].write(out[i].f, rep);
+		if (outs[i].write)
+			outs[i].write(out[i].f, rep);
+		else if ((rc = outs[i].write_or_fail(out[i].f, rep, outs[i].path, err, sizeof err)) != 0)
+			goto fail;
 	}
 	/* Everything is written before anything is renamed into place. */
+	rc = HM_EXIT_IO;
 	for (int i = 0; i < N; i++)
 		if (outs[i].path && hm_out_commit(&out[i], err, sizeof err) != 0)
 			goto fail;
@@ -240,7 +312,7 @@ fail:
 	fprintf(stderr, "hmem: %s\n", err);
 	for (int i = 0; i < N; i++)
 		hm_out_abort(&out[i]);
-	return HM_EXIT_IO;
+	return rc;
 }
 
 static int run(const opts *o)

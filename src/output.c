@@ -88,7 +88,7 @@ void hm_out_abort(hm_out *o)
 
 /* JSON strings: escapes as RFC 8259 asks; bytes that are not UTF-8 become U+FFFD so the
  * output always parses. */
-static void json_str(FILE *f, const char *s, size_t n)
+void hm_json_str(FILE *f, const char *s, size_t n, int in_html)
 {
 	const unsigned char *p = (const unsigned char *)s, *e = p + n;
 	putc('"', f);
@@ -96,7 +96,7 @@ static void json_str(FILE *f, const char *s, size_t n)
 		unsigned c = *p;
 		if (c == '"' || c == '\\') {
 			putc('\\', f), putc((int)c, f), p++;
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || (in_html && (c == '<' || c == '>' || c == '&'))) {
 			fprintf(f, "\\u%04x", c), p++;
 		} else if (c < 0x80) {
 			putc((int)c, f), p++;
@@ -113,6 +113,11 @@ static void json_str(FILE *f, const char *s, size_t n)
 		}
 	}
 	putc('"', f);
+}
+
+static void json_str(FILE *f, const char *s, size_t n)
+{
+	hm_json_str(f, s, n, 0);
 }
 
 static void json_cstr(FILE *f, const char *s)
@@ -515,6 +520,16 @@ static void summary_agg(FILE *f, const hm_agg *g)
 	free(w);
 }
 
+/* ANSI styles for a terminal (r->color): bold for what the eye looks for first (the
+ * trace, the device and its peak), dim for headings; nothing otherwise. */
+static const char *sgr(const hm_report *r, const char *code)
+{
+	return r->color ? code : "";
+}
+#define SGR_BOLD "\033[1m"
+#define SGR_DIM "\033[2m"
+#define SGR_OFF "\033[0m"
+
 /* The largest allocations live at the peak, with where they came from. */
 static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s, size_t width)
 {
@@ -530,9 +545,9 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 		return;
 	}
 	fprintf(f, "    largest allocations live at the peak (%zu of %zu):\n", n < show ? n : show, n);
-	fprintf(f, "    %12s  ", "bytes");
+	fprintf(f, "%s    %12s  ", sgr(r, SGR_DIM), "bytes");
 	put_col(f, "category", 8, width);
-	fprintf(f, " %6s  %-14s  %s\n", "step", "lifetime", "op");
+	fprintf(f, " %6s  %-14s  %s%s\n", "step", "lifetime", "op", sgr(r, SGR_OFF));
 	for (size_t i = 0; i < n && i < show; i++) {
 		hm_rowref ref = {hf, s, pos[i]};
 		hm_value cat, op, step, life;
@@ -570,10 +585,10 @@ void hm_write_summary(FILE *f, const hm_report *r)
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_file *hf = r->files[i];
 		const hm_trace *t = hf->t;
-		fprintf(f, "%s", t->path);
+		fprintf(f, "%s%s", sgr(r, SGR_BOLD), t->path);
 		if (t->rank != HM_NONE)
 			fprintf(f, "  rank %" PRId64, t->rank);
-		fprintf(f, "  (%" PRIu64 " events, %zu memory events)\n", t->events, t->mem.n);
+		fprintf(f, "%s  (%" PRIu64 " events, %zu memory events)\n", sgr(r, SGR_OFF), t->events, t->mem.n);
 		if (hf->nseries == 0)
 			fprintf(f, "  no [memory] events: record with torch.profiler.profile(profile_memory=True)\n");
 		for (size_t si = 0; si < hf->nseries; si++) {
@@ -582,8 +597,8 @@ void hm_write_summary(FILE *f, const hm_report *r)
 			hm_fmt_bytes(b2, sizeof b2, s->end_bytes);
 			char tsb[40];
 			hm_fmt_us(tsb, s->peak_ts);
-			fprintf(f, "  %s: peak %s at +%.3f ms (ts %s), end %s", s->device, b1,
-				(double)(s->peak_ts - t->first_ts) / 1e6, tsb, b2);
+			fprintf(f, "  %s%s%s: peak %s%s%s at +%.3f ms (ts %s), end %s", sgr(r, SGR_BOLD), s->device, sgr(r, SGR_OFF),
+				sgr(r, SGR_BOLD), b1, sgr(r, SGR_OFF), (double)(s->peak_ts - t->first_ts) / 1e6, tsb, b2);
 			if (s->max_reserved != HM_NONE) {
 				hm_fmt_bytes(b3, sizeof b3, s->max_reserved);
 				fprintf(f, ", max reserved %s", b3);
@@ -598,7 +613,8 @@ void hm_write_summary(FILE *f, const hm_report *r)
 					order[n++] = c;
 			sort_series = s;
 			qsort(order, n, sizeof *order, cmp_at_peak);
-			fprintf(f, "    %-*s %12s %12s %9s %12s\n", (int)width, "category", "peak", "at peak", "allocs", "live at end");
+			fprintf(f, "%s    %-*s %12s %12s %9s %12s%s\n", sgr(r, SGR_DIM), (int)width, "category", "peak", "at peak",
+				"allocs", "live at end", sgr(r, SGR_OFF));
 			for (size_t j = 0; j < n; j++) {
 				const hm_catstat *cs = &s->cats[order[j]];
 				hm_fmt_bytes(b1, sizeof b1, cs->peak);
@@ -616,4 +632,34 @@ void hm_write_summary(FILE *f, const hm_report *r)
 	free(order);
 	for (size_t a = 0; a < r->naggs; a++)
 		summary_agg(f, &r->aggs[a]);
+}
+
+/* One row per series and category, for spreadsheets and scripts that want the summary
+ * without parsing the table: the series' own figures repeat on each of its rows. */
+void hm_write_summary_csv(FILE *f, const hm_report *r)
+{
+	fputs("path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,"
+	      "allocs,alloc_bytes,end_bytes\n", f);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const hm_file *hf = r->files[i];
+		for (size_t si = 0; si < hf->nseries; si++) {
+			const hm_series *s = &hf->series[si];
+			for (size_t c = 0; c < s->ncats; c++) {
+				const hm_catstat *cs = &s->cats[c];
+				if (!cs->used)
+					continue;
+				csv_cstr(f, hf->t->path);
+				putc(',', f);
+				csv_opt(f, hf->t->rank);
+				fprintf(f, ",%s,%" PRId64 ",", s->device, s->peak);
+				json_us(f, s->peak_ts);
+				putc(',', f);
+				csv_opt(f, s->max_reserved);
+				putc(',', f);
+				csv_str(f, r->cats->str[c], r->cats->len[c]);
+				fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 "\n", cs->peak, cs->at_peak,
+					cs->allocs, cs->alloc_bytes, cs->end);
+			}
+		}
+	}
 }

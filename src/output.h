@@ -41,6 +41,9 @@ typedef struct hm_report {
 	hm_agg *aggs;
 	size_t naggs;
 	size_t top;            /* allocations listed in live_at_peak */
+	const char (*colors)[8]; /* category id -> the pack's "#rrggbb" or "" (ncolors of them) */
+	size_t ncolors;
+	int color;             /* summary: ANSI colour (a terminal that wants it) */
 } hm_report;
 
 void hm_agg_free(hm_agg *a);
@@ -56,7 +59,13 @@ int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz);
 int hm_out_commit(hm_out *o, char *err, size_t errsz); /* also closes */
 void hm_out_abort(hm_out *o);                          /* removes the temporary file */
 
+/* A JSON string of s[0, n): bytes that are not UTF-8 become U+FFFD; with in_html, '<',
+ * '>' and '&' are escaped too, so the text is safe inside an HTML <script> element. */
+void hm_json_str(FILE *f, const char *s, size_t n, int in_html);
+
 void hm_write_summary(FILE *f, const hm_report *r);
+/* The summary as CSV: one row per series and category (README "Outputs"). */
+void hm_write_summary_csv(FILE *f, const hm_report *r);
 void hm_write_json(FILE *f, const hm_report *r);
 void hm_write_timeline(FILE *f, const hm_report *r);
 void hm_write_events(FILE *f, const hm_report *r);

@@ -35,6 +35,8 @@ struct hm_script {
 	int killed;      /* timed out: every hook raises again until C has control */
 	char kill_where[256];
 	char *pack_name; /* the pack table's name field */
+	char (*colors)[8]; /* category id -> declared "#rrggbb", "" if none */
+	size_t ncolors;
 };
 
 static double mono(void)
@@ -365,8 +367,34 @@ typedef struct open_ctx {
 	hm_strtab *cats;
 } open_ctx;
 
+/* A declared category's colour: "#rrggbb" (as hmem.testing checks), kept for --html.
+ * [-0, +0, e] */
+static void declare_color(lua_State *L, hm_script *s, lua_Integer i, uint32_t id)
+{
+	lua_getfield(L, -2, "color");
+	if (lua_isnil(L, -1)) {
+		lua_pop(L, 1);
+		return;
+	}
+	size_t n = 0;
+	const char *c = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
+	int ok = c && n == 7 && c[0] == '#';
+	for (size_t k = 1; ok && k < 7; k++)
+		ok = strchr("0123456789abcdefABCDEF", c[k]) != NULL;
+	if (!ok)
+		luaL_error(L, "categories[%d]: color must be \"#rrggbb\"", (int)i);
+	if (id >= s->ncolors) {
+		size_t cap = s->ncolors;
+		hm_grow(&s->colors, &cap, (size_t)id + 1, sizeof *s->colors);
+		memset(s->colors + s->ncolors, 0, (cap - s->ncolors) * sizeof *s->colors);
+		s->ncolors = cap;
+	}
+	memcpy(s->colors[id], c, 8);
+	lua_pop(L, 1);
+}
+
 /* A declared category list: names or {name=, color=}. [-0, +0, e] */
-static void declare_categories(lua_State *L, int idx, hm_strtab *cats)
+static void declare_categories(lua_State *L, int idx, hm_script *s, hm_strtab *cats)
 {
 	if (lua_isnil(L, idx))
 		return;
@@ -380,7 +408,9 @@ static void declare_categories(lua_State *L, int idx, hm_strtab *cats)
 			luaL_error(L, "categories[%d]: expected a name or {name=, color=}", (int)i);
 		size_t n;
 		const char *name = lua_tolstring(L, -1, &n);
-		hm_strtab_intern(cats, name, n);
+		uint32_t id = hm_strtab_intern(cats, name, n);
+		if (lua_istable(L, -2))
+			declare_color(L, s, i, id);
 		lua_pop(L, 2);
 	}
 	lua_pop(L, 1);
@@ -471,7 +501,7 @@ static int open_protected(lua_State *L)
 	}
 	lua_pushliteral(L, "categories");
 	lua_rawget(L, src);
-	declare_categories(L, lua_gettop(L), c->cats);
+	declare_categories(L, lua_gettop(L), s, c->cats);
 	lua_pop(L, 1);
 	lua_pushliteral(L, "cache_by");
 	if (lua_rawget(L, src) != LUA_TNIL) {
@@ -706,6 +736,8 @@ static int finish_protected(lua_State *L)
 int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 {
 	finish_ctx c = {s, rep};
+	rep->colors = (const char(*)[8])s->colors;
+	rep->ncolors = s->ncolors;
 	lua_pushcfunction(s->L, finish_protected);
 	lua_pushlightuserdata(s->L, &c);
 	limits_arm(s);
@@ -857,6 +889,7 @@ void hm_script_close(hm_script *s)
 	free(s->path);
 	free(s->name);
 	free(s->pack_name);
+	free(s->colors);
 	hm_strtab_free(&s->cache_keys);
 	free(s->cache_cat);
 	free(s->keybuf);

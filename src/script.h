@@ -35,8 +35,9 @@ const char *hm_script_name(const hm_script *s);
  * err. f must stay alive as long as the script (a rule file may keep rows). */
 int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, size_t errsz);
 
-/* After the timelines: compute the declared aggregations into rep and call done(report).
- * Returns 0 or -1 with err. */
+/* After the timelines: compute the declared aggregations into rep, point rep->colors at
+ * the colours the pack declared (owned by s, valid until hm_script_close) and call
+ * done(report). Returns 0 or -1 with err. */
 int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz);
 
 /* classify calls made, and allocations answered from the cache_by memo. */

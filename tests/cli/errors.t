@@ -258,7 +258,7 @@ hmem: --csv belongs to 'hmem events'; 'hmem run' writes --json and --timeline
 Try 'hmem --help'.
 ? 2
 $ hmem events tests/tiny/y_peak.json --timeline x.csv
-hmem: --json, --timeline and --summary belong to 'hmem run'
+hmem: --timeline belongs to 'hmem run'
 Try 'hmem --help'.
 ? 2
 $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_peak.json --json - --timeline -

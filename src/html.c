@@ -1,0 +1,497 @@
+#include "html.h"
+#include "fields.h"
+#include "timeline.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef HM_VERSION
+#define HM_VERSION "0.0.0"
+#endif
+
+/* Okabe & Ito's colour-blind-safe palette (https://jfly.uni-koeln.de/color/), black left
+ * for the reserved line and text; "(before trace)" is their grey. Beyond seven categories
+ * the palette repeats lighter, then darker. */
+static const unsigned char okabe_ito[7][3] = {
+	{0xe6, 0x9f, 0x00}, {0x56, 0xb4, 0xe9}, {0x00, 0x9e, 0x73}, {0xf0, 0xe4, 0x42},
+	{0x00, 0x72, 0xb2}, {0xd5, 0x5e, 0x00}, {0xcc, 0x79, 0xa7},
+};
+
+static void category_color(char out[8], const hm_report *r, size_t c)
+{
+	if (c < r->ncolors && r->colors[c][0]) {
+		memcpy(out, r->colors[c], 8);
+		return;
+	}
+	if (c == HM_CAT_BEFORE) {
+		memcpy(out, "#999999", 8);
+		return;
+	}
+	const unsigned char *rgb = okabe_ito[(c - 1) % 7];
+	int round = (int)((c - 1) / 7 % 3);
+	int v[3];
+	for (int i = 0; i < 3; i++)
+		v[i] = round == 0 ? rgb[i] : round == 1 ? rgb[i] + (255 - rgb[i]) / 2 : rgb[i] * 2 / 3;
+	snprintf(out, 8, "#%02x%02x%02x", v[0], v[1], v[2]);
+}
+
+/* Text for HTML content and attribute values: markup characters as references, bytes
+ * that are not UTF-8 (and control characters) as U+FFFD, as the JSON data has them. */
+static void html_str(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	while (p < e) {
+		unsigned c = *p;
+		if (c == '&')
+			fputs("&amp;", f), p++;
+		else if (c == '<')
+			fputs("&lt;", f), p++;
+		else if (c == '>')
+			fputs("&gt;", f), p++;
+		else if (c == '"')
+			fputs("&quot;", f), p++;
+		else if (c == '\'')
+			fputs("&#39;", f), p++;
+		else if (c == '\t' || c == '\n')
+			putc((int)c, f), p++;
+		else if (c < 0x20 || c == 0x7f)
+			fputs("\xef\xbf\xbd", f), p++;
+		else if (c < 0x80)
+			putc((int)c, f), p++;
+		else {
+			int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+			int ok = len && e - p >= len;
+			for (int i = 1; ok && i < len; i++)
+				ok = (p[i] & 0xc0) == 0x80;
+			if (ok)
+				fwrite(p, 1, (size_t)len, f), p += len;
+			else
+				fputs("\xef\xbf\xbd", f), p++;
+		}
+	}
+}
+
+static void html_cstr(FILE *f, const char *s)
+{
+	html_str(f, s, strlen(s));
+}
+
+static void json_cstr(FILE *f, const char *s)
+{
+	hm_json_str(f, s, strlen(s), 1);
+}
+
+/* A byte count in a table cell: binary units, the exact count on hover. */
+static void bytes_cell(FILE *f, int64_t b)
+{
+	char t[32];
+	hm_fmt_bytes(t, sizeof t, b);
+	fprintf(f, "<td class=num title=\"%" PRId64 " bytes\">%s</td>", b, t);
+}
+
+/* "path  rank N  device": how the page names a series. */
+static void series_label(char *buf, size_t n, const hm_file *hf, const hm_series *s)
+{
+	if (hf->t->rank != HM_NONE)
+		snprintf(buf, n, "%s  rank %" PRId64 "  %s", hf->t->path, hf->t->rank, s->device);
+	else
+		snprintf(buf, n, "%s  %s", hf->t->path, s->device);
+}
+
+/* Per category of a series, its (position, value) pairs where the value changes. */
+typedef struct changes {
+	int64_t *v; /* pairs */
+	size_t n, cap;
+	int64_t last;
+} changes;
+
+static void change_add(changes *c, size_t i, int64_t v)
+{
+	if (c->n && v == c->last)
+		return;
+	hm_grow(&c->v, &c->cap, c->n + 2, sizeof *c->v);
+	c->v[c->n++] = (int64_t)i;
+	c->v[c->n++] = v;
+	c->last = v;
+}
+
+static void put_changes(FILE *f, const changes *c)
+{
+	putc('[', f);
+	for (size_t i = 0; i < c->n; i++)
+		fprintf(f, i ? ",%" PRId64 : "%" PRId64, c->v[i]);
+	putc(']', f);
+}
+
+/* Which events of a series the chart keeps (keep[k]). All of them when they fit in a
+ * few points per column; else per pixel column the events where the device total is
+ * lowest and highest, where reserved is highest, and the column's last, so the shape of
+ * every column, and so every peak, survives. Returns how many are kept. */
+static size_t choose_points(const hm_series *s, const hm_mem *m, uint8_t *keep)
+{
+	if (s->n <= 3 * HM_HTML_COLUMNS) {
+		memset(keep, 1, s->n);
+		return s->n;
+	}
+	memset(keep, 0, s->n);
+	int64_t t_lo = m->ts[s->ev[0]], span = m->ts[s->ev[s->n - 1]] - t_lo + 1;
+	int64_t total = s->start_bytes, lo = 0, hi = 0, res = 0;
+	long col = -1, k_lo = -1, k_hi = -1, k_res = -1;
+	size_t kept = 0;
+	for (size_t k = 0; k <= s->n; k++) {
+		long c = -1;
+		if (k < s->n) {
+			total += m->bytes[s->ev[k]];
+			c = (long)((double)(m->ts[s->ev[k]] - t_lo) / (double)span * HM_HTML_COLUMNS);
+		}
+		if (c != col && col >= 0) {
+			long picks[] = {k_lo, k_hi, k_res, (long)k - 1};
+			for (int i = 0; i < 4; i++)
+				if (picks[i] >= 0 && !keep[picks[i]])
+					keep[picks[i]] = 1, kept++;
+		}
+		if (k == s->n)
+			break;
+		int64_t r = m->total_res[s->ev[k]];
+		if (c != col) {
+			col = c, k_lo = k_hi = (long)k, lo = hi = total;
+			k_res = r != HM_NONE ? (long)k : -1, res = r;
+			continue;
+		}
+		if (total < lo)
+			lo = total, k_lo = (long)k;
+		if (total > hi)
+			hi = total, k_hi = (long)k;
+		if (r != HM_NONE && (k_res < 0 || r > res))
+			res = r, k_res = (long)k;
+	}
+	return kept;
+}
+
+/* One series as the page's script reads it: point 0 is the state at the trace's first
+ * timestamp (before the first memory event), then the kept events; times are ns from the
+ * trace's start, values exact bytes, categories and reserved as their changes. */
+static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+{
+	const hm_mem *m = &hf->t->mem;
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	char label[1200], us[40];
+	series_label(label, sizeof label, hf, s);
+	fputs("{\"label\":", f);
+	json_cstr(f, label);
+	fputs(",\"path\":", f);
+	json_cstr(f, hf->t->path);
+	fputs(",\"rank\":", f);
+	if (hf->t->rank != HM_NONE)
+		fprintf(f, "%" PRId64, hf->t->rank);
+	else
+		fputs("null", f);
+	fputs(",\"device\":", f);
+	json_cstr(f, s->device);
+	hm_fmt_us(us, t0);
+	fprintf(f, ",\"t0\":\"%s\",\"peak\":%" PRId64 ",\"peak_t\":%" PRId64 ",\"end\":%" PRId64 ",\"events\":%zu", us,
+		s->peak, s->n ? s->peak_ts - t0 : 0, s->end_bytes, s->n);
+
+	uint8_t *keep = hm_xcalloc(s->n + 1, 1);
+	size_t kept = choose_points(s, m, keep);
+	fprintf(f, ",\"reduced\":%s,\n \"t\":[0", kept < s->n ? "true" : "false");
+	for (size_t k = 0; k < s->n; k++)
+		if (keep[k])
+			fprintf(f, ",%" PRId64, m->ts[s->ev[k]] - t0);
+	fputs("],\n \"res\":", f);
+
+	size_t ncats = r->cats->n;
+	int64_t *val = hm_xcalloc(ncats + 1, sizeof *val);
+	changes *ch = hm_xcalloc(ncats + 1, sizeof *ch), res = {0};
+	hm_timeline_start(s, val, ncats);
+	for (size_t c = 0; c < ncats; c++)
+		if (c < s->ncats && s->cats[c].used)
+			change_add(&ch[c], 0, val[c]);
+	int64_t reserved = HM_NONE;
+	size_t p = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		uint32_t e = s->ev[k];
+		if (s->cat[k] >= 0)
+			val[s->cat[k]] += m->bytes[e];
+		if (m->total_res[e] != HM_NONE)
+			reserved = m->total_res[e];
+		if (!keep[k])
+			continue;
+		p++;
+		for (size_t c = 0; c < ncats; c++)
+			if (c < s->ncats && s->cats[c].used)
+				change_add(&ch[c], p, val[c]);
+		if (reserved != HM_NONE)
+			change_add(&res, p, reserved);
+	}
+	put_changes(f, &res);
+	fputs(",\n \"cats\":[", f);
+	int first = 1;
+	for (size_t c = 0; c < ncats; c++) {
+		if (c < s->ncats && s->cats[c].used) {
+			fprintf(f, "%s[%zu,", first ? "" : ",\n  ", c);
+			put_changes(f, &ch[c]);
+			putc(']', f);
+			first = 0;
+		}
+		free(ch[c].v);
+	}
+	fputs("]}", f);
+	free(res.v);
+	free(ch);
+	free(val);
+	free(keep);
+}
+
+static void data_json(FILE *f, const hm_report *r)
+{
+	fputs("{\"version\":\"" HM_VERSION "\",\"rules\":", f);
+	if (r->rules)
+		json_cstr(f, r->rules);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"columns\":%d,\n\"categories\":[", HM_HTML_COLUMNS);
+	for (size_t c = 0; c < r->cats->n; c++) {
+		char color[8];
+		category_color(color, r, c);
+		fputs(c ? ",\n {\"name\":" : "\n {\"name\":", f);
+		hm_json_str(f, r->cats->str[c], r->cats->len[c], 1);
+		fprintf(f, ",\"color\":\"%s\"}", color);
+	}
+	fputs("],\n\"series\":[", f);
+	int first = 1;
+	for (size_t i = 0; i < r->nfiles; i++)
+		for (size_t si = 0; si < r->files[i]->nseries; si++) {
+			fputs(first ? "\n" : ",\n", f);
+			first = 0;
+			series_json(f, r, r->files[i], &r->files[i]->series[si]);
+		}
+	fputs("]}", f);
+}
+
+/* Tables in the order of the text summary: "(before trace)" first, then largest at the
+ * device's peak. */
+static const hm_series *sort_series;
+static int cmp_at_peak(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	if ((x == HM_CAT_BEFORE) != (y == HM_CAT_BEFORE))
+		return x == HM_CAT_BEFORE ? -1 : 1;
+	const hm_catstat *cx = &sort_series->cats[x], *cy = &sort_series->cats[y];
+	if (cx->at_peak != cy->at_peak)
+		return cx->at_peak > cy->at_peak ? -1 : 1;
+	if (cx->peak != cy->peak)
+		return cx->peak > cy->peak ? -1 : 1;
+	return x < y ? -1 : 1;
+}
+
+static void swatch(FILE *f, const hm_report *r, size_t c)
+{
+	char color[8];
+	category_color(color, r, c);
+	fprintf(f, "<span class=sw style=\"background:%s\"></span>", color);
+}
+
+static void summary_table(FILE *f, const hm_report *r, const hm_series *s)
+{
+	size_t *order = hm_xcalloc(s->ncats + 1, sizeof *order), n = 0;
+	for (size_t c = 0; c < s->ncats; c++)
+		if (s->cats[c].used)
+			order[n++] = c;
+	sort_series = s;
+	qsort(order, n, sizeof *order, cmp_at_peak);
+	fputs("<table class=summary><thead><tr><th>category</th><th>peak</th><th>at peak</th><th>allocs</th>"
+	      "<th>live at end</th></tr></thead><tbody>\n", f);
+	for (size_t j = 0; j < n; j++) {
+		const hm_catstat *cs = &s->cats[order[j]];
+		fputs("<tr><td>", f);
+		swatch(f, r, order[j]);
+		html_str(f, r->cats->str[order[j]], r->cats->len[order[j]]);
+		fputs("</td>", f);
+		bytes_cell(f, cs->peak);
+		bytes_cell(f, cs->at_peak);
+		fprintf(f, "<td class=num>%" PRIu64 "</td>", cs->allocs);
+		bytes_cell(f, cs->end);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	free(order);
+}
+
+static void live_table(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+{
+	size_t top = r->top;
+	uint32_t *pos = hm_xcalloc(top + 1, sizeof *pos);
+	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, top);
+	if (n == 0) {
+		fputs(s->has_addr ? "<p>Nothing allocated during the trace is live at the peak.</p>\n"
+				  : "<p>This trace has no Addr: the allocations live at the peak cannot be known.</p>\n", f);
+		free(pos);
+		return;
+	}
+	fprintf(f, "<h3>Largest allocations live at the peak (%zu of %zu)</h3>\n", n < top ? n : top, n);
+	fputs("<table class=live><thead><tr><th>bytes</th><th>category</th><th>step</th><th>lifetime</th>"
+	      "<th>allocated at</th><th>op</th></tr></thead><tbody>\n", f);
+	for (size_t i = 0; i < n && i < top; i++) {
+		hm_rowref ref = {hf, s, pos[i]};
+		hm_value cat, op, step, life;
+		hm_field_get(&ref, HM_F_OP, r->cats, &op);
+		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
+		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
+		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
+		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]];
+		fputs("<tr>", f);
+		bytes_cell(f, b < 0 ? -b : b);
+		fputs("<td>", f);
+		if (s->cat[pos[i]] >= 0)
+			swatch(f, r, (size_t)s->cat[pos[i]]);
+		if (cat.type == HM_V_STR)
+			html_str(f, cat.s, cat.len);
+		fputs("</td><td class=num>", f);
+		if (step.type == HM_V_INT)
+			fprintf(f, "%" PRId64, step.i);
+		else
+			fputs("-", f);
+		fputs("</td><td class=num>", f);
+		if (s->before[pos[i]])
+			fputs("before trace", f);
+		else if (life.type == HM_V_NUM)
+			fprintf(f, "%.3f ms", life.d / 1000.0);
+		else
+			fputs("never freed", f);
+		int64_t ts = hf->t->mem.ts[s->ev[pos[i]]];
+		fprintf(f, "</td><td class=num>%s%.3f ms</td><td>", s->before[pos[i]] ? "freed +" : "+",
+			(double)(ts - hf->t->first_ts) / 1e6);
+		if (op.type == HM_V_STR)
+			html_str(f, op.s, op.len);
+		else
+			fputs("-", f);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	free(pos);
+}
+
+static void series_tables(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s, size_t idx)
+{
+	char label[1200], b1[32], b2[32], b3[32], us[40];
+	series_label(label, sizeof label, hf, s);
+	fprintf(f, "<section class=series-tables data-series=\"%zu\"%s>\n<h2>", idx, idx ? " hidden" : "");
+	html_cstr(f, label);
+	hm_fmt_bytes(b1, sizeof b1, s->peak);
+	hm_fmt_bytes(b2, sizeof b2, s->end_bytes);
+	hm_fmt_us(us, s->peak_ts);
+	fprintf(f, "</h2>\n<p class=facts>peak <b>%s</b> at +%.3f ms (ts %s), end %s", b1,
+		(double)(s->peak_ts - hf->t->first_ts) / 1e6, us, b2);
+	if (s->max_reserved != HM_NONE) {
+		hm_fmt_bytes(b3, sizeof b3, s->max_reserved);
+		fprintf(f, ", max reserved %s", b3);
+	}
+	fprintf(f, "; %zu memory events, %" PRIu64 " allocs, %" PRIu64 " frees (%" PRIu64 " matched)", s->n, s->allocs,
+		s->frees, s->matched_frees);
+	if (s->mismatches)
+		fprintf(f, ", <b>%" PRIu64 " mismatches</b> with Total Allocated", s->mismatches);
+	fputs("</p>\n", f);
+	summary_table(f, r, s);
+	live_table(f, r, hf, s);
+	fputs("</section>\n", f);
+}
+
+static void agg_tables(FILE *f, const hm_report *r)
+{
+	if (!r->naggs)
+		return;
+	fputs("<section id=aggregations>\n<h2>Aggregations</h2>\n", f);
+	for (size_t a = 0; a < r->naggs; a++) {
+		const hm_agg *g = &r->aggs[a];
+		fputs("<h3>", f);
+		html_cstr(f, g->name);
+		fprintf(f, " <small>(%zu rows)</small></h3>\n<table class=agg><thead><tr>", g->nrows);
+		for (size_t c = 0; c < g->ncols; c++) {
+			fputs("<th>", f);
+			html_cstr(f, g->cols[c]);
+			fputs("</th>", f);
+		}
+		fputs("</tr></thead><tbody>\n", f);
+		for (size_t i = 0; i < g->nrows; i++) {
+			fputs("<tr>", f);
+			for (size_t c = 0; c < g->ncols; c++) {
+				const hm_cell *cell = &g->cells[i * g->ncols + c];
+				int bytes = !strcmp(g->cols[c], "bytes") || !strcmp(g->cols[c], "max_bytes");
+				switch (cell->type) {
+				case HM_V_INT:
+					if (bytes)
+						bytes_cell(f, cell->i);
+					else
+						fprintf(f, "<td class=num>%" PRId64 "</td>", cell->i);
+					break;
+				case HM_V_NUM: fprintf(f, "<td class=num>%.3f</td>", cell->d); break;
+				case HM_V_STR:
+					fputs("<td>", f);
+					html_cstr(f, cell->s);
+					fputs("</td>", f);
+					break;
+				case HM_V_BOOL: fprintf(f, "<td>%s</td>", cell->i ? "true" : "false"); break;
+				default: fputs("<td>-</td>", f); break;
+				}
+			}
+			fputs("</tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	fputs("</section>\n", f);
+}
+
+void hm_write_html(FILE *f, const hm_report *r)
+{
+	size_t nseries = 0;
+	for (size_t i = 0; i < r->nfiles; i++)
+		nseries += r->files[i]->nseries;
+	fputs("<!doctype html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n"
+	      "<meta name=viewport content=\"width=device-width, initial-scale=1\">\n"
+	      /* Nothing may come from the network: the report must open the same offline. */
+	      "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; "
+	      "script-src 'unsafe-inline'; img-src data:\">\n"
+	      "<link rel=icon href=\"data:,\">\n<title>hmem: ", f);
+	html_cstr(f, r->nfiles == 1 ? r->files[0]->t->path : "memory report");
+	fputs("</title>\n<style>\n", f);
+	fputs(hm_html_style, f);
+	fputs("</style>\n</head>\n<body>\n<header>\n<h1>Where did the memory go?</h1>\n<p class=meta>", f);
+	fprintf(f, "%zu trace%s, %zu series", r->nfiles, r->nfiles == 1 ? "" : "s", nseries);
+	if (r->rules) {
+		fputs(", rules <code>", f);
+		html_cstr(f, r->rules);
+		fputs("</code>", f);
+	}
+	fputs(", hmem " HM_VERSION "</p>\n</header>\n", f);
+	if (nseries == 0) {
+		fputs("<main><p>No memory events in these traces: record them with "
+		      "<code>torch.profiler.profile(profile_memory=True)</code>.</p></main>\n", f);
+	} else {
+		fputs("<nav id=controls>\n<label>Series <select id=series></select></label>\n"
+		      "<button type=button id=view>Compare all series</button>\n"
+		      "<label id=shared-label hidden><input type=checkbox id=shared checked> same memory scale</label>\n"
+		      "<button type=button id=reset hidden>Reset zoom</button>\n"
+		      "</nav>\n<main>\n<section id=single>\n<div id=chart></div>\n<ul id=legend></ul>\n"
+		      "<p class=hint>Hover for the bytes of every category; drag to zoom into a time range, "
+		      "double-click to reset; click a legend entry to hide or show a category.</p>\n"
+		      "</section>\n<section id=multiples hidden></section>\n", f);
+		size_t idx = 0;
+		for (size_t i = 0; i < r->nfiles; i++)
+			for (size_t si = 0; si < r->files[i]->nseries; si++)
+				series_tables(f, r, r->files[i], &r->files[i]->series[si], idx++);
+		agg_tables(f, r);
+		fputs("</main>\n", f);
+	}
+	for (size_t i = 0; i < r->nskipped; i++) {
+		fputs("<p class=skipped>Skipped: ", f);
+		html_cstr(f, r->skipped[i].why);
+		fputs("</p>\n", f);
+	}
+	fputs("<script id=hmem-data type=\"application/json\">\n", f);
+	data_json(f, r);
+	fputs("\n</script>\n<script>\n", f);
+	fputs(hm_html_script, f);
+	fputs("</script>\n</body>\n</html>\n", f);
+}

@@ -1,0 +1,210 @@
+-- The --html report in a real browser (issue 4): headless Chromium opens a report made
+-- from the bundled example traces, and tests/browser_driver.js works it as a pointer
+-- would. Checked: no console message at all (errors, CSP violations: nothing may be
+-- fetched), one area per category, the hover readout at a known time shows exactly the
+-- --timeline CSV row of that time, the legend hides a category, drag zooms and
+-- double-click resets, the selector switches series, the small multiples show every series.
+-- Skipped, with a line saying so, where Chromium is not installed (.ci/run installs it).
+-- Usage: lua5.4 tests/browser.lua [SCREENSHOT.png]  (also saves a screenshot of the report)
+local cjson = require "cjson"
+local csv = dofile("tests/timeline_csv.lua")
+local shot = arg[1]
+
+local function check(ok, name, detail)
+  print((ok and "ok - " or "not ok - ") .. name)
+  if not ok and detail ~= nil then print("#   " .. tostring(detail):gsub("\n", "\n#   ")) end
+  return ok
+end
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+local function write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+local chromium
+for _, c in ipairs { "chromium", "chromium-browser", "google-chrome" } do
+  if os.execute("command -v " .. c .. " >/dev/null 2>&1") then chromium = c break end
+end
+if not chromium then
+  print("# skipped: Chromium is not installed, so the --html report is not tested in a browser "
+    .. "(.ci/run installs Debian's chromium; apt-get install chromium)")
+  return
+end
+
+local tmp = os.tmpname()
+os.remove(tmp)
+assert(os.execute("mkdir -p " .. tmp .. "/profile"))
+local flags = "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
+  .. "--disable-component-update --disable-sync --user-data-dir=" .. tmp .. "/profile --window-size=1280,1000 "
+  .. "--hide-scrollbars --enable-logging=stderr --v=0 --virtual-time-budget=10000"
+
+-- One report in the browser: RULES on TRACES; the series under test is the first GPU one.
+local function run_case(rules, traces, take_shot)
+  local pre = ("browser (%s on %s): "):format(rules:match("[^/]+$"), traces:match("([^/]+)/?$"))
+  local html, tl, js = tmp .. "/report.html", tmp .. "/t.csv", tmp .. "/r.json"
+  if not check(os.execute(("hmem run -q %s %s --html %s --timeline %s --json %s"):format(rules, traces, html, tl, js)),
+      pre .. "hmem writes the report") then
+    return
+  end
+  local page, rep = read(html), cjson.decode(read(js))
+  local data = cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+
+  -- The series under test: the GPU of the first trace. Its known time: the middle of the
+  -- longest stretch between two of its memory events, so a pointer there is well inside.
+  local series, dev = nil, nil
+  for i, s in ipairs(rep.series) do
+    if s.device ~= "cpu" and not series then series, dev = i, s.device end
+  end
+  local all = csv.read(tl)
+  local rows = {}
+  for _, r in ipairs(all[dev]) do rows[#rows + 1] = r end -- the first trace's rows come first
+  local n1 = rep.series[series].memory_events
+  local gap, k = -1, nil
+  for i = 1, n1 - 1 do
+    local g = rows[i + 1].ts_ns - rows[i].ts_ns
+    if g > gap then gap, k = g, i end
+  end
+  local t0 = csv.ns(data.series[series].t0)
+  local want = rows[k]
+  local cfg = { series = series - 1, t_ns = (rows[k].ts_ns + rows[k + 1].ts_ns) // 2 - t0 }
+
+  local driver = read("tests/browser_driver.js")
+  local capture = [[<script>window.HMEM_ERRORS = [];
+  window.addEventListener("error", function (e) { HMEM_ERRORS.push("error: " + e.message); });
+  window.addEventListener("securitypolicyviolation", function (e) { HMEM_ERRORS.push("csp: " + e.blockedURI); });
+  ["error", "warn"].forEach(function (k) { var f = console[k]; console[k] = function () {
+    HMEM_ERRORS.push(k + ": " + Array.prototype.join.call(arguments, " ")); f.apply(console, arguments); }; });
+  </script>]]
+  local function instrument(c)
+    local p = page:gsub("<head>\n", function() return "<head>\n" .. capture .. "\n" end, 1)
+    return (p:gsub("</body>", function()
+      return "<script>window.HMEM_TEST = " .. cjson.encode(c) .. ";</script>\n<script>\n" .. driver .. "</script>\n</body>"
+    end, 1))
+  end
+  write(tmp .. "/test.html", instrument(cfg))
+
+  local p = io.popen(("timeout 120 %s %s --dump-dom file://%s/test.html 2>%s/stderr"):format(chromium, flags, tmp, tmp))
+  local dom = p:read("a")
+  p:close()
+  local stderr = read(tmp .. "/stderr")
+  local console = {}
+  for line in stderr:gmatch("[^\n]+") do
+    if line:find(":CONSOLE", 1, true) then console[#console + 1] = line end
+  end
+  local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
+  if not check(res ~= nil, pre .. "Chromium (" .. chromium .. ") ran the report and its test driver",
+      #dom == 0 and stderr:sub(-2000) or dom:sub(1, 300)) then
+    os.execute("rm -rf " .. tmp)
+    return
+  end
+  res = cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
+
+  check(#console == 0 and #res.errors == 0, pre .. "no console message and no script error",
+    table.concat(console, "\n") .. table.concat(res.errors, "\n"))
+  check(res.nseries == #rep.series, pre .. "the selector offers every series (" .. #rep.series .. ")")
+  local biggest = 1
+  for i, s in ipairs(rep.series) do if s.peak_bytes > rep.series[biggest].peak_bytes then biggest = i end end
+  check(res.default_series == biggest - 1, pre .. "the report opens on the series with the largest peak")
+
+  local cats = rep.series[series].categories
+  local names = {}
+  for i, c in ipairs(cats) do names[i] = c.name end
+  table.sort(names)
+  local got = {}
+  for i, c in ipairs(res.area_cats) do got[i] = c end
+  table.sort(got)
+  check(res.areas == #cats and table.concat(names, "|") == table.concat(got, "|"),
+    (pre .. "the chart of %s has one area per category (%d)"):format(dev, #cats),
+    res.areas .. " areas: " .. table.concat(got, ", "))
+  check(res.tables_shown and #res.tables_shown == 1 and res.tables_shown[1] == series - 1,
+    pre .. "only the selected series' tables are shown")
+  local peak_text = io.popen(("hmem run -q %s %s | grep -m1 '  %s: peak'"):format(rules, traces, dev)):read("a")
+  local peak_h = peak_text:match("peak (.-) at")
+  check(res.peak_label and res.peak_label:find("peak " .. peak_h, 1, true),
+    pre .. "the peak is marked with its size as the summary prints it (" .. tostring(peak_h) .. ")", res.peak_label)
+
+  -- The readout at the known time equals the CSV row of the last event at or before it.
+  local ok, why = res.readout_visible and res.hover_target == "overlay", "readout hidden or pointer missed the chart"
+  for name, v in pairs(want.cats) do
+    local cell = res.readout[name]
+    local used = false
+    for _, c in ipairs(cats) do used = used or c.name == name end
+    if used and (not cell or tonumber(cell.bytes) ~= v) then
+      ok, why = false, ("%s: readout %s, CSV %s"):format(name, cell and cell.bytes, v)
+  end
+  end
+  if not res.readout.total or tonumber(res.readout.total.bytes) ~= want.allocated then
+    ok, why = false, "allocated: readout " .. tostring(res.readout.total and res.readout.total.bytes) .. ", CSV " .. want.allocated
+  end
+  if not want.reserved and res.readout.res.bytes ~= cjson.null then
+    ok, why = false, "reserved: readout " .. tostring(res.readout.res.bytes) .. ", the trace has none"
+  end
+  if want.reserved and (not res.readout.res or tonumber(res.readout.res.bytes) ~= want.reserved) then
+    ok, why = false, "reserved: readout " .. tostring(res.readout.res and res.readout.res.bytes) .. ", CSV " .. want.reserved
+  end
+  if not (res.readout_ts or ""):find("(ts " .. want.ts .. ")", 1, true) then
+    ok, why = false, "readout names event ts " .. tostring(res.readout_ts) .. ", CSV row ts " .. want.ts
+  end
+  check(ok, (pre .. "hovering at +%.3f ms shows every category's bytes of the CSV row at ts %s"):format(cfg.t_ns / 1e6, want.ts), why)
+  -- hm_fmt_bytes, through C's printf as hmem uses it: the page must print the same text.
+  local function fmt_bytes(b)
+    local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1
+    while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < 6 do v, u = v / 1024, u + 1 end
+    local sign = b < 0 and "-" or ""
+    if u == 1 then return ("%s%.0f B"):format(sign, v) end
+    return ("%s%.2f %s"):format(sign, v, units[u])
+  end
+  local texts_ok, bad = true, nil
+  for name, cell in pairs(res.readout) do
+    if cell.bytes ~= cjson.null and cell.text ~= fmt_bytes(tonumber(cell.bytes)) then texts_ok, bad = false, name .. ": " .. cell.text end
+  end
+  check(texts_ok, pre .. "the readout prints bytes in binary units exactly as the summary does", bad)
+
+  check(res.legend_hidden.areas == #cats - 1 and res.legend_hidden.off and res.legend_shown.areas == #cats,
+    pre .. "clicking a legend entry hides its area, clicking again shows it (" .. tostring(res.legend_hidden.name) .. ")",
+    cjson.encode(res.legend_hidden))
+  local z = res.zoom
+  check(z.reset_visible and z.areas == #cats and table.concat(z.after, ",") ~= table.concat(z.before, ",")
+    and tonumber(z.after[1]) >= tonumber(z.before[1]),
+    pre .. "dragging over the chart zooms into that time range", cjson.encode(z))
+  check(z.reset_hidden and table.concat(z.reset, ",") == table.concat(z.before, ","),
+    pre .. "double-clicking resets the zoom", cjson.encode(z))
+  local m = res.multiples
+  local areas_ok = m and m.cells == #rep.series
+  for i, s in ipairs(rep.series) do areas_ok = areas_ok and m.areas[i] == #s.categories end
+  check(areas_ok and m.single_hidden, pre .. "the small multiples show every series with its areas", cjson.encode(m))
+  check(m and m.opened == #rep.series - 1 and m.single_back, pre .. "clicking a small multiple opens its series", cjson.encode(m))
+
+  -- A screenshot (tests/run takes none): of this report hovered at the peak, or of RULES on
+  -- TRACE hovered at FRACTION of the time axis (README's: examples/by_op.lua on
+  -- examples/traces/normalization_mi300.json.gz at 0.8, in a 1100x640 window).
+  if take_shot then
+    local shot_cfg = { series = cfg.series, t_ns = cfg.t_ns, hover_peak = true, screenshot = true }
+    local size = "1280,1000"
+    if arg[2] then
+      assert(os.execute(("hmem run -q %s %s --html %s"):format(arg[2], arg[3], html)))
+      page = read(html)
+      local d = cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+      local first = 1
+      for i, s in ipairs(d.series) do if s.peak > d.series[first].peak then first = i end end
+      local s = d.series[first]
+      shot_cfg = { series = first - 1, t_ns = s.t[#s.t] * tonumber(arg[4] or "0.5"), hover = true, screenshot = true }
+      size = "1100,640"
+  end
+    write(tmp .. "/shot.html", instrument(shot_cfg))
+    os.execute(("timeout 120 %s %s --window-size=%s --screenshot=%s file://%s/shot.html >/dev/null 2>&1"):format(
+      chromium, flags:gsub("%-%-window%-size=%S+ ", ""), size, shot, tmp))
+    check(io.open(shot) ~= nil, pre .. "screenshot saved to " .. shot)
+  end
+end
+
+run_case("examples/size_buckets.lua", "examples/traces/", shot)
+-- A 2021 trace (no Addr: categories of the op pack go negative) with a reduced series.
+run_case("op", "tests/data/kineto_tb_plugin/resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz")
+os.execute("rm -rf " .. tmp)

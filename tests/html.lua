@@ -1,0 +1,131 @@
+-- --html without a browser (issue 4): the page is one self-contained file (nothing fetched
+-- from anywhere), names are escaped, and the chart data it embeds is exact: every point is
+-- a real state of the --timeline CSV, the peak and the reserved maximum survive the
+-- reduction to HM_HTML_COLUMNS pixel columns, and a reduced series stays small.
+-- tests/browser.lua checks the page itself in Chromium.
+local cjson = require "cjson"
+local csv = dofile("tests/timeline_csv.lua")
+local COLUMNS = 1500 -- HM_HTML_COLUMNS in src/html.h
+local tmp = os.tmpname()
+os.remove(tmp)
+assert(os.execute("mkdir -p " .. tmp))
+
+local function check(ok, name, detail)
+  print((ok and "ok - " or "not ok - ") .. name)
+  if not ok and detail then print("#   " .. tostring(detail)) end
+  return ok
+end
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- The JSON data block of a report.
+local function page_data(text)
+  local j = text:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>')
+  return j and cjson.decode(j)
+end
+
+-- Dense states of a series from the page's change lists: points[i] = {t=, total=, res=, cats={name=v}}.
+local function points(d, s)
+  local n, pts = #s.t, {}
+  for i = 1, n do pts[i] = { t = math.tointeger(s.t[i]), cats = {}, total = 0 } end
+  local function fill(ch, set)
+    for j = 1, #ch, 2 do
+      local to = ch[j + 2] and ch[j + 2] or n
+      for i = ch[j] + 1, to do set(pts[i], ch[j + 1]) end
+    end
+  end
+  for _, c in ipairs(s.cats) do
+    local name = d.categories[c[1] + 1].name
+    fill(c[2], function(p, v) p.cats[name] = v; p.total = p.total + v end)
+  end
+  fill(s.res, function(p, v) p.res = v end)
+  return pts
+end
+
+local runs = {
+  { "examples/size_buckets.lua", "examples/traces/bert-small_h100.json.gz" },
+  { "pytorch", "tests/data/hta/df_index_resolver_rank1_v100.json.gz" },
+  { "op", "tests/data/kineto_tb_plugin/resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz" },
+  { "tests/tiny/rules/odd_names.lua", "tests/tiny/y_pair_basic.json" },
+  { "tests/tiny/rules/html_names.lua", "tests/tiny/y_pair_basic.json" },
+}
+
+for _, r in ipairs(runs) do
+  local rules, trace = r[1], r[2]
+  local name = trace:match("[^/]+$") .. " (" .. rules:match("[^/]+$") .. ")"
+  local html, tl, js = tmp .. "/r.html", tmp .. "/t.csv", tmp .. "/r.json"
+  local cmd = ("hmem run -q %s %s --html %s --timeline %s --json %s"):format(rules, trace, html, tl, js)
+  local t0 = os.clock()
+  if not check(os.execute(cmd), "html: hmem writes the report of " .. name, cmd) then goto next end
+  do
+    local text, rep = read(html), cjson.decode(read(js))
+    local rows = csv.read(tl)
+    local peak_ts_text = {}
+    for v in read(js):gmatch('"peak_ts": ([%d%.]+)') do peak_ts_text[#peak_ts_text + 1] = v end
+    local d = page_data(text)
+    check(d ~= nil, "html: the data block of " .. name .. " parses")
+    if not d then goto next end
+    -- One file, nothing from elsewhere: no src/href but data:, no url(), a CSP that forbids it.
+    local ext = text:match("<script[^>]* src=") or text:match("<link[^>]* href=\"?[^d\"][^>]*>")
+      or text:match("url%([^#]") or text:match("@import") or text:match("<iframe") or text:match("<img")
+    check(not ext and text:find("default-src 'none'", 1, true),
+      "html: the report of " .. name .. " is self-contained (no src, link, url() or import; CSP default-src 'none')", ext)
+    -- Every series, its categories, exact states, peak and reserved maximum kept.
+    local ok, why = #d.series == #rep.series, "series count"
+    for i, s in ipairs(d.series) do
+      if not ok then break end
+      local js_s = rep.series[i]
+      local pts, srows = points(d, s), rows[js_s.device] or {}
+      local by_ts = {}
+      for k, row in ipairs(srows) do by_ts[row.ts_ns] = by_ts[row.ts_ns] or {}; table.insert(by_ts[row.ts_ns], row) end
+      if #s.cats ~= #js_s.categories then ok, why = false, s.label .. ": categories " .. #s.cats .. " vs " .. #js_s.categories break end
+      if #pts > 4 * COLUMNS + 1 then ok, why = false, s.label .. ": " .. #pts .. " points" break end
+      if (#pts == #srows + 1) == s.reduced then ok, why = false, s.label .. ": reduced flag" break end
+      local t0_ns = csv.ns(s.t0)
+      local maxtot, maxres, tmax = -1, -1, nil
+      for k = 2, #pts do
+        local p = pts[k]
+        local cands = by_ts[t0_ns + p.t]
+        local match = false
+        for _, row in ipairs(cands or {}) do
+          local same = row.allocated == p.total and (row.reserved == nil or row.reserved == p.res)
+          for cname, v in pairs(p.cats) do same = same and row.cats[cname] == v end
+          if same then match = true break end
+        end
+        if not match then ok, why = false, ("%s: point %d (t %d) is no state of the CSV"):format(s.label, k, p.t) break end
+        if p.total > maxtot then maxtot, tmax = p.total, p.t end
+        if (p.res or -1) > maxres then maxres = p.res end
+      end
+      if not ok then break end
+      if pts[1].total > maxtot then maxtot, tmax = pts[1].total, 0 end
+      local peak_ts = peak_ts_text[i]
+      if maxtot ~= js_s.peak_bytes or s.peak ~= js_s.peak_bytes or t0_ns + math.tointeger(s.peak_t) ~= csv.ns(peak_ts) then
+        ok, why = false, ("%s: peak %s at %s, page max %s at %s"):format(s.label, js_s.peak_bytes, peak_ts, maxtot, tmax)
+      end
+      if js_s.max_reserved_bytes ~= cjson.null and maxres ~= js_s.max_reserved_bytes then
+        ok, why = false, s.label .. ": max reserved " .. maxres .. " vs " .. js_s.max_reserved_bytes
+      end
+    end
+    check(ok, "html: every chart point of " .. name .. " is an exact CSV state; peak and max reserved are kept", why)
+    if trace:find("df_index") then
+      print(("# html: %s: %d bytes, written in %.2f s (CPU, whole run)"):format(name, #text, os.clock() - t0))
+      check(#text < 2 * 1024 * 1024, "html: the report of the largest trace (26770 events on one device) stays under 2 MiB",
+        #text .. " bytes")
+    end
+    if rules:find("names") then
+      local raw = text:find("<script>alert", 1, true) or text:find('"><b>', 1, true)
+      local names = {}
+      for _, c in ipairs(d.categories) do names[c.name] = true end
+      check(not raw, "html: category names with markup are escaped in " .. name)
+      check(rules:find("html_names") == nil or names['</script><script>alert("x")</script>'] ~= nil,
+        "html: category names with markup arrive intact in the page's data (" .. name .. ")")
+    end
+  end
+  ::next::
+end
+os.execute("rm -rf " .. tmp)
