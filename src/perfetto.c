@@ -363,6 +363,12 @@ int hm_write_annotated(FILE *f, const hm_report *r, const char *name, char *err,
 		return r->nfiles ? HM_EXIT_USAGE : HM_EXIT_INPUT;
 	}
 	const char *path = r->files[0]->t->path;
+	if (r->files[0]->t->cut_at) {
+		/* A copy of a cut-off trace would be cut off too: no valid JSON to open. */
+		snprintf(err, errsz, "--annotate: %s is cut off at byte %llu; an annotated copy would be cut off too "
+			 "(--perfetto writes the counters alone)", path, (unsigned long long)r->files[0]->t->cut_at);
+		return HM_EXIT_INPUT;
+	}
 	hm_src *src = hm_src_open(path, err, errsz);
 	if (!src)
 		return HM_EXIT_IO;

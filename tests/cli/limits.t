@@ -58,3 +58,14 @@ hmem: events read 17 = used (memory 5, host slices 9, thread names 2) + not used
 $ hmem run size tests/data/hta/df_index_resolver_rank1_v100.json.gz --json - | lua5.4 -e 'local d = require("cjson").decode(io.read("a")).inputs[1]; local s = 0; for _, n in pairs(d.counts) do s = s + n end; print(d.events, s, d.counts.memory == d.memory_events)'
 216092.0	216092.0	true
 ? 0
+
+# --annotate copies the trace: a cut-off one cannot give a valid copy, so it refuses (4) and
+# writes nothing; --perfetto (the counters alone) still works.
+$ d=$(mktemp -d) && head -c 800 tests/tiny/y_pair_basic.json > "$d/cut.json" && cd "$d" && hmem run size cut.json --keep-going -q --annotate a.json; echo "exit $?"; ls; hmem run size cut.json --keep-going -q --perfetto p.json; echo "exit $?"; ls; cd - >/dev/null; rm -rf "$d"
+hmem: --annotate: cut.json is cut off at byte 759; an annotated copy would be cut off too (--perfetto writes the counters alone)
+exit 4
+cut.json
+exit 4
+cut.json
+p.json
+? 0
