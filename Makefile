@@ -85,5 +85,6 @@ build/gen-trace: scripts/gen-trace.c | build
 install: hmem
 	install -D -m 755 hmem $(DESTDIR)$(PREFIX)/bin/hmem
 
+# The benchmark's generated traces (build/bench) survive: they take minutes to make.
 clean:
-	rm -rf build hmem
+	rm -rf hmem $(filter-out build/bench,$(wildcard build/*))

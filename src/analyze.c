@@ -22,6 +22,19 @@ void hm_device_name(char *buf, size_t n, int32_t type, int32_t id)
 	snprintf(buf, n, "type%d:%d", (int)type, (int)id);
 }
 
+typedef int (*cmp_fn)(const void *, const void *, void *);
+
+/* Traces are mostly written in order: a pass that finds the indices already sorted
+ * saves the sort. */
+static void sort_indices(uint32_t *v, size_t n, cmp_fn cmp, void *ctx)
+{
+	size_t i = 1;
+	while (i < n && cmp(&v[i - 1], &v[i], ctx) <= 0)
+		i++;
+	if (i < n)
+		qsort_r(v, n, sizeof *v, cmp, ctx);
+}
+
 /* Memory events: by time, ties in file order (rule 1). */
 static int cmp_mem_time(const void *a, const void *b, void *ctx)
 {
@@ -79,9 +92,9 @@ static void sweep(hm_file *f)
 	for (size_t i = 0; i < m->n; i++)
 		mi[i] = (uint32_t)i;
 	if (o->n)
-		qsort_r(oi, o->n, sizeof *oi, cmp_slice, o);
+		sort_indices(oi, o->n, cmp_slice, o);
 	if (m->n)
-		qsort_r(mi, m->n, sizeof *mi, cmp_mem_thread, m);
+		sort_indices(mi, m->n, cmp_mem_thread, m);
 	size_t a = 0, b = 0, sp = 0;
 	uint64_t thread = UINT64_MAX;
 	while (b < m->n) {
@@ -285,7 +298,7 @@ hm_file *hm_analyze(hm_trace *t)
 	for (size_t i = 0; i < m->n; i++)
 		order[i] = (uint32_t)i;
 	if (m->n)
-		qsort_r(order, m->n, sizeof *order, cmp_mem_time, m->ts);
+		sort_indices(order, m->n, cmp_mem_time, m->ts);
 
 	size_t cap = 0;
 	for (size_t i = 0; i < m->n; i++) {
