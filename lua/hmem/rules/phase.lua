@@ -89,6 +89,21 @@ local function any(list, pred)
   return false
 end
 
+-- Names repeat (a trace has a few hundred distinct op names): remember each answer, so a
+-- row costs table lookups, not string searches.
+local function memo(pred)
+  local known = {}
+  return function(name)
+    local v = known[name]
+    if v == nil then
+      v = pred(name)
+      known[name] = v
+    end
+    return v
+  end
+end
+is_optimizer, is_backward, is_compiled, is_forward = memo(is_optimizer), memo(is_backward), memo(is_compiled), memo(is_forward)
+
 -- Name tests, for packs that compose this one.
 phase.is_optimizer, phase.is_backward, phase.is_forward, phase.is_compiled = is_optimizer, is_backward, is_forward, is_compiled
 
@@ -122,12 +137,17 @@ end
 -- The phase of a row and whether explicit markers gave it (false when the ProfilerStep
 -- fallback or "other" did). Updates the series state: call it once for every row, in order.
 function phase.detect(row)
-  local key = tostring(row.file) .. "\0" .. tostring(row.device)
+  local file, device = tostring(row.file), tostring(row.device)
   local ts = row.ts
-  local s = state[key]
+  local per_file = state[file]
+  if per_file == nil then
+    per_file = {}
+    state[file] = per_file
+  end
+  local s = per_file[device]
   if s == nil or ts < s.last_ts then
     s = { last_ts = ts, step_start = {}, backward_ts = nil, marked = false }
-    state[key] = s
+    per_file[device] = s
   end
   s.last_ts = ts
   local step = row.step
