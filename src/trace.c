@@ -429,6 +429,10 @@ static const char *fast_ns(const char *p, const char *e, int64_t *out)
 	}
 	while (p < e && *p >= '0' && *p <= '9' && p - s < 16)
 		v = v * 10 + (*p++ - '0');
+	/* Sixteen digits of µs can pass INT64_MAX / 1000, and v * 1000 (or the decimals
+	 * below) would overflow: the general parser gives the exact value or the range error. */
+	if (v >= INT64_MAX / 1000)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
 	int frac = 0;
 	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
 		p++;
@@ -798,7 +802,9 @@ static void slice_event(rd *r, const char *p, const char *e)
 	/* e[-1] is the closing '}', so the white space loops stop inside the event. */
 	ev x = {0};
 	const char *at = p + 1; /* where the next key (or '}') must start */
-	const tok *t = r->tok, *end = r->tok + r->ntok;
+	/* r->tok is still NULL when no event so far had a string or container at depth 1, and
+	 * NULL + 0 is undefined behaviour (UBSan, fuzzing): take the end only from a real array. */
+	const tok *t = r->tok, *end = r->ntok ? r->tok + r->ntok : r->tok;
 	const char *c;
 	while (t < end) {
 		const char *ks = p + t->start, *ke = p + t->end + 1;
