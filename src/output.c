@@ -380,12 +380,15 @@ void hm_write_events(FILE *f, const hm_report *r)
 				csv_opt(f, m->total_res[e]);
 				putc(',', f);
 				csv_opt(f, m->ev_idx[e]);
+				/* A pid or tid string may hold NUL bytes (\u0000 in the trace): split the
+				 * thread key by its length, not as a C string. */
 				const char *key = t->threads.str[m->thread[e]];
-				const char *sep = strchr(key, 0x1f);
+				size_t klen = t->threads.len[m->thread[e]];
+				const char *sep = memchr(key, 0x1f, klen);
 				putc(',', f);
 				csv_str(f, key, (size_t)(sep - key));
 				putc(',', f);
-				csv_cstr(f, sep + 1);
+				csv_str(f, sep + 1, klen - (size_t)(sep + 1 - key));
 				putc(',', f);
 				int32_t op = hf->op_of[e];
 				if (op >= 0)

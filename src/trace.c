@@ -520,10 +520,16 @@ static size_t id_text(rd *r, slice v, char *out, size_t cap)
 	int64_t x;
 	if (n && !fast_int(s, s + n, &x))
 		return (size_t)snprintf(out, cap, "%lld", (long long)x);
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(out, s, n);
-	return n;
+	/* 0x1f separates pid from tid in thread keys; inside a string it becomes U+FFFD, or
+	 * ("a\x1fb", "c") and ("a", "b\x1fc") would be one thread, split in the wrong place. */
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + (s[i] == 0x1f ? 3 : 1) < cap; i++) {
+		if (s[i] == 0x1f)
+			memcpy(out + k, "\xef\xbf\xbd", 3), k += 3;
+		else
+			out[k++] = s[i];
+	}
+	return k;
 }
 
 /* Consecutive events mostly share their pid and tid: the raw text of the last pair and
