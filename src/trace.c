@@ -31,6 +31,7 @@ typedef struct rd {
 	size_t last_pid_len, last_tid_len;
 	uint32_t last_thread; /* its id, UINT32_MAX before the first */
 	size_t ntok, tokcap;
+	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
 	char *scratch; /* unescaped strings */
 	size_t scratch_cap;
 	hm_trace *t;
@@ -488,17 +489,24 @@ static int int_field(rd *r, slice v, const char *what, int required, int64_t *ou
 	return 0;
 }
 
+/* Times are int64 ns that the analysis adds (ts + dur) and subtracts (lifetimes, time
+ * since the first event): within ±2^62 ns (146 years either side of the trace's zero, far
+ * beyond any real trace) none of that can overflow. */
+#define TS_LIMIT (INT64_C(1) << 62)
+
 static int ts_field(rd *r, slice v, const char *what, const char *ctx, int64_t *out)
 {
+	char w[64];
+	snprintf(w, sizeof w, "%s: \"%s\"", ctx, what);
 	if (*v.p == '"' || *v.p == '{' || *v.p == '[' || *v.p == 't' || *v.p == 'f' || *v.p == 'n') {
-		char w[64];
-		snprintf(w, sizeof w, "%s: \"%s\"", ctx, what);
 		fail_at(r, off_of(r, v.p), "%s is %s, expected a number of microseconds", w, kind_of(v));
 		return -1;
 	}
 	const char *e = fast_ns(v.p, v.q, out);
+	if (!e && (*out <= -TS_LIMIT || *out >= TS_LIMIT))
+		e = "out of range (beyond 2^62 ns, 146 years, from zero)";
 	if (e) {
-		fail_at(r, off_of(r, v.p), "\"%s\": %s", what, e);
+		fail_at(r, off_of(r, v.p), "%s: %s", w, e);
 		return -1;
 	}
 	return 0;
@@ -560,6 +568,8 @@ static uint32_t thread_key(rd *r, ev *x)
 	return hm_strtab_intern(&r->t->threads, key, n);
 }
 
+#define MEM_LIMIT (INT64_C(1) << 60)
+
 static void add_memory(rd *r, ev *x, const char *evp)
 {
 	memargs m = {0};
@@ -590,6 +600,19 @@ static void add_memory(rd *r, ev *x, const char *evp)
 	    int_field(r, m.did, "Device Id", 1, &di) || int_field(r, m.talloc, "Total Allocated", 0, &ta) ||
 	    int_field(r, m.tres, "Total Reserved", 0, &tr) || int_field(r, m.evidx, "Ev Idx", 0, &ei))
 		return;
+	/* The analysis sums sizes in int64 (device totals, category values, the memory from
+	 * before the trace, which starts from Total Allocated): with all sizes together and
+	 * every Total Allocated within 2^60 bytes (1 EiB; no real trace comes near) no sum can
+	 * overflow, whichever way the events are classified. */
+	uint64_t size = bytes < 0 ? 0 - (uint64_t)bytes : (uint64_t)bytes;
+	if (size > MEM_LIMIT || (r->traffic += size) > MEM_LIMIT) {
+		fail_at(r, off_of(r, m.bytes.p), "[memory] event: \"Bytes\": the sizes of the memory events add up to more than 2^60 bytes (1 EiB)", 0, 0);
+		return;
+	}
+	if (ta != HM_NONE && (ta > MEM_LIMIT || ta < -MEM_LIMIT)) {
+		fail_at(r, off_of(r, m.talloc.p), "[memory] event: \"Total Allocated\": beyond 2^60 bytes (1 EiB)", 0, 0);
+		return;
+	}
 	uint64_t uaddr = 0;
 	if (m.addr.p) {
 		int neg;
@@ -727,7 +750,7 @@ static void handle_event(rd *r, ev *xp, const char *p)
 			return;
 		}
 	int64_t ts;
-	if (x.ts.p && *x.ts.p != '"' && !fast_ns(x.ts.p, x.ts.q, &ts))
+	if (x.ts.p && *x.ts.p != '"' && !fast_ns(x.ts.p, x.ts.q, &ts) && ts > -TS_LIMIT && ts < TS_LIMIT)
 		if (r->t->first_ts == HM_NONE || ts < r->t->first_ts)
 			r->t->first_ts = ts;
 	int instant = slice_is(x.ph, "i") || slice_is(x.ph, "I");
