@@ -26,7 +26,7 @@ OBJ      := $(CORE:src/%.c=build/%.o) build/script.o build/lrow.o build/lreport.
 all: hmem
 
 # Debian packages a fresh machine lacks; skipped when everything is present.
-DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config
+DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -617,10 +617,15 @@ static void add_memory(rd *r, ev *x, const char *evp)
 	if (m.addr.p) {
 		int neg;
 		int64_t small;
-		const char *e = *m.addr.p == '"' ? "is a string, expected an integer" : NULL;
-		if (!e && !fast_int(m.addr.p, m.addr.q, &small))
+		const char *a = m.addr.p, *e = NULL;
+		/* Named by type as for the other fields ("is a string"), not "invalid number". */
+		if (*a == '"' || *a == '{' || *a == '[' || *a == 't' || *a == 'f' || *a == 'n') {
+			fail_at(r, off_of(r, a), "[memory] event: \"Addr\" is %s, expected an integer", kind_of(m.addr), 0);
+			return;
+		}
+		if (!fast_int(m.addr.p, m.addr.q, &small))
 			neg = small < 0, uaddr = neg ? 0 - (uint64_t)small : (uint64_t)small;
-		else if (!e)
+		else
 			e = hm_num_parse(m.addr.p, (size_t)(m.addr.q - m.addr.p), 0, 0, &neg, &uaddr);
 		if (e) {
 			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": %s", e, 0);
@@ -1047,7 +1052,12 @@ static void parse_top(rd *r)
 				return;
 			}
 			size_t vs;
-			if (is_events && c == '[') {
+			if (is_events && c == '[' && r->t->has_trace_events) {
+				/* JSON parsers keep the last of duplicate keys, but the events of the first
+				 * array are streamed into the columns already: refuse rather than mix both. */
+				fail_at(r, r->base + r->pos, "a second traceEvents array (the events of the first are read already)", 0, 0);
+				return;
+			} else if (is_events && c == '[') {
 				parse_events(r);
 			} else if (is_dist && c == '{') {
 				if (scan_value(r, 1, &vs) == 0) {
