@@ -58,7 +58,7 @@ demo: deps
 	./hmem run examples/size_buckets.lua examples/traces/
 
 test: deps
-	$(MAKE) hmem build/unit build/replay-reader build/replay-pipeline
+	$(MAKE) hmem build/unit build/replay-reader build/replay-pipeline build/gen-trace
 	tests/run
 
 # The fuzz targets (tests/fuzz/) without libFuzzer: a main() that runs each file given, for
