@@ -1013,6 +1013,9 @@ static void dist_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 
 static void parse_top(rd *r)
 {
+	/* The first read may be short (a gzip member of two bytes): a BOM is only seen whole. */
+	while (r->len - r->pos < 3 && !r->eof && !r->failed)
+		fill(r, r->pos);
 	if (r->len - r->pos >= 3 && memcmp(r->buf + r->pos, "\xef\xbb\xbf", 3) == 0)
 		r->pos += 3;
 	int c = peek(r);

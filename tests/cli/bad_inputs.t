@@ -225,6 +225,12 @@ ts,kind,bytes,op
 1.0,alloc,100,
 1.0,alloc,64,aten::empty
 ? 0
+# A BOM split across two gzip members (EF BB, then BF and the JSON): the first read gives two
+# bytes; the BOM is still seen whole.
+$ hmem events tests/fuzz/regressions/bom-split-gzip-members.json.gz | cut -d, -f4-6
+ts,kind,bytes
+1.0,alloc,100
+? 0
 # A UTF-16 BOM (the file is UTF-16, which JSON traces never are): not JSON, at byte 0.
 $ d=$(mktemp -d) && { printf '\377\376'; cat tests/tiny/y_peak.json; } > "$d/t.json" && cd "$d" && hmem events t.json; rc=$?; cd - >/dev/null; rm -rf "$d"; exit $rc
 hmem: t.json:0: not a JSON trace: expected '{' or '[' at the start
