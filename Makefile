@@ -22,11 +22,11 @@ CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o build/script.o build/lrow.o build/lreport.o build/embedded.o build/main.o
 
-.PHONY: all deps demo test bench clean install
+.PHONY: all deps demo test bench fuzz clean install
 all: hmem
 
 # Debian packages a fresh machine lacks; skipped when everything is present.
-DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config
+DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -65,8 +65,57 @@ demo: deps
 	./hmem run examples/size_buckets.lua examples/traces/
 
 test: deps
-	$(MAKE) hmem build/unit
+	$(MAKE) hmem build/unit build/replay-reader build/replay-pipeline build/gen-trace
 	tests/run
+
+# The fuzz targets (tests/fuzz/) without libFuzzer: a main() that runs each file given, for
+# tests/run to replay tests/fuzz/regressions/ in every build (sanitizers on with SAN=...).
+REPLAY_CORE := $(filter-out build/loader.o,$(CORE:src/%.c=build/%.o)) build/html_assets.o
+build/replay-reader: tests/fuzz/fuzz_reader.c tests/fuzz/replay.c $(REPLAY_CORE)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
+
+build/replay-pipeline: tests/fuzz/fuzz_pipeline.c tests/fuzz/replay.c $(REPLAY_CORE)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -Wl,--wrap=hm_src_read -o $@ $^ $(LDLIBS)
+
+# libFuzzer (clang): `make fuzz` builds both targets under ASan + UBSan and runs each for
+# FUZZ_SECONDS (tests/fuzz/README.md). Not part of `make test`. The corpora grow in
+# build/fuzz/corpus-*; crashes land in build/fuzz/artifacts/. ISAL=0 builds the zlib reader.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_DIR     := build/fuzz/$(if $(filter 1,$(ISAL)),isal,zlib)
+FUZZ_CORE    := $(REPLAY_CORE:build/%.o=$(FUZZ_DIR)/%.o)
+
+$(FUZZ_DIR)/%.o: src/%.c src/*.h
+	@mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(WARN) -c -o $@ $<
+
+$(FUZZ_DIR)/html_assets.o: build/html_assets.c
+	@mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_CORE)
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -o $@ $^ $(LDLIBS)
+
+$(FUZZ_DIR)/fuzz_pipeline: tests/fuzz/fuzz_pipeline.c $(FUZZ_CORE)
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -Wl,--wrap=hm_src_read -o $@ $^ $(LDLIBS)
+
+build/fuzz/seeds/.done: tests/fuzz/make-seeds.lua
+	rm -rf build/fuzz/seeds
+	lua5.4 tests/fuzz/make-seeds.lua build/fuzz/seeds
+	touch $@
+
+fuzz: deps
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
+	$(MAKE) $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/fuzz_pipeline build/fuzz/seeds/.done
+	@mkdir -p build/fuzz/corpus-reader build/fuzz/corpus-pipeline build/fuzz/artifacts
+	for t in reader pipeline; do \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -dict=tests/fuzz/json.dict -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=build/fuzz/artifacts/$$t- -print_final_stats=1 \
+	    build/fuzz/corpus-$$t build/fuzz/seeds tests/fuzz/regressions || exit 1; \
+	done
 
 # The benchmark needs more than the tests: igzip, pandas, GNU time, bc.
 BENCH_DEPS := isal python3-pandas time bc gzip

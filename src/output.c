@@ -101,9 +101,13 @@ void hm_json_str(FILE *f, const char *s, size_t n, int in_html)
 		} else if (c < 0x80) {
 			putc((int)c, f), p++;
 		} else {
-			int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-			int ok = len && e - p >= len;
-			for (int i = 1; ok && i < len; i++)
+			/* Well-formed sequences only (Unicode table 3-7): lead bytes F5..FF, overlong
+			 * forms (E0 80..9F, F0 80..8F), UTF-16 surrogates (ED A0..BF) and code points
+			 * past U+10FFFF (F4 90..) are invalid UTF-8, which strict JSON parsers reject. */
+			int len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+			unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80, hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+			int ok = len && e - p >= len && p[1] >= lo && p[1] <= hi;
+			for (int i = 2; ok && i < len; i++)
 				ok = (p[i] & 0xc0) == 0x80;
 			if (ok) {
 				fwrite(p, 1, (size_t)len, f), p += len;
@@ -394,12 +398,15 @@ void hm_write_events(FILE *f, const hm_report *r)
 				csv_opt(f, m->total_res[e]);
 				putc(',', f);
 				csv_opt(f, m->ev_idx[e]);
+				/* A pid or tid string may hold NUL bytes (\u0000 in the trace): split the
+				 * thread key by its length, not as a C string. */
 				const char *key = t->threads.str[m->thread[e]];
-				const char *sep = strchr(key, 0x1f);
+				size_t klen = t->threads.len[m->thread[e]];
+				const char *sep = memchr(key, 0x1f, klen);
 				putc(',', f);
 				csv_str(f, key, (size_t)(sep - key));
 				putc(',', f);
-				csv_cstr(f, sep + 1);
+				csv_str(f, sep + 1, klen - (size_t)(sep + 1 - key));
 				putc(',', f);
 				int32_t op = hf->op_of[e];
 				if (op >= 0)

@@ -32,6 +32,7 @@ typedef struct rd {
 	size_t last_pid_len, last_tid_len;
 	uint32_t last_thread; /* its id, UINT32_MAX before the first */
 	size_t ntok, tokcap;
+	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
 	char *scratch; /* unescaped strings */
 	size_t scratch_cap;
 	hm_trace *t;
@@ -435,6 +436,10 @@ static const char *fast_ns(const char *p, const char *e, int64_t *out)
 	}
 	while (p < e && *p >= '0' && *p <= '9' && p - s < 16)
 		v = v * 10 + (*p++ - '0');
+	/* Sixteen digits of µs can pass INT64_MAX / 1000, and v * 1000 (or the decimals
+	 * below) would overflow: the general parser gives the exact value or the range error. */
+	if (v >= INT64_MAX / 1000)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
 	int frac = 0;
 	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
 		p++;
@@ -500,10 +505,18 @@ static int number_field(rd *r, slice v, const char *ctx, const char *what, const
 	return 0;
 }
 
+/* Times are int64 ns that the analysis adds (ts + dur) and subtracts (lifetimes, time
+ * since the first event): within ±2^62 ns (146 years either side of the trace's zero, far
+ * beyond any real trace) none of that can overflow. */
+#define TS_LIMIT (INT64_C(1) << 62)
+
 static int ts_field(rd *r, slice v, const char *what, const char *ctx, int64_t *out)
 {
 	int bad = *v.p == '"' || *v.p == '{' || *v.p == '[' || *v.p == 't' || *v.p == 'f' || *v.p == 'n';
-	return number_field(r, v, ctx, what, "a number of microseconds", bad ? NULL : fast_ns(v.p, v.q, out));
+	const char *e = bad ? NULL : fast_ns(v.p, v.q, out);
+	if (!bad && !e && (*out <= -TS_LIMIT || *out >= TS_LIMIT))
+		e = "out of range (beyond 2^62 ns, 146 years, from zero)";
+	return number_field(r, v, ctx, what, "a number of microseconds", e);
 }
 
 /* pid/tid as canonical text: integers (numbers or numeric strings) in decimal, other
@@ -522,10 +535,16 @@ static size_t id_text(rd *r, slice v, char *out, size_t cap)
 	int64_t x;
 	if (n && !fast_int(s, s + n, &x))
 		return (size_t)snprintf(out, cap, "%lld", (long long)x);
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(out, s, n);
-	return n;
+	/* 0x1f separates pid from tid in thread keys; inside a string it becomes U+FFFD, or
+	 * ("a\x1fb", "c") and ("a", "b\x1fc") would be one thread, split in the wrong place. */
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + (s[i] == 0x1f ? 3 : 1) < cap; i++) {
+		if (s[i] == 0x1f)
+			memcpy(out + k, "\xef\xbf\xbd", 3), k += 3;
+		else
+			out[k++] = s[i];
+	}
+	return k;
 }
 
 /* Consecutive events mostly share their pid and tid: the raw text of the last pair and
@@ -555,6 +574,8 @@ static uint32_t thread_key(rd *r, ev *x)
 	n += id_text(r, x->tid, key + n, 256);
 	return hm_strtab_intern(&r->t->threads, key, n);
 }
+
+#define MEM_LIMIT (INT64_C(1) << 60)
 
 static void add_memory(rd *r, ev *x, const char *evp)
 {
@@ -586,14 +607,32 @@ static void add_memory(rd *r, ev *x, const char *evp)
 	    int_field(r, m.did, "Device Id", 1, &di) || int_field(r, m.talloc, "Total Allocated", 0, &ta) ||
 	    int_field(r, m.tres, "Total Reserved", 0, &tr) || int_field(r, m.evidx, "Ev Idx", 0, &ei))
 		return;
+	/* The analysis sums sizes in int64 (device totals, category values, the memory from
+	 * before the trace, which starts from Total Allocated): with all sizes together and
+	 * every Total Allocated within 2^60 bytes (1 EiB; no real trace comes near) no sum can
+	 * overflow, whichever way the events are classified. */
+	uint64_t size = bytes < 0 ? 0 - (uint64_t)bytes : (uint64_t)bytes;
+	if (size > MEM_LIMIT || (r->traffic += size) > MEM_LIMIT) {
+		fail_at(r, off_of(r, m.bytes.p), "[memory] event: \"Bytes\": the sizes of the memory events add up to more than 2^60 bytes (1 EiB)", 0, 0);
+		return;
+	}
+	if (ta != HM_NONE && (ta > MEM_LIMIT || ta < -MEM_LIMIT)) {
+		fail_at(r, off_of(r, m.talloc.p), "[memory] event: \"Total Allocated\": beyond 2^60 bytes (1 EiB)", 0, 0);
+		return;
+	}
 	uint64_t uaddr = 0;
 	if (m.addr.p) {
 		int neg;
 		int64_t small;
-		const char *e = *m.addr.p == '"' ? "is a string, expected an integer" : NULL;
-		if (!e && !fast_int(m.addr.p, m.addr.q, &small))
+		const char *a = m.addr.p, *e = NULL;
+		/* Named by type as for the other fields ("is a string"), not "invalid number". */
+		if (*a == '"' || *a == '{' || *a == '[' || *a == 't' || *a == 'f' || *a == 'n') {
+			fail_at(r, off_of(r, a), "[memory] event: \"Addr\" is %s, expected an integer", kind_of(m.addr), 0);
+			return;
+		}
+		if (!fast_int(m.addr.p, m.addr.q, &small))
 			neg = small < 0, uaddr = neg ? 0 - (uint64_t)small : (uint64_t)small;
-		else if (!e)
+		else
 			e = hm_num_parse(m.addr.p, (size_t)(m.addr.q - m.addr.p), 0, 0, &neg, &uaddr);
 		if (e) {
 			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": %s", e, 0);
@@ -723,7 +762,7 @@ static void handle_event(rd *r, ev *xp, const char *p)
 			return;
 		}
 	int64_t ts;
-	if (x.ts.p && *x.ts.p != '"' && !fast_ns(x.ts.p, x.ts.q, &ts))
+	if (x.ts.p && *x.ts.p != '"' && !fast_ns(x.ts.p, x.ts.q, &ts) && ts > -TS_LIMIT && ts < TS_LIMIT)
 		if (r->t->first_ts == HM_NONE || ts < r->t->first_ts)
 			r->t->first_ts = ts;
 	int instant = slice_is(x.ph, "i") || slice_is(x.ph, "I");
@@ -815,7 +854,9 @@ static void slice_event(rd *r, const char *p, const char *e)
 	/* e[-1] is the closing '}', so the white space loops stop inside the event. */
 	ev x = {0};
 	const char *at = p + 1; /* where the next key (or '}') must start */
-	const tok *t = r->tok, *end = r->tok + r->ntok;
+	/* r->tok is still NULL when no event so far had a string or container at depth 1, and
+	 * NULL + 0 is undefined behaviour (UBSan, fuzzing): take the end only from a real array. */
+	const tok *t = r->tok, *end = r->ntok ? r->tok + r->ntok : r->tok;
 	const char *c;
 	while (t < end) {
 		const char *ks = p + t->start, *ke = p + t->end + 1;
@@ -1004,6 +1045,9 @@ static void dist_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 
 static void parse_top(rd *r)
 {
+	/* The first read may be short (a gzip member of two bytes): a BOM is only seen whole. */
+	while (r->len - r->pos < 3 && !r->eof && !r->failed)
+		fill(r, r->pos);
 	if (r->len - r->pos >= 3 && memcmp(r->buf + r->pos, "\xef\xbb\xbf", 3) == 0)
 		r->pos += 3;
 	int c = peek(r);
@@ -1045,7 +1089,12 @@ static void parse_top(rd *r)
 				return;
 			}
 			size_t vs;
-			if (is_events && c == '[') {
+			if (is_events && c == '[' && r->t->has_trace_events) {
+				/* JSON parsers keep the last of duplicate keys, but the events of the first
+				 * array are streamed into the columns already: refuse rather than mix both. */
+				fail_at(r, r->base + r->pos, "a second traceEvents array (the events of the first are read already)", 0, 0);
+				return;
+			} else if (is_events && c == '[') {
 				parse_events(r);
 				if (r->truncated)
 					return;
