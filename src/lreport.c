@@ -117,6 +117,7 @@ static int series_live_at(lua_State *L)
 {
 	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
 	lua_Number ts = luaL_checknumber(L, 2);
+	luaL_argcheck(L, ts == ts && ts > -9e15 && ts < 9e15, 2, "a time in µs within the trace's range");
 	uint32_t *pos = lua_newuserdatauv(L, (u->s->n + 1) * sizeof *pos, 0);
 	size_t n = hm_live_at(u->s, &u->f->t->mem, (int64_t)(ts * 1000.0 + (ts >= 0 ? 0.5 : -0.5)), pos, u->s->n);
 	push_rows(L, u, pos, n);
@@ -394,7 +395,7 @@ static int number_of(const hm_value *v, int64_t *i, double *d)
 	if (v->type == HM_V_INT)
 		*i = v->i, *d = (double)v->i;
 	else if (v->type == HM_V_NUM)
-		*d = v->d, *i = (int64_t)v->d;
+		*d = v->d, *i = v->d > -9e18 && v->d < 9e18 ? (int64_t)v->d : 0; /* the float sum is used then */
 	else
 		return v->type == HM_V_NIL ? 0 : -1;
 	return 1;
