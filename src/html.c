@@ -270,21 +270,6 @@ static void data_json(FILE *f, const hm_report *r)
 	fputs("]}", f);
 }
 
-/* Tables in the order of the text summary: "(before trace)" first, then largest at the
- * device's peak. */
-static const hm_series *sort_series;
-static int cmp_at_peak(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	if ((x == HM_CAT_BEFORE) != (y == HM_CAT_BEFORE))
-		return x == HM_CAT_BEFORE ? -1 : 1;
-	const hm_catstat *cx = &sort_series->cats[x], *cy = &sort_series->cats[y];
-	if (cx->at_peak != cy->at_peak)
-		return cx->at_peak > cy->at_peak ? -1 : 1;
-	if (cx->peak != cy->peak)
-		return cx->peak > cy->peak ? -1 : 1;
-	return x < y ? -1 : 1;
-}
 
 static void swatch(FILE *f, const hm_report *r, size_t c)
 {
@@ -295,12 +280,8 @@ static void swatch(FILE *f, const hm_report *r, size_t c)
 
 static void summary_table(FILE *f, const hm_report *r, const hm_series *s)
 {
-	size_t *order = hm_xcalloc(s->ncats + 1, sizeof *order), n = 0;
-	for (size_t c = 0; c < s->ncats; c++)
-		if (s->cats[c].used)
-			order[n++] = c;
-	sort_series = s;
-	qsort(order, n, sizeof *order, cmp_at_peak);
+	size_t *order = hm_xcalloc(s->ncats + 1, sizeof *order);
+	size_t n = hm_categories_by_peak(s, order);
 	fputs("<table class=summary><thead><tr><th>category</th><th>peak</th><th>at peak</th><th>allocs</th>"
 	      "<th>live at end</th></tr></thead><tbody>\n", f);
 	for (size_t j = 0; j < n; j++) {

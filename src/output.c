@@ -423,20 +423,6 @@ void hm_write_events(FILE *f, const hm_report *r)
 	}
 }
 
-/* Summary categories: largest at the device's peak first, "(before trace)" on top. */
-static const hm_series *sort_series;
-static int cmp_at_peak(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	if ((x == HM_CAT_BEFORE) != (y == HM_CAT_BEFORE))
-		return x == HM_CAT_BEFORE ? -1 : 1;
-	const hm_catstat *cx = &sort_series->cats[x], *cy = &sort_series->cats[y];
-	if (cx->at_peak != cy->at_peak)
-		return cx->at_peak > cy->at_peak ? -1 : 1;
-	if (cx->peak != cy->peak)
-		return cx->peak > cy->peak ? -1 : 1;
-	return x < y ? -1 : 1;
-}
 
 /* Characters (UTF-8 code points) in s[0, n). */
 static size_t width_of(const char *s, size_t n)
@@ -614,12 +600,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 			if (s->mismatches)
 				fprintf(f, ", %" PRIu64 " MISMATCHES with Total Allocated", s->mismatches);
 			fputc('\n', f);
-			size_t n = 0;
-			for (size_t c = 0; c < s->ncats; c++)
-				if (s->cats[c].used)
-					order[n++] = c;
-			sort_series = s;
-			qsort(order, n, sizeof *order, cmp_at_peak);
+			size_t n = hm_categories_by_peak(s, order);
 			fprintf(f, "%s    %-*s %12s %12s %9s %12s%s\n", sgr(r, SGR_DIM), (int)width, "category", "peak", "at peak",
 				"allocs", "live at end", sgr(r, SGR_OFF));
 			for (size_t j = 0; j < n; j++) {

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "timeline.h"
 
 #include <stdlib.h>
@@ -96,6 +97,31 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 	for (size_t c = 0; c < ncats; c++)
 		s->cats[c].at_peak = val[c];
 	free(val);
+}
+
+static int cmp_at_peak(const void *a, const void *b, void *ctx)
+{
+	const hm_series *s = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	if ((x == HM_CAT_BEFORE) != (y == HM_CAT_BEFORE))
+		return x == HM_CAT_BEFORE ? -1 : 1;
+	const hm_catstat *cx = &s->cats[x], *cy = &s->cats[y];
+	if (cx->at_peak != cy->at_peak)
+		return cx->at_peak > cy->at_peak ? -1 : 1;
+	if (cx->peak != cy->peak)
+		return cx->peak > cy->peak ? -1 : 1;
+	return x < y ? -1 : 1;
+}
+
+size_t hm_categories_by_peak(const hm_series *s, size_t *order)
+{
+	size_t n = 0;
+	for (size_t c = 0; c < s->ncats; c++)
+		if (s->cats[c].used)
+			order[n++] = c;
+	if (n)
+		qsort_r(order, n, sizeof *order, cmp_at_peak, (void *)s);
+	return n;
 }
 
 static const hm_series *sort_s;

@@ -15,6 +15,11 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats);
  * Then, for each k, val[s->cat[k]] += m->bytes[s->ev[k]] (skip cat -1). */
 void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats);
 
+/* The categories that take part in s, for tables: "(before trace)" first, then the largest
+ * at the device's peak (then by own peak, then by id). Writes them to order (room for
+ * s->ncats) and returns how many. */
+size_t hm_categories_by_peak(const hm_series *s, size_t *order);
+
 /* The allocations live at the device's peak, largest first (ties: earlier first), as
  * positions in s: allocations made before the peak and freed after it (or never), and
  * frees of memory from before the trace that happen after it. Writes at most cap
