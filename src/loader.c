@@ -35,7 +35,7 @@ static void load_one(hm_loader *l, int i)
 	hm_load *ld = &s->load;
 	ld->code = HM_EXIT_INPUT;
 	double t0 = now();
-	hm_read_opts o = {l->keep_partial, &s->progress};
+	hm_read_opts o = {l->keep_partial, &s->progress, 2};
 	hm_trace *t = hm_trace_read_opts(l->paths[i], &o, ld->err, sizeof ld->err, &ld->code, &ld->lost);
 	double t1 = now();
 	ld->read_s = t1 - t0;

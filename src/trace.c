@@ -8,11 +8,14 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PAD 64
+
+struct pipe;
 
 typedef struct rd {
 	hm_src *src;    /* NULL: all the text is in buf already (hm_trace_parse) */
@@ -28,14 +31,22 @@ typedef struct rd {
 	int top_array; /* the file is a bare array of events */
 	int keep_partial, truncated; /* --keep-going: a cut-off file keeps its complete events */
 	struct tok *tok; /* depth-1 strings and containers of the event being scanned */
-	char last_raw[128]; /* raw pid and tid text of the last thread looked up */
-	size_t last_pid_len, last_tid_len;
-	uint32_t last_thread; /* its id, UINT32_MAX before the first */
+	struct tcache { /* recent threads by the raw text of their pid and tid */
+		uint32_t id; /* UINT32_MAX: empty */
+		uint8_t pl, tl;
+		char raw[58];
+	} tcache[16];
+	const char *last_cat; /* raw text of the last slice's cat (in last_cat_raw) and its id */
+	char last_cat_raw[64];
+	size_t last_cat_len;
+	uint32_t last_cat_id;
 	size_t ntok, tokcap;
 	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
 	char *scratch; /* unescaped strings */
 	size_t scratch_cap;
 	hm_trace *t;
+	int threaded;      /* may parse events on a second thread (hm_read_opts) */
+	struct pipe *pipe; /* events go to that thread (see below); NULL: handled in place */
 } rd;
 
 static void fail_at(rd *r, uint64_t off, const char *fmt, const char *a, const char *b)
@@ -49,6 +60,8 @@ static void fail_at(rd *r, uint64_t off, const char *fmt, const char *a, const c
 	snprintf(r->err, r->errsz, "%s:%llu: %s", r->path, (unsigned long long)off, what);
 }
 
+static int pipe_handover(rd *r, size_t keep);
+
 /* Read more input; bytes before keep are no longer needed and may be dropped.
  * Returns the shift applied to buffer indices (subtract it from saved indices),
  * and sets r->eof at the end. */
@@ -59,7 +72,11 @@ static size_t fill(rd *r, size_t keep)
 		return 0;
 	}
 	size_t shift = keep;
-	if (shift) {
+	if (r->pipe && pipe_handover(r, keep)) {
+		r->len -= shift;
+		r->pos -= shift;
+		r->base += shift;
+	} else if (shift) {
 		memmove(r->buf, r->buf + shift, r->len - shift);
 		r->len -= shift;
 		r->pos -= shift;
@@ -547,21 +564,24 @@ static size_t id_text(rd *r, slice v, char *out, size_t cap)
 	return k;
 }
 
-/* Consecutive events mostly share their pid and tid: the raw text of the last pair and
- * its id answer most lookups without formatting or hashing. */
+/* A trace has few threads and events name them the same way each time: a small cache of
+ * the raw pid and tid text answers most lookups without formatting or hashing. */
 static uint32_t thread_key(rd *r, ev *x);
 
 static uint32_t thread_of(rd *r, ev *x)
 {
 	size_t pl = x->pid.p ? (size_t)(x->pid.q - x->pid.p) : 0, tl = x->tid.p ? (size_t)(x->tid.q - x->tid.p) : 0;
-	if (r->last_thread != UINT32_MAX && pl == r->last_pid_len && tl == r->last_tid_len && pl + tl < sizeof r->last_raw &&
-	    memcmp(r->last_raw, x->pid.p ? x->pid.p : "", pl) == 0 && memcmp(r->last_raw + pl, x->tid.p ? x->tid.p : "", tl) == 0)
-		return r->last_thread;
+	const char *pp = x->pid.p ? x->pid.p : "", *tp = x->tid.p ? x->tid.p : "";
+	unsigned h = (unsigned)(pl * 7 + tl * 3 + (pl ? (unsigned char)pp[pl - 1] : 0) * 5 + (tl ? (unsigned char)tp[tl - 1] : 0) +
+				(tl > 1 ? (unsigned char)tp[tl - 2] * 11 : 0)) % 16;
+	struct tcache *c = &r->tcache[h];
+	if (c->id != UINT32_MAX && pl == c->pl && tl == c->tl && memcmp(c->raw, pp, pl) == 0 && memcmp(c->raw + pl, tp, tl) == 0)
+		return c->id;
 	uint32_t id = thread_key(r, x);
-	if (pl + tl < sizeof r->last_raw) {
-		memcpy(r->last_raw, x->pid.p ? x->pid.p : "", pl);
-		memcpy(r->last_raw + pl, x->tid.p ? x->tid.p : "", tl);
-		r->last_pid_len = pl, r->last_tid_len = tl, r->last_thread = id;
+	if (pl + tl <= sizeof c->raw) {
+		memcpy(c->raw, pp, pl);
+		memcpy(c->raw + pl, tp, tl);
+		c->pl = (uint8_t)pl, c->tl = (uint8_t)tl, c->id = id;
 	}
 	return id;
 }
@@ -577,7 +597,7 @@ static uint32_t thread_key(rd *r, ev *x)
 
 #define MEM_LIMIT (INT64_C(1) << 60)
 
-static void add_memory(rd *r, ev *x, const char *evp)
+static void add_memory(rd *r, ev *x, const char *evp, const int64_t *tsp)
 {
 	memargs m = {0};
 	if (!x->args.p || *x->args.p != '{') {
@@ -594,7 +614,9 @@ static void add_memory(rd *r, ev *x, const char *evp)
 		fail_at(r, off_of(r, evp), "[memory] event without \"ts\"", 0, 0);
 		return;
 	}
-	if (ts_field(r, x->ts, "ts", "[memory] event", &ts))
+	if (tsp)
+		ts = *tsp;
+	else if (ts_field(r, x->ts, "ts", "[memory] event", &ts))
 		return;
 	const char *req[] = {"Bytes", "Device Type", "Device Id"};
 	slice reqv[] = {m.bytes, m.dtype, m.did};
@@ -691,19 +713,37 @@ static uint32_t intern_str(rd *r, slice v)
 	return hm_strtab_intern(&r->t->names, s, n);
 }
 
-static void add_slice(rd *r, ev *x, const char *evp)
+/* Slices share a handful of categories, mostly the same as the slice before. */
+static uint32_t intern_cat(rd *r, slice v)
+{
+	size_t n = v.p ? (size_t)(v.q - v.p) : 0;
+	if (r->last_cat && n == r->last_cat_len && memcmp(r->last_cat, v.p, n) == 0)
+		return r->last_cat_id;
+	uint32_t id = intern_str(r, v);
+	if (n && n < sizeof r->last_cat_raw) {
+		memcpy(r->last_cat_raw, v.p, n);
+		r->last_cat = r->last_cat_raw, r->last_cat_len = n, r->last_cat_id = id;
+	}
+	return id;
+}
+
+static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp)
 {
 	int64_t ts, dur = 0;
 	if (!x->ts.p) {
 		fail_at(r, off_of(r, evp), "slice (ph X) without \"ts\"", 0, 0);
 		return;
 	}
-	if (ts_field(r, x->ts, "ts", "slice (ph X)", &ts) || (x->dur.p && ts_field(r, x->dur, "dur", "slice (ph X)", &dur)))
+	if (tsp)
+		ts = *tsp;
+	else if (ts_field(r, x->ts, "ts", "slice (ph X)", &ts))
+		return;
+	if (x->dur.p && ts_field(r, x->dur, "dur", "slice (ph X)", &dur))
 		return;
 	uint8_t kind = slice_is(x->cat, "cpu_op") || slice_is(x->cat, "Operator") ? HM_SL_OP
 		: slice_is(x->cat, "user_annotation") ? HM_SL_ANNOTATION
 		: slice_is(x->cat, "python_function") ? HM_SL_PYTHON : HM_SL_OTHER;
-	uint32_t name = intern_str(r, x->name), cat = intern_str(r, x->cat);
+	uint32_t name = intern_str(r, x->name), cat = intern_cat(r, x->cat);
 	if (r->failed)
 		return;
 	hm_slices *o = &r->t->sl;
@@ -762,24 +802,28 @@ static void handle_event(rd *r, ev *xp, const char *p)
 			return;
 		}
 	int64_t ts;
-	if (x.ts.p && *x.ts.p != '"' && !fast_ns(x.ts.p, x.ts.q, &ts) && ts > -TS_LIMIT && ts < TS_LIMIT)
+	const int64_t *tsp = NULL; /* the parsed ts, when it is a valid time */
+	if (x.ts.p && *x.ts.p != '"' && !fast_ns(x.ts.p, x.ts.q, &ts) && ts > -TS_LIMIT && ts < TS_LIMIT) {
+		tsp = &ts;
 		if (r->t->first_ts == HM_NONE || ts < r->t->first_ts)
 			r->t->first_ts = ts;
-	int instant = slice_is(x.ph, "i") || slice_is(x.ph, "I");
+	}
+	/* ph is one letter in every event a profiler writes */
+	char ph = x.ph.p && x.ph.q - x.ph.p == 3 ? x.ph.p[1] : 0;
 	uint64_t *n = r->t->count;
-	if (instant && slice_is(x.name, "[memory]"))
-		add_memory(r, &x, p), n[HM_EV_MEMORY]++;
-	else if (instant && slice_is(x.name, "[OutOfMemory]"))
+	if ((ph == 'i' || ph == 'I') && slice_is(x.name, "[memory]"))
+		add_memory(r, &x, p, tsp), n[HM_EV_MEMORY]++;
+	else if ((ph == 'i' || ph == 'I') && slice_is(x.name, "[OutOfMemory]"))
 		r->t->oom_events++, n[HM_EV_OOM]++;
-	else if (slice_is(x.ph, "X") && !device_side(x.cat))
-		add_slice(r, &x, p), n[HM_EV_HOST_SLICE]++;
-	else if (slice_is(x.ph, "X"))
+	else if (ph == 'X' && !device_side(x.cat))
+		add_slice(r, &x, p, tsp), n[HM_EV_HOST_SLICE]++;
+	else if (ph == 'X')
 		n[HM_EV_DEVICE_SLICE]++;
-	else if (slice_is(x.ph, "M") && slice_is(x.name, "thread_name"))
+	else if (ph == 'M' && slice_is(x.name, "thread_name"))
 		add_thread_name(r, &x), n[HM_EV_THREAD_NAME]++;
-	else if (slice_is(x.ph, "M"))
+	else if (ph == 'M')
 		n[HM_EV_METADATA]++;
-	else if (slice_is(x.ph, "s") || slice_is(x.ph, "f") || slice_is(x.ph, "t"))
+	else if (ph == 's' || ph == 'f' || ph == 't')
 		n[HM_EV_FLOW]++;
 	else
 		n[HM_EV_OTHER]++;
@@ -798,43 +842,112 @@ typedef struct tok {
 	int container;
 } tok;
 
-/* Bit i set where p[i] is '"', '{', '}', '[' or ']' ('[' and ']' are '{' and '}' with bit
- * 0x20 clear). Sixty-four bytes at a time: the scanner stops only at these, and strings
- * are crossed quote to quote. */
-static inline uint64_t structural64(const unsigned char *p)
+/* Sixty-four bytes at a time, the masks of their quotes, backslashes and brackets ('{',
+ * '}', '[', ']': '[' and ']' are '{' and '}' with bit 0x20 clear). */
+typedef struct blk {
+	uint64_t quote, bslash, bracket;
+} blk;
+
+static inline blk classify64(const unsigned char *p)
 {
+	blk b = {0, 0, 0};
 #ifdef __SSE2__
-	const __m128i q = _mm_set1_epi8('"'), o = _mm_set1_epi8('{'), c = _mm_set1_epi8('}'), b = _mm_set1_epi8(0x20);
-	uint64_t m = 0;
+	const __m128i q = _mm_set1_epi8('"'), s = _mm_set1_epi8('\\'), o = _mm_set1_epi8('{'), c = _mm_set1_epi8('}'),
+		      x = _mm_set1_epi8(0x20);
 	for (int k = 0; k < 4; k++) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
-		__m128i w = _mm_or_si128(v, b);
-		__m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_or_si128(_mm_cmpeq_epi8(w, o), _mm_cmpeq_epi8(w, c)));
-		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(hit) << (16 * k);
+		__m128i w = _mm_or_si128(v, x);
+		b.quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) << (16 * k);
+		b.bslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, s)) << (16 * k);
+		b.bracket |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(w, o), _mm_cmpeq_epi8(w, c)))
+			     << (16 * k);
 	}
-	return m;
 #else
-	uint64_t m = 0;
 	for (int k = 0; k < 64; k++) {
 		unsigned char ch = p[k] | 0x20;
-		m |= (uint64_t)(p[k] == '"' || ch == '{' || ch == '}') << k;
+		b.quote |= (uint64_t)(p[k] == '"') << k;
+		b.bslash |= (uint64_t)(p[k] == '\\') << k;
+		b.bracket |= (uint64_t)(ch == '{' || ch == '}') << k;
 	}
-	return m;
 #endif
+	return b;
 }
 
-/* Is the quote at buf[j] escaped (an odd run of backslashes before it)? */
-static int escaped(const char *buf, size_t j, size_t from)
+/* The bytes escaped by a backslash (the byte after an odd run of them), carried across
+ * blocks in *carry (simdjson's method: runs starting on even and odd bits are told apart
+ * with one addition). */
+static inline uint64_t escaped64(uint64_t bs, uint64_t *carry)
 {
-	size_t k = j;
-	while (k > from && buf[k - 1] == '\\')
-		k--;
-	return (j - k) & 1;
+	if (!bs && !*carry)
+		return 0;
+	const uint64_t even = 0x5555555555555555ull;
+	uint64_t esc = *carry;
+	bs &= ~esc; /* a backslash that is itself escaped starts no run */
+	uint64_t follows = bs << 1 | esc;
+	uint64_t odd_starts = bs & ~even & ~follows, seq_even;
+	*carry = __builtin_add_overflow(odd_starts, bs, &seq_even);
+	return ((even ^ (seq_even << 1)) & follows);
+}
+
+/* Bit i set from an opening quote up to (not including) its closing quote. */
+static inline uint64_t prefix_xor(uint64_t x)
+{
+	x ^= x << 1, x ^= x << 2, x ^= x << 4;
+	x ^= x << 8, x ^= x << 16, x ^= x << 32;
+	return x;
 }
 
 static inline int is_ws(char c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Past the white space at p (which stops before the end of the buffer: an event ends with
+ * '}' and the buffer has PAD bytes more). Mostly there is none or one space; a new line
+ * and its indent are crossed sixteen bytes at a time. */
+static inline const char *past_ws(const char *p)
+{
+	if (!is_ws(*p))
+		return p;
+	if (!is_ws(*++p))
+		return p;
+#ifdef __SSE2__
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	while (is_ws(*p))
+		p++;
+	return p;
+#endif
+}
+
+/* The end of the number or literal at p: the first byte of ends_scalar. */
+static inline const char *scalar_end(const char *p)
+{
+#ifdef __SSE2__
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i a = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8('}'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(']')), _mm_cmpeq_epi8(v, _mm_setzero_si128())));
+		__m128i b = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(a, b));
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	while (!ends_scalar[(unsigned char)*p])
+		p++;
+	return p;
+#endif
 }
 
 
@@ -860,16 +973,13 @@ static void slice_event(rd *r, const char *p, const char *e)
 	const char *c;
 	while (t < end) {
 		const char *ks = p + t->start, *ke = p + t->end + 1;
-		for (c = at; is_ws(*c); c++)
-			;
+		c = past_ws(at);
 		if (t->container || c != ks)
 			goto bad;
-		for (c = ke; is_ws(*c); c++)
-			;
+		c = past_ws(ke);
 		if (*c != ':')
 			goto bad;
-		for (c++; is_ws(*c); c++)
-			;
+		c = past_ws(c + 1);
 		slice v = {c, c};
 		t++;
 		if (*c == '"' || *c == '{' || *c == '[') {
@@ -878,14 +988,12 @@ static void slice_event(rd *r, const char *p, const char *e)
 			v.q = p + t->end + 1;
 			t++;
 		} else {
-			while (!ends_scalar[(unsigned char)*v.q])
-				v.q++;
+			v.q = scalar_end(v.p);
 			if (v.q == v.p)
 				goto bad;
 		}
 		ev_member(r, ks + 1, (size_t)(ke - ks - 2), v, &x);
-		for (c = v.q; is_ws(*c); c++)
-			;
+		c = past_ws(v.q);
 		if (*c == '}' && c == e - 1) {
 			if (t != end)
 				goto bad;
@@ -896,14 +1004,191 @@ static void slice_event(rd *r, const char *p, const char *e)
 			goto bad;
 		at = c + 1;
 	}
-	for (c = at; is_ws(*c); c++)
-		;
+	c = past_ws(at);
 	if (c == e - 1 && at == p + 1) { /* {} */
 		handle_event(r, &x, p);
 		return;
 	}
 bad:
 	fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
+}
+
+/* ---- two threads per file: this one finds events, a handler thread parses them ----
+ *
+ * Finding where events start and end (the block scan) and parsing their members cost
+ * about the same, so a file is read by two threads: the scanner fills a buffer, records
+ * each complete event and its depth-1 tokens, and hands the buffer over when it needs
+ * more input; the handler parses those events in file order into the trace. Only the
+ * handler touches the columns and tables; the scanner keeps to the buffers, the top
+ * level and the cut-off fields. Errors stay in file order: every event the handler sees
+ * comes before anything the scanner fails on, so the handler's error wins. */
+#define NBATCH 4
+
+typedef struct batch {
+	char *buf;
+	size_t cap, len;
+	uint64_t base;
+	uint32_t *ev; /* per event: start, end (past its '}'), first token, number of tokens */
+	size_t nev, evcap;
+	tok *tok;
+	size_t ntok, tokcap;
+} batch;
+
+typedef struct pipe {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	batch b[NBATCH];
+	int full[NBATCH], nfull, headf; /* FIFO of batches to parse */
+	int freel[NBATCH], nfree;       /* batches the scanner may fill */
+	int cur;                        /* the batch the scanner fills (its buf is r->buf) */
+	int end, stop;                  /* no more batches; the handler failed */
+	rd h;                           /* the handler's reader state */
+} pipe;
+
+static void fifo_put(int *q, int *n, int head, int v)
+{
+	q[(head + *n) % NBATCH] = v;
+	(*n)++;
+}
+
+static void *handler(void *arg)
+{
+	pipe *p = arg;
+	rd *h = &p->h;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (!p->nfull && !p->end)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (!p->nfull) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		int k = p->full[p->headf];
+		p->headf = (p->headf + 1) % NBATCH, p->nfull--;
+		pthread_mutex_unlock(&p->mu);
+		batch *b = &p->b[k];
+		h->buf = b->buf, h->base = b->base;
+		for (size_t i = 0; i < b->nev && !h->failed; i++) {
+			uint32_t *e = b->ev + 4 * i;
+			h->tok = b->tok + e[2], h->ntok = e[3];
+			slice_event(h, b->buf + e[0], b->buf + e[1]);
+			if (!h->failed)
+				h->t->events++;
+		}
+		b->nev = b->ntok = 0;
+		pthread_mutex_lock(&p->mu);
+		if (h->failed)
+			p->stop = 1;
+		p->freel[p->nfree++] = k;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* A complete event [s, e) of r->buf: parsed here, or recorded for the handler. */
+static void event_done(rd *r, size_t s, size_t e)
+{
+	if (!r->pipe) {
+		slice_event(r, r->buf + s, r->buf + e);
+		if (!r->failed)
+			r->t->events++;
+		return;
+	}
+	batch *b = &r->pipe->b[r->pipe->cur];
+	if (b->nev * 4 + 4 > b->evcap)
+		hm_grow(&b->ev, &b->evcap, b->nev * 4 + 4, sizeof *b->ev);
+	hm_grow(&b->tok, &b->tokcap, b->ntok + r->ntok + 1, sizeof *b->tok);
+	memcpy(b->tok + b->ntok, r->tok, r->ntok * sizeof *r->tok);
+	uint32_t *v = b->ev + 4 * b->nev++;
+	v[0] = (uint32_t)s, v[1] = (uint32_t)e, v[2] = (uint32_t)b->ntok, v[3] = (uint32_t)r->ntok;
+	b->ntok += r->ntok;
+}
+
+/* The scanner needs more input: pass the buffer with its events to the handler and go
+ * on in a free one, starting with the bytes from keep. Returns 0 when there is nothing to
+ * pass (the buffer is kept and compacted as without a handler). A failed handler stops
+ * the scanner through r->failed (its error is the one reported). */
+static int pipe_handover(rd *r, size_t keep)
+{
+	pipe *p = r->pipe;
+	batch *b = &p->b[p->cur];
+	if (!b->nev)
+		return 0;
+	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base;
+	pthread_mutex_lock(&p->mu);
+	fifo_put(p->full, &p->nfull, p->headf, p->cur);
+	pthread_cond_broadcast(&p->cv);
+	while (!p->nfree)
+		pthread_cond_wait(&p->cv, &p->mu);
+	p->cur = p->freel[--p->nfree];
+	int stop = p->stop;
+	pthread_mutex_unlock(&p->mu);
+	batch *n = &p->b[p->cur];
+	if (n->cap < r->cap) {
+		free(n->buf);
+		n->buf = hm_xrealloc(NULL, r->cap);
+		n->cap = r->cap;
+	}
+	memcpy(n->buf, r->buf + keep, r->len - keep);
+	r->buf = n->buf, r->cap = n->cap;
+	if (stop) {
+		r->failed = 1; /* the handler's error is reported */
+		r->eof = 1;
+	}
+	return 1;
+}
+
+static void pipe_start(rd *r)
+{
+	pipe *p = hm_xcalloc(1, sizeof *p);
+	p->h = *r;
+	p->h.buf = NULL, p->h.tok = NULL, p->h.scratch = NULL, p->h.scratch_cap = 0;
+	p->h.err = hm_xcalloc(1, r->errsz);
+	p->h.failed = 0, p->h.code = 0;
+	for (int i = 1; i < NBATCH; i++)
+		p->freel[p->nfree++] = i;
+	p->b[0].buf = r->buf, p->b[0].cap = r->cap;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, handler, p) != 0) {
+		free(p->h.err);
+		free(p);
+		return; /* events are parsed in place */
+	}
+	r->pipe = p;
+}
+
+/* The last events, then wait for the handler; its error, if any, becomes the reader's. */
+static void pipe_finish(rd *r)
+{
+	pipe *p = r->pipe;
+	if (!p)
+		return;
+	batch *b = &p->b[p->cur];
+	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base;
+	pthread_mutex_lock(&p->mu);
+	if (b->nev)
+		fifo_put(p->full, &p->nfull, p->headf, p->cur);
+	p->end = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	rd *h = &p->h;
+	if (h->failed) {
+		r->failed = 1, r->code = h->code;
+		snprintf(r->err, r->errsz, "%s", h->err);
+	}
+	/* r->buf is one of the batch buffers: all of them are freed here */
+	for (int i = 0; i < NBATCH; i++)
+		free(p->b[i].buf), free(p->b[i].ev), free(p->b[i].tok);
+	r->buf = NULL;
+	free(h->scratch);
+	free(h->err);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+	r->pipe = NULL;
 }
 
 /* The bytes between two events: white space, and one comma unless first. */
@@ -933,17 +1218,19 @@ static int gap_ok(rd *r, size_t from, size_t to, int first, int closing)
 	return 1;
 }
 
-/* The events array, from its '[' to its ']', in one pass over the structural characters
- * (see structural64): depth 0 is between events, an event is the bytes from a '{' at
- * depth 0 to its matching '}'. Only depth-1 tokens are recorded; deeper content (args)
- * is crossed without looking. */
+/* The events array, from its '[' to its ']', in one pass over 64-byte blocks: depth 0 is
+ * between events, an event is the bytes from a '{' at depth 0 to its matching '}'. The
+ * quotes of each block give the bytes inside strings (escapes carried from block to
+ * block), so brackets in strings are never seen. Only depth-1 tokens are recorded; deeper
+ * than that (args) only brackets are visited, every string is crossed without looking. */
 static void parse_events(rd *r)
 {
 	r->t->has_trace_events = 1;
 	r->pos++; /* '[' */
 	r->t->events_at = r->base + r->pos;
 	size_t i = r->pos, ev_start = 0, gap = r->pos, str_start = 0, cont_start = 0;
-	int depth = 0, in_str = 0, first = 1;
+	int depth = 0, first = 1;
+	uint64_t esc_carry = 0, str_carry = 0; /* from the block before: next byte escaped; inside a string */
 	for (;;) {
 		if (i >= r->len) {
 			if ((r->eof || r->failed) && r->keep_partial) {
@@ -967,30 +1254,38 @@ static void parse_events(rd *r)
 						      : "the file ends inside traceEvents (cut-off JSON: was the job killed while writing the trace?)", 0, 0);
 				return;
 			}
+		}
+		if (r->len - i < 64 && !r->eof && !r->failed) {
+			/* Whole blocks only until the end: the carries are right at a block's end. */
 			size_t shift = fill(r, depth ? ev_start : gap);
 			i -= shift, ev_start -= shift, gap -= shift, str_start -= shift, cont_start -= shift;
 			continue;
 		}
-		uint64_t bits = structural64((const unsigned char *)r->buf + i);
+		blk b = classify64((const unsigned char *)r->buf + i);
 		size_t n = r->len - i < 64 ? r->len - i : 64;
-		if (n < 64)
-			bits &= (UINT64_C(1) << n) - 1;
+		if (n < 64) {
+			uint64_t keep = (UINT64_C(1) << n) - 1;
+			b.quote &= keep, b.bslash &= keep, b.bracket &= keep;
+		}
+		uint64_t quotes = b.quote & ~escaped64(b.bslash, &esc_carry);
+		uint64_t in_str = prefix_xor(quotes) ^ str_carry; /* opening quote and body */
+		str_carry = (uint64_t)((int64_t)in_str >> 63);
+		uint64_t brackets = b.bracket & ~in_str;
 		const char *buf = r->buf;
-		while (bits) {
-			size_t j = i + (size_t)__builtin_ctzll(bits);
-			bits &= bits - 1;
+		for (;;) {
+			uint64_t bits = depth >= 2 ? brackets : brackets | quotes;
+			if (!bits)
+				break;
+			unsigned at = (unsigned)__builtin_ctzll(bits);
+			uint64_t past = ~((UINT64_C(2) << at) - 1); /* bits after this one */
+			brackets &= past, quotes &= past;
+			size_t j = i + at;
 			char c = buf[j];
-			if (in_str) {
-				if (c == '"' && (buf[j - 1] != '\\' || !escaped(buf, j, str_start))) {
-					in_str = 0;
-					if (depth == 1)
-						add_tok(r, str_start - ev_start, j - ev_start, 0);
-				}
-				continue;
-			}
 			if (c == '"') {
-				in_str = 1;
-				str_start = j;
+				if (in_str >> at & 1)
+					str_start = j;
+				else if (depth == 1)
+					add_tok(r, str_start - ev_start, j - ev_start, 0);
 			} else if (c == '{' || c == '[') {
 				if (depth == 0) {
 					if (!gap_ok(r, gap, j, first, 0))
@@ -1016,10 +1311,9 @@ static void parse_events(rd *r)
 			} else if (--depth == 1) {
 				add_tok(r, cont_start - ev_start, j - ev_start, 1);
 			} else if (depth == 0) {
-				slice_event(r, r->buf + ev_start, r->buf + j + 1);
+				event_done(r, ev_start, j + 1);
 				if (r->failed)
 					return;
-				r->t->events++;
 				gap = j + 1;
 				first = 0;
 			}
@@ -1154,13 +1448,17 @@ static hm_trace *run(rd *r, const char *path, char *err, size_t errsz, int *code
 	t->rank = HM_NONE;
 	t->first_ts = HM_NONE;
 	r->t = t;
-	r->last_thread = UINT32_MAX;
+	for (int i = 0; i < 16; i++)
+		r->tcache[i].id = UINT32_MAX;
 	r->path = path;
 	r->err = err;
 	r->errsz = errsz;
 	if (r->src)
 		fill(r, 0);
+	if (r->src && r->threaded && !r->failed && !r->eof)
+		pipe_start(r);
 	parse_top(r);
+	pipe_finish(r);
 	free(r->scratch);
 	free(r->tok);
 	free(r->buf);
@@ -1184,7 +1482,7 @@ hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code)
 
 hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *lost, uint64_t *progress)
 {
-	hm_read_opts o = {0, progress};
+	hm_read_opts o = {0, progress, 1};
 	return hm_trace_read_opts(path, &o, err, errsz, code, lost);
 }
 
@@ -1202,6 +1500,7 @@ hm_trace *hm_trace_read_opts(const char *path, const hm_read_opts *o, char *err,
 	r.src = src;
 	r.progress = progress;
 	r.keep_partial = o->keep_partial;
+	r.threaded = o->threads > 1;
 	hm_trace *t = run(&r, path, err, errsz, code, lost);
 	hm_src_close(src);
 	return t;

@@ -42,13 +42,20 @@ void hm_grow(void *arr, size_t *cap, size_t need, size_t elsz)
 	*cap = c;
 }
 
-/* FNV-1a: short keys (op names, thread keys) dominate, so a simple byte hash is enough. */
+/* Eight bytes at a time (op and kernel names run to hundreds of bytes); ids come from
+ * the order of insertion, so the hash never shows in any output. */
 static uint64_t strtab_hash(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	uint64_t h = len * 0x9e3779b97f4a7c15ull, w;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	w = 0;
+	memcpy(&w, s, len);
+	h = (h ^ w) * 0x94d049bb133111ebull;
+	return h ^ h >> 29;
 }
 
 static void strtab_rehash(hm_strtab *t)
