@@ -24,15 +24,39 @@ void hm_device_name(char *buf, size_t n, int32_t type, int32_t id)
 
 typedef int (*cmp_fn)(const void *, const void *, void *);
 
-/* Traces are mostly written in order: a pass that finds the indices already sorted
- * saves the sort. */
-static void sort_indices(uint32_t *v, size_t n, cmp_fn cmp, void *ctx)
+/* Traces are mostly written in order, with a few elements out of place (a ProfilerStep
+ * slice written after the ops it encloses). One pass keeps, in place, each element not
+ * below the last one kept and moves the others to tmp (room for n); only those are
+ * sorted, then merged back from the end. The comparators are total orders, so the
+ * result is the one sorted order whatever the input. */
+static void sort_indices(uint32_t *v, size_t n, cmp_fn cmp, void *ctx, uint32_t *tmp)
 {
-	size_t i = 1;
-	while (i < n && cmp(&v[i - 1], &v[i], ctx) <= 0)
-		i++;
-	if (i < n)
-		qsort_r(v, n, sizeof *v, cmp, ctx);
+	size_t a = 0, r = 0;
+	for (size_t i = 0; i < n; i++)
+		if (a == 0 || cmp(&v[a - 1], &v[i], ctx) <= 0)
+			v[a++] = v[i];
+		else
+			tmp[r++] = v[i];
+	if (r > 1)
+		qsort_r(tmp, r, sizeof *tmp, cmp, ctx);
+	for (size_t k = n; r;)
+		v[--k] = a && cmp(&v[a - 1], &tmp[r - 1], ctx) > 0 ? v[--a] : tmp[--r];
+}
+
+/* Stable counting sort of 0..n-1 by thread into out; thread th's run is
+ * out[start[th]..start[th + 1]). Thread ids are small and dense, and events of several
+ * threads are interleaved in the file. */
+static void by_thread(size_t n, const uint32_t *thread, size_t nthreads, uint32_t *out, size_t *start)
+{
+	memset(start, 0, (nthreads + 1) * sizeof *start);
+	for (size_t i = 0; i < n; i++)
+		start[thread[i] + 1]++;
+	for (size_t th = 0; th < nthreads; th++)
+		start[th + 1] += start[th];
+	for (size_t i = 0; i < n; i++)
+		out[start[thread[i]]++] = (uint32_t)i;
+	memmove(start + 1, start, nthreads * sizeof *start); /* each start was moved to the next run's */
+	start[0] = 0;
 }
 
 /* Memory events: by time, ties in file order (rule 1). */
@@ -60,15 +84,6 @@ static int cmp_slice(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_mem_thread(const void *a, const void *b, void *ctx)
-{
-	const hm_mem *m = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	if (m->thread[x] != m->thread[y])
-		return m->thread[x] < m->thread[y] ? -1 : 1;
-	return cmp_mem_time(a, b, m->ts);
-}
-
 #define END(o, i) ((o)->ts[i] + (o)->dur[i])
 
 /* One sweep per thread over slices and memory events in time order with a stack of open
@@ -78,48 +93,56 @@ static int cmp_mem_thread(const void *a, const void *b, void *ctx)
  * the top as its parent: following parents from the innermost slice and keeping those
  * that still run at the event's time gives exactly the enclosing slices, even when
  * slices overlap without nesting. */
-static void sweep(hm_file *f)
+static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
 {
 	hm_trace *t = f->t;
 	hm_slices *o = &t->sl;
 	hm_mem *m = &t->mem;
-	f->inner_of = hm_xcalloc(m->n, sizeof *f->inner_of);
-	f->parent = hm_xcalloc(o->n, sizeof *f->parent);
-	uint32_t *oi = hm_xcalloc(o->n, sizeof *oi), *mi = hm_xcalloc(m->n, sizeof *mi);
-	int32_t *stack = hm_xcalloc(o->n + 1, sizeof *stack);
+	size_t nth = t->threads.n;
+	/* Pages touched for the first time are costly: allocate without zeroing and write
+	 * each element once. The column arrays already hold n 8-byte values, so the sizes do
+	 * not overflow. */
+	f->inner_of = hm_xrealloc(NULL, m->n * sizeof *f->inner_of);
+	f->op_of = hm_xrealloc(NULL, m->n * sizeof *f->op_of);
+	f->parent = hm_xrealloc(NULL, o->n * sizeof *f->parent);
 	for (size_t i = 0; i < o->n; i++)
-		oi[i] = (uint32_t)i, f->parent[i] = -1;
-	for (size_t i = 0; i < m->n; i++)
-		mi[i] = (uint32_t)i;
-	if (o->n)
-		sort_indices(oi, o->n, cmp_slice, o);
-	if (m->n)
-		sort_indices(mi, m->n, cmp_mem_thread, m);
-	size_t a = 0, b = 0, sp = 0;
-	uint64_t thread = UINT64_MAX;
-	while (b < m->n) {
-		uint32_t e = mi[b];
-		if (m->thread[e] != thread) {
-			thread = m->thread[e];
-			sp = 0;
-			while (a < o->n && o->thread[oi[a]] < thread)
-				a++;
+		f->parent[i] = -1;
+	uint32_t *oi = hm_xrealloc(NULL, o->n * sizeof *oi);
+	size_t *os = hm_xrealloc(NULL, (nth + 1) * sizeof *os);
+	by_thread(o->n, o->thread, nth, oi, os);
+	/* The threads are swept together, in the time order of the memory events. Thread
+	 * th's slices are oi[os[th]..os[th + 1]), sorted at its first memory event (threads
+	 * without any are never sorted); next[th] is its next slice to push, SIZE_MAX
+	 * before that event; its stack is stack[os[th] + th..], sp[th] deep. */
+	size_t *next = hm_xrealloc(NULL, nth * sizeof *next), *sp = hm_xrealloc(NULL, nth * sizeof *sp);
+	int32_t *stack = hm_xrealloc(NULL, (o->n + nth) * sizeof *stack); /* only the used depth is touched */
+	for (size_t th = 0; th < nth; th++)
+		next[th] = SIZE_MAX;
+	for (size_t b = 0; b < m->n; b++) {
+		uint32_t e = order[b], th = m->thread[e];
+		if (next[th] == SIZE_MAX) {
+			next[th] = os[th], sp[th] = 0;
+			sort_indices(oi + os[th], os[th + 1] - os[th], cmp_slice, o, tmp);
 		}
-		if (a < o->n && o->thread[oi[a]] == thread && o->ts[oi[a]] <= m->ts[e]) {
-			uint32_t op = oi[a++];
-			while (sp && END(o, stack[sp - 1]) < o->ts[op])
-				sp--;
-			f->parent[op] = sp ? stack[sp - 1] : -1;
-			stack[sp++] = (int32_t)op;
-			continue;
+		int32_t *st = stack + os[th] + th;
+		size_t a = next[th], n = sp[th];
+		for (; a < os[th + 1] && o->ts[oi[a]] <= m->ts[e]; a++) {
+			uint32_t op = oi[a];
+			while (n && END(o, st[n - 1]) < o->ts[op])
+				n--;
+			f->parent[op] = n ? st[n - 1] : -1;
+			st[n++] = (int32_t)op;
 		}
-		while (sp && END(o, stack[sp - 1]) < m->ts[e])
-			sp--;
-		f->inner_of[e] = sp ? stack[sp - 1] : -1;
-		b++;
+		while (n && END(o, st[n - 1]) < m->ts[e])
+			n--;
+		f->inner_of[e] = n ? st[n - 1] : -1;
+		f->op_of[e] = hm_innermost(f, e, HM_KIND(HM_SL_OP));
+		next[th] = a, sp[th] = n;
 	}
 	free(oi);
-	free(mi);
+	free(os);
+	free(next);
+	free(sp);
 	free(stack);
 }
 
@@ -170,21 +193,24 @@ static int cmp_step(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-static uint32_t pid_of(hm_strtab *pids, const hm_trace *t, uint32_t thread)
+/* The pid part of a thread as a dense id, interned once per thread (cache[thread],
+ * UINT32_MAX until then). */
+static uint32_t pid_of(hm_strtab *pids, uint32_t *cache, const hm_trace *t, uint32_t thread)
 {
-	const char *key = t->threads.str[thread];
-	const char *sep = memchr(key, 0x1f, t->threads.len[thread]);
-	return hm_strtab_intern(pids, key, (size_t)(sep - key));
+	if (cache[thread] == UINT32_MAX) {
+		const char *key = t->threads.str[thread];
+		const char *sep = memchr(key, 0x1f, t->threads.len[thread]);
+		cache[thread] = hm_strtab_intern(pids, key, (size_t)(sep - key));
+	}
+	return cache[thread];
 }
 
-static void steps(hm_file *f)
+static void steps(hm_file *f, const uint32_t *order)
 {
 	const hm_trace *t = f->t;
 	const hm_slices *o = &t->sl;
 	const hm_mem *m = &t->mem;
-	f->step_of = hm_xcalloc(m->n, sizeof *f->step_of);
-	for (size_t i = 0; i < m->n; i++)
-		f->step_of[i] = -1;
+	f->step_of = hm_xrealloc(NULL, m->n * sizeof *f->step_of);
 	int32_t *name_step = hm_xcalloc(t->names.n, sizeof *name_step);
 	for (size_t i = 0; i < t->names.n; i++) {
 		const char *s = t->names.str[i];
@@ -193,61 +219,118 @@ static void steps(hm_file *f)
 				       v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
 	}
 	hm_strtab pids = {0};
+	uint32_t *pid = hm_xrealloc(NULL, t->threads.n * sizeof *pid);
+	memset(pid, 0xff, t->threads.n * sizeof *pid);
 	step *st = NULL;
 	size_t n = 0, cap = 0;
 	for (size_t i = 0; i < o->n; i++)
 		if (name_step[o->name[i]] >= 0) {
 			hm_grow(&st, &cap, n + 1, sizeof *st);
-			st[n++] = (step){pid_of(&pids, t, o->thread[i]), name_step[o->name[i]], o->ts[i], END(o, i)};
+			st[n++] = (step){pid_of(&pids, pid, t, o->thread[i]), name_step[o->name[i]], o->ts[i], END(o, i)};
 		}
 	if (n)
 		qsort(st, n, sizeof *st, cmp_step);
-	for (size_t i = 0; i < m->n && n; i++) {
-		step key = {pid_of(&pids, t, m->thread[i]), 0, m->ts[i], 0};
-		size_t lo = 0, hi = n; /* first step after key */
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (cmp_step(&st[mid], &key) <= 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && st[lo - 1].pid == key.pid && st[lo - 1].end >= key.ts)
-			f->step_of[i] = st[lo - 1].n;
+	/* The events come in time order, so each process's first step after the event
+	 * (in st's order) only moves forward: at[p], from its first step. Processes seen
+	 * only now (ids from np on) have no steps. */
+	size_t np = pids.n, *at = hm_xrealloc(NULL, np * sizeof *at);
+	for (size_t k = n; k--;)
+		at[st[k].pid] = k;
+	for (size_t b = 0; b < m->n; b++) {
+		uint32_t i = order[b], p = pid_of(&pids, pid, t, m->thread[i]);
+		f->step_of[i] = -1;
+		if (p >= np)
+			continue;
+		size_t k = at[p];
+		while (k < n && st[k].pid == p && st[k].ts <= m->ts[i])
+			k++;
+		at[p] = k;
+		if (k && st[k - 1].pid == p && st[k - 1].end >= m->ts[i])
+			f->step_of[i] = st[k - 1].n;
 	}
+	free(at);
 	free(st);
 	free(name_step);
+	free(pid);
 	hm_strtab_free(&pids);
 }
 
-/* Open addressing map Addr -> position of the latest live allocation there; several
- * live allocations at one Addr (should not happen) are chained through prev. */
+/* Open addressing map (linear probing) Addr -> position of the latest live allocation
+ * there; several live allocations at one Addr (should not happen) are chained through
+ * prev. An Addr leaves the map when its last live allocation is freed, so the map holds
+ * the live allocations only: small, and in cache. */
+typedef struct amslot {
+	uint64_t key;
+	int32_t val; /* -1: empty */
+} amslot;
+
 typedef struct addrmap {
-	uint64_t *key;
-	int32_t *val;
-	size_t nslot, n;
+	amslot *slot;
+	size_t mask, n; /* mask + 1 = 2^bits slots, n used: at most half */
+	unsigned bits;
 } addrmap;
 
-static size_t am_find(addrmap *m, uint64_t key)
+/* The high bits of a multiplicative hash: addresses are aligned to 512 bytes or more,
+ * so the low bits of the product would all be zero. */
+static size_t am_home(const addrmap *m, uint64_t key)
 {
-	size_t i = (size_t)((key >> 4) * 0x9e3779b97f4a7c15ull) & (m->nslot - 1);
-	while (m->val[i] != -2 && m->key[i] != key)
-		i = (i + 1) & (m->nslot - 1);
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - m->bits));
+}
+
+/* The slot of key, or the empty slot where it would go. */
+static size_t am_find(const addrmap *m, uint64_t key)
+{
+	size_t i = am_home(m, key);
+	while (m->slot[i].val >= 0 && m->slot[i].key != key)
+		i = (i + 1) & m->mask;
 	return i;
 }
 
-/* Rules 2-4: a free pairs with the latest live allocation at the same Addr and size. */
-static void pair(hm_series *s, const hm_mem *m)
+static void am_init(addrmap *m, unsigned bits)
 {
-	addrmap am = {0};
-	am.nslot = 64;
-	while (am.nslot < s->n * 2)
-		am.nslot *= 2;
-	am.key = hm_xcalloc(am.nslot, sizeof *am.key);
-	am.val = hm_xcalloc(am.nslot, sizeof *am.val);
-	for (size_t i = 0; i < am.nslot; i++)
-		am.val[i] = -2; /* empty; -1 = no live allocation */
-	int32_t *prev = hm_xcalloc(s->n, sizeof *prev);
+	m->bits = bits;
+	m->mask = ((size_t)1 << bits) - 1;
+	m->n = 0;
+	m->slot = hm_xrealloc(NULL, (m->mask + 1) * sizeof *m->slot);
+	for (size_t i = 0; i <= m->mask; i++)
+		m->slot[i].val = -1;
+}
+
+/* Add key, absent, whose empty slot is i. */
+static void am_add(addrmap *m, size_t i, uint64_t key, int32_t val)
+{
+	if (2 * (m->n + 1) > m->mask + 1) {
+		addrmap old = *m;
+		am_init(m, old.bits + 1);
+		for (size_t j = 0; j <= old.mask; j++)
+			if (old.slot[j].val >= 0)
+				am_add(m, am_find(m, old.slot[j].key), old.slot[j].key, old.slot[j].val);
+		free(old.slot);
+		i = am_find(m, key);
+	}
+	m->slot[i] = (amslot){key, val};
+	m->n++;
+}
+
+/* Empty slot i, moving back the later entries of its cluster that may use it, so that
+ * every entry stays reachable from its home slot. */
+static void am_del(addrmap *m, size_t i)
+{
+	for (size_t j = (i + 1) & m->mask; m->slot[j].val >= 0; j = (j + 1) & m->mask)
+		if (((j - am_home(m, m->slot[j].key)) & m->mask) >= ((j - i) & m->mask)) {
+			m->slot[i] = m->slot[j];
+			i = j;
+		}
+	m->slot[i].val = -1;
+	m->n--;
+}
+
+/* Rules 2-4: a free pairs with the latest live allocation at the same Addr and size.
+ * prev has room for s->n; it is read only where written. */
+static void pair(hm_series *s, const hm_mem *m, int32_t *prev)
+{
+	addrmap am;
+	am_init(&am, 10);
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
 		s->partner[k] = -1;
@@ -255,16 +338,15 @@ static void pair(hm_series *s, const hm_mem *m)
 			continue;
 		s->has_addr = 1;
 		size_t slot = am_find(&am, m->addr[e]);
-		if (am.val[slot] == -2) {
-			am.key[slot] = m->addr[e];
-			am.val[slot] = -1;
-		}
 		if (m->bytes[e] > 0) {
-			prev[k] = am.val[slot];
-			am.val[slot] = (int32_t)k;
+			prev[k] = am.slot[slot].val;
+			if (prev[k] < 0)
+				am_add(&am, slot, m->addr[e], (int32_t)k);
+			else
+				am.slot[slot].val = (int32_t)k;
 			continue;
 		}
-		int32_t *link = &am.val[slot];
+		int32_t *link = &am.slot[slot].val;
 		while (*link >= 0 && m->bytes[s->ev[*link]] != -m->bytes[e])
 			link = &prev[*link];
 		if (*link < 0) {
@@ -275,10 +357,10 @@ static void pair(hm_series *s, const hm_mem *m)
 		*link = prev[a];
 		s->partner[k] = a;
 		s->partner[a] = (int32_t)k;
+		if (am.slot[slot].val < 0)
+			am_del(&am, slot);
 	}
-	free(prev);
-	free(am.key);
-	free(am.val);
+	free(am.slot);
 }
 
 static int cmp_dev(const void *a, const void *b)
@@ -294,11 +376,11 @@ hm_file *hm_analyze(hm_trace *t)
 	hm_file *f = hm_xcalloc(1, sizeof *f);
 	f->t = t;
 	hm_mem *m = &t->mem;
-	uint32_t *order = hm_xcalloc(m->n, sizeof *order);
+	uint32_t *order = hm_xrealloc(NULL, m->n * sizeof *order);
+	uint32_t *tmp = hm_xrealloc(NULL, (m->n > t->sl.n ? m->n : t->sl.n) * sizeof *tmp); /* for sort_indices */
 	for (size_t i = 0; i < m->n; i++)
 		order[i] = (uint32_t)i;
-	if (m->n)
-		sort_indices(order, m->n, cmp_mem_time, m->ts);
+	sort_indices(order, m->n, cmp_mem_time, m->ts, tmp);
 
 	size_t cap = 0;
 	for (size_t i = 0; i < m->n; i++) {
@@ -320,27 +402,32 @@ hm_file *hm_analyze(hm_trace *t)
 	for (size_t s = 0; s < f->nseries; s++) {
 		hm_series *x = &f->series[s];
 		hm_device_name(x->device, sizeof x->device, x->dev_type, x->dev_id);
-		x->ev = hm_xcalloc(x->n, sizeof *x->ev);
-		x->partner = hm_xcalloc(x->n, sizeof *x->partner);
+		x->partner = hm_xrealloc(NULL, x->n * sizeof *x->partner); /* all set by pair */
 		x->before = hm_xcalloc(x->n, 1);
 		x->cat = hm_xcalloc(x->n, sizeof *x->cat);
-		x->n = 0;
 	}
-	for (size_t i = 0; i < m->n; i++) {
-		uint32_t e = order[i];
-		size_t s = 0;
-		while (f->series[s].dev_type != m->dev_type[e] || f->series[s].dev_id != m->dev_id[e])
-			s++;
-		f->series[s].ev[f->series[s].n++] = e;
+	if (f->nseries == 1) /* one device, the usual case: its events are all of them */
+		f->series[0].ev = order;
+	else {
+		for (size_t s = 0; s < f->nseries; s++) {
+			f->series[s].ev = hm_xrealloc(NULL, f->series[s].n * sizeof *f->series[s].ev);
+			f->series[s].n = 0;
+		}
+		for (size_t i = 0; i < m->n; i++) {
+			uint32_t e = order[i];
+			size_t s = 0;
+			while (f->series[s].dev_type != m->dev_type[e] || f->series[s].dev_id != m->dev_id[e])
+				s++;
+			f->series[s].ev[f->series[s].n++] = e;
+		}
 	}
-	free(order);
 	for (size_t s = 0; s < f->nseries; s++)
-		pair(&f->series[s], m);
-	sweep(f);
-	f->op_of = hm_xcalloc(m->n, sizeof *f->op_of);
-	for (size_t i = 0; i < m->n; i++)
-		f->op_of[i] = hm_innermost(f, (uint32_t)i, HM_KIND(HM_SL_OP));
-	steps(f);
+		pair(&f->series[s], m, (int32_t *)tmp);
+	sweep(f, order, tmp);
+	steps(f, order);
+	if (f->nseries != 1)
+		free(order);
+	free(tmp);
 	return f;
 }
 
