@@ -4,6 +4,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
+#include <sys/mman.h>
+
+/* Big arrays (columns, sort buffers) are mapped on their own and ask for transparent huge
+ * pages: on a virtual machine the first touch of each 4 KiB page can cost microseconds,
+ * which over a GB-scale trace adds up to a large part of the run. */
+#define HUGE_FROM (2u << 20)
+
+static void *huge(void *q, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	static int once;
+	if (!once) {
+		once = 1;
+		mallopt(M_MMAP_THRESHOLD, HUGE_FROM / 2); /* a fixed threshold: big blocks always mmap'ed, grown by mremap */
+	}
+	if (n >= HUGE_FROM) {
+		/* the whole mapping, so that it stays one area that mremap can grow */
+		uintptr_t pg = 4096, a = (uintptr_t)q & ~(pg - 1), e = ((uintptr_t)q + malloc_usable_size(q) + pg - 1) & ~(pg - 1);
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
+#else
+	(void)n;
+#endif
+	return q;
+}
 
 void *hm_xrealloc(void *p, size_t n)
 {
@@ -12,7 +38,7 @@ void *hm_xrealloc(void *p, size_t n)
 		fprintf(stderr, "hmem: out of memory (asked for %zu bytes)\n", n);
 		exit(HM_EXIT_INTERNAL);
 	}
-	return q;
+	return huge(q, n);
 }
 
 void *hm_xcalloc(size_t n, size_t size)
@@ -22,7 +48,7 @@ void *hm_xcalloc(size_t n, size_t size)
 		fprintf(stderr, "hmem: out of memory (asked for %zu x %zu bytes)\n", n, size);
 		exit(HM_EXIT_INTERNAL);
 	}
-	return q;
+	return huge(q, n * size);
 }
 
 char *hm_xstrdup(const char *s)
