@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "input.h"
 #include "util.h"
 
@@ -145,6 +146,11 @@ struct hm_src {
 
 hm_src *hm_src_open(const char *path, char *err, size_t errsz)
 {
+	return hm_src_open_threads(path, 1, err, errsz);
+}
+
+hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t errsz)
+{
 	FILE *f = fopen(path, "rb");
 	struct stat st;
 	if (!f || fstat(fileno(f), &st) != 0) {
@@ -164,7 +170,7 @@ hm_src *hm_src_open(const char *path, char *err, size_t errsz)
 	int c1 = getc(f), c2 = getc(f);
 	s->gzip = c1 == 0x1f && c2 == 0x8b;
 	rewind(f);
-	if (s->gzip)
+	if (s->gzip && threaded)
 		start_thread(s);
 	return s;
 }
@@ -367,6 +373,8 @@ static void start_thread(hm_src *s)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->threaded = pthread_create(&s->thread, NULL, inflater, s) == 0;
+	if (s->threaded)
+		pthread_setname_np(s->thread, "hmem-inflate"); /* for perf and top */
 }
 
 long hm_src_read(hm_src *s, char *buf, size_t cap)
@@ -412,7 +420,7 @@ void hm_src_close(hm_src *s)
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->thread, NULL);
 	}
-	if (s->gzip) {
+	if (s->gzip && s->slots[0].buf) {
 		for (int i = 0; i < NSLOT; i++)
 			free(s->slots[i].buf);
 		pthread_mutex_destroy(&s->mu);

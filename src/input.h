@@ -18,6 +18,8 @@ typedef struct hm_src hm_src;
 
 /* Open path; NULL with a message in err when it cannot be opened. */
 hm_src *hm_src_open(const char *path, char *err, size_t errsz);
+/* The same; threaded 0 inflates on the caller's thread instead of its own. */
+hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t errsz);
 /* Read up to cap bytes of JSON; returns 0 at the end, -1 on error (hm_src_error says why). */
 long hm_src_read(hm_src *s, char *buf, size_t cap);
 const char *hm_src_error(const hm_src *s);

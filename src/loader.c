@@ -15,7 +15,7 @@ typedef struct slot {
 
 struct hm_loader {
 	char **paths;
-	int n, next, stop, nthreads, keep_partial;
+	int n, next, stop, nthreads, keep_partial, threads_per_file;
 	slot *slots;
 	pthread_t *threads;
 	pthread_mutex_t mu;
@@ -35,7 +35,7 @@ static void load_one(hm_loader *l, int i)
 	hm_load *ld = &s->load;
 	ld->code = HM_EXIT_INPUT;
 	double t0 = now();
-	hm_read_opts o = {l->keep_partial, &s->progress, 2};
+	hm_read_opts o = {l->keep_partial, &s->progress, l->threads_per_file};
 	hm_trace *t = hm_trace_read_opts(l->paths[i], &o, ld->err, sizeof ld->err, &ld->code, &ld->lost);
 	double t1 = now();
 	ld->read_s = t1 - t0;
@@ -77,8 +77,11 @@ hm_loader *hm_loader_start(char **paths, int n, int jobs, int keep_partial)
 	pthread_cond_init(&l->cv, NULL);
 	if (jobs < 1)
 		jobs = 1;
-	if (jobs > n)
-		jobs = n > 0 ? n : 1;
+	/* jobs threads in all: as many files at a time, up to one per thread; threads left
+	 * over go to each file's reading (inflating and parsing beside the scan). */
+	int files = jobs > n ? (n > 0 ? n : 1) : jobs;
+	l->threads_per_file = jobs / files;
+	jobs = files;
 	l->threads = hm_xcalloc((size_t)jobs, sizeof *l->threads);
 	for (int i = 0; i < jobs; i++)
 		if (pthread_create(&l->threads[l->nthreads], NULL, worker, l) == 0)

@@ -57,7 +57,8 @@ static const char usage[] =
 	"                    the others, then exit with 4\n"
 	"  -q, --quiet       no warnings on standard error\n"
 	"  -v, --verbose     time and counts per stage on standard error\n"
-	"  -j N              read N traces at a time (default: the number of cores)\n"
+	"  -j N              read with N threads: N traces at a time, or fewer traces\n"
+	"                    each on more threads (default: the number of cores)\n"
 	"\n"
 	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
 	"            5 file could not be read or written\n";
@@ -165,7 +166,7 @@ static int parse_args(int argc, char **argv, opts *o)
 		char *end;
 		long v = strtol(o->jobs, &end, 10);
 		if (*end || v < 1 || v > 1024)
-			return usage_error("-j needs a number of traces to read at a time, from 1 to 1024, not '%s'", o->jobs);
+			return usage_error("-j needs a number of threads to read with, from 1 to 1024, not '%s'", o->jobs);
 	}
 	const char *num[] = {o->timeout, o->lua_mem};
 	const char *what[] = {"--timeout needs seconds", "--lua-mem needs megabytes"};

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* The reader never builds a DOM: the top level is walked as a stream, each element of
  * traceEvents is first delimited (its bytes kept in one buffer, however the input was
  * split) and then parsed in place. Values the analysis does not need are skipped. */
@@ -1156,6 +1157,7 @@ static void pipe_start(rd *r)
 		free(p);
 		return; /* events are parsed in place */
 	}
+	pthread_setname_np(p->thread, "hmem-events"); /* for perf and top */
 	r->pipe = p;
 }
 
@@ -1482,7 +1484,7 @@ hm_trace *hm_trace_read(const char *path, char *err, size_t errsz, int *code)
 
 hm_trace *hm_trace_read_counted(const char *path, char *err, size_t errsz, int *code, uint64_t *lost, uint64_t *progress)
 {
-	hm_read_opts o = {0, progress, 1};
+	hm_read_opts o = {0, progress, 2};
 	return hm_trace_read_opts(path, &o, err, errsz, code, lost);
 }
 
@@ -1491,7 +1493,7 @@ hm_trace *hm_trace_read_opts(const char *path, const hm_read_opts *o, char *err,
 	uint64_t *progress = o->progress;
 	if (lost)
 		*lost = 0;
-	hm_src *src = hm_src_open(path, err, errsz);
+	hm_src *src = hm_src_open_threads(path, o->threads > 1, err, errsz);
 	if (!src) {
 		*code = HM_EXIT_IO;
 		return NULL;

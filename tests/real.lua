@@ -116,3 +116,22 @@ for _, pack in ipairs({ "size", "op", "phase", "lifetime", "pytorch" }) do
     end
   end
 end
+
+-- Results never depend on -j: one trace on one thread (everything inline) and on three
+-- (inflating, scanning and parsing events each on its own thread), and the whole directory
+-- read 1, 2 and 8 traces at a time, give the same --json byte for byte.
+local function run_json(args)
+  local p = io.popen("./hmem run -q pytorch " .. args .. " --json - 2>&1")
+  local text = p:read("a")
+  local ok_exit = p:close()
+  return ok_exit and text or nil
+end
+for _, e in ipairs(expected) do
+  local path = ("%q"):format("tests/data/" .. e.path)
+  local one, three = run_json(path .. " -j 1"), run_json(path .. " -j 3")
+  check(one and one == three, e.path:match("[^/]+$") .. ": same --json with -j 1 and -j 3",
+    one and "outputs differ" or "run failed")
+end
+local dir1 = run_json("tests/data -j 1")
+check(dir1 and dir1 == run_json("tests/data -j 2") and dir1 == run_json("tests/data -j 8"),
+  "tests/data: same --json with -j 1, -j 2 and -j 8", dir1 and "outputs differ" or "run failed")
