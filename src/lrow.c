@@ -55,7 +55,11 @@ static void push_list(lua_State *L, const row *r, int field)
 /* row[key]: the field id comes from the upvalue table (name -> id). [-0, +1, e] */
 static int row_index(lua_State *L)
 {
-	const row *r = luaL_checkudata(L, 1, HM_ROW_META);
+	/* the metatable is upvalue 2: cheaper than luaL_checkudata's lookup by name */
+	const row *r = lua_touserdata(L, 1);
+	if (!r || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2)))
+		return luaL_typeerror(L, 1, HM_ROW_META);
+	lua_pop(L, 1);
 	lua_pushvalue(L, 2);
 	int field = lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : HM_F_NONE;
 	lua_pop(L, 1);
@@ -97,7 +101,8 @@ void hm_lua_row_register(lua_State *L)
 		lua_pushinteger(L, i);
 		lua_setfield(L, -2, hm_field_name(i));
 	}
-	lua_pushcclosure(L, row_index, 1);
+	lua_pushvalue(L, -2);
+	lua_pushcclosure(L, row_index, 2);
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, row_newindex);
 	lua_setfield(L, -2, "__newindex");

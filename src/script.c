@@ -566,6 +566,7 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	}
 	s->L = L;
 	*(hm_script **)lua_getextraspace(L) = s;
+	lua_gc(L, LUA_GCGEN, 0, 0); /* rows are short-lived userdata: generational collection suits them */
 	if (o->timeout_s > 0)
 		lua_sethook(L, time_hook, LUA_MASKCOUNT, HOOK_EVERY);
 	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
@@ -657,6 +658,10 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 	const hm_mem *m = &f->t->mem;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, s->cats_ref);
 	int cache = lua_gettop(L);
+	/* once for all rows: the message handler and the function (a call costs ~100 ns) */
+	lua_pushcfunction(L, msghandler);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
+	int msgh = cache + 1, fn = cache + 2;
 	for (size_t si = 0; si < f->nseries; si++) {
 		hm_series *x = &f->series[si];
 		for (size_t k = 0; k < x->n; k++) {
@@ -679,12 +684,12 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 					continue;
 				}
 			}
-			lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
+			lua_pushvalue(L, fn);
 			hm_lua_row_push(L, f, x, (uint32_t)k, NULL);
 			s->calls++;
 			char where[512], limit[512];
 			limits_arm(s);
-			if (hm_lua_docall(L, 1, 1) != LUA_OK) {
+			if (lua_pcall(L, 1, 1, msgh) != LUA_OK) {
 				describe(f, x, k, where, sizeof where);
 				const char *msg = limits_report(s, limit, sizeof limit) ? limit : lua_tostring(L, -1);
 				const char *tb = strstr(msg, "\nstack traceback:");

@@ -9,6 +9,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_AVX512_CLONE 1
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +46,7 @@ typedef struct rd {
 	size_t last_cat_len;
 	uint32_t last_cat_id;
 	size_t ntok, tokcap;
+	size_t tok0; /* the current event's first token (earlier ones belong to events waiting for the handler) */
 	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
 	char *scratch; /* unescaped strings */
 	size_t scratch_cap;
@@ -323,6 +328,59 @@ static const char *str_value(rd *r, const char *p, const char *q, size_t *len)
 	return r->scratch;
 }
 
+static inline int is_ws(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Past the white space at p (which stops before the end of the buffer: an event ends with
+ * '}' and the buffer has PAD bytes more). Mostly there is none or one space; a new line
+ * and its indent are crossed sixteen bytes at a time. */
+static inline const char *past_ws(const char *p)
+{
+	if (!is_ws(*p))
+		return p;
+	if (!is_ws(*++p))
+		return p;
+#ifdef __SSE2__
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	while (is_ws(*p))
+		p++;
+	return p;
+#endif
+}
+
+/* The end of the number or literal at p: the first byte of ends_scalar. */
+static inline const char *scalar_end(const char *p)
+{
+#ifdef __SSE2__
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i a = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8('}'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(']')), _mm_cmpeq_epi8(v, _mm_setzero_si128())));
+		__m128i b = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(a, b));
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	while (!ends_scalar[(unsigned char)*p])
+		p++;
+	return p;
+#endif
+}
+
 typedef struct slice {
 	const char *p, *q; /* [p, q); p == NULL when absent */
 } slice;
@@ -351,7 +409,8 @@ typedef void (*member_fn)(rd *r, const char *key, size_t klen, slice val, void *
 
 static const char *members(rd *r, const char *p, const char *e, member_fn fn, void *ud)
 {
-	p = ws(p + 1, e);
+	/* [p, e) ends with its '}', where the white space and number scans stop at the latest */
+	p = past_ws(p + 1);
 	if (p < e && *p == '}')
 		return NULL;
 	for (;;) {
@@ -360,15 +419,15 @@ static const char *members(rd *r, const char *p, const char *e, member_fn fn, vo
 		const char *kq = skip(p, e);
 		if (kq > e || kq[-1] != '"')
 			return p;
-		const char *v = ws(kq, e);
+		const char *v = past_ws(kq);
 		if (v >= e || *v != ':')
 			return v;
-		v = ws(v + 1, e);
-		const char *ve = skip(v, e);
+		v = past_ws(v + 1);
+		const char *ve = *v == '"' || *v == '{' || *v == '[' ? skip(v, e) : scalar_end(v);
 		if (v >= e || ve == v)
 			return v;
 		fn(r, p + 1, (size_t)(kq - p - 2), (slice){v, ve}, ud);
-		p = ws(ve, e);
+		p = past_ws(ve);
 		if (p < e && *p == ',') {
 			p = ws(p + 1, e);
 			continue;
@@ -432,15 +491,13 @@ static uint64_t off_of(rd *r, const char *p)
 	return r->base + (uint64_t)(p - r->buf);
 }
 
-/* Exact µs text to ns for the common form (digits, up to three decimals); anything else
- * goes through the general parser. */
-static const char *fast_ns(const char *p, const char *e, int64_t *out)
+/* Eight digits at a time while they last (SWAR: all eight are '0'..'9'), at most max
+ * digits in all (fewer when the text ends); *v accumulates them. */
+static inline const char *digits8(const char *p, const char *e, long max, int64_t *v)
 {
-	int64_t v = 0;
 	const char *s = p;
-	/* eight digits at a time while they last (SWAR: all eight are '0'..'9') */
 	uint64_t w;
-	while (e - p >= 8 && p - s <= 8) {
+	while (e - p >= 8 && (p - s) + 8 <= max) {
 		memcpy(&w, p, 8);
 		if (((w & 0xf0f0f0f0f0f0f0f0ull) | (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) !=
 		    0x3333333333333333ull)
@@ -449,9 +506,19 @@ static const char *fast_ns(const char *p, const char *e, int64_t *out)
 		w = (w * 10) + (w >> 8);
 		w = (((w & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
 		     (((w >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >> 32;
-		v = v * 100000000 + (int64_t)w;
+		*v = *v * 100000000 + (int64_t)w;
 		p += 8;
 	}
+	return p;
+}
+
+/* Exact µs text to ns for the common form (digits, up to three decimals); anything else
+ * goes through the general parser. */
+static const char *fast_ns(const char *p, const char *e, int64_t *out)
+{
+	int64_t v = 0;
+	const char *s = p;
+	p = digits8(p, e, 16, &v);
 	while (p < e && *p >= '0' && *p <= '9' && p - s < 16)
 		v = v * 10 + (*p++ - '0');
 	/* Sixteen digits of µs can pass INT64_MAX / 1000, and v * 1000 (or the decimals
@@ -484,6 +551,7 @@ static const char *fast_int(const char *p, const char *e, int64_t *out)
 	p += neg;
 	int64_t v = 0;
 	const char *d = p;
+	p = digits8(p, e, 18, &v);
 	while (p < e && *p >= '0' && *p <= '9' && p - d < 18)
 		v = v * 10 + (*p++ - '0');
 	if (p != e || p == d || (*d == '0' && p - d > 1))
@@ -874,6 +942,50 @@ static inline blk classify64(const unsigned char *p)
 	return b;
 }
 
+/* A run of whole blocks classified at once (a call per CHUNK blocks, so the choice
+ * between instruction sets costs nothing per block). */
+#define CHUNK 64
+
+static void classify_chunk_base(const unsigned char *p, size_t n, blk *out)
+{
+	for (size_t k = 0; k < n; k++)
+		out[k] = classify64(p + 64 * k);
+}
+
+#ifdef HAVE_AVX512_CLONE
+/* AVX-512BW (where the CPU has it): one load and four compares into masks per block. */
+__attribute__((target("avx512bw"))) static void classify_chunk_avx512(const unsigned char *p, size_t n, blk *out)
+{
+	const __m512i q = _mm512_set1_epi8('"'), s = _mm512_set1_epi8('\\'), o = _mm512_set1_epi8('{'),
+		      c = _mm512_set1_epi8('}'), x = _mm512_set1_epi8(0x20);
+	for (size_t k = 0; k < n; k++) {
+		__m512i v = _mm512_loadu_si512((const void *)(p + 64 * k)), w = _mm512_or_si512(v, x);
+		out[k].quote = _mm512_cmpeq_epi8_mask(v, q);
+		out[k].bslash = _mm512_cmpeq_epi8_mask(v, s);
+		out[k].bracket = _mm512_cmpeq_epi8_mask(w, o) | _mm512_cmpeq_epi8_mask(w, c);
+	}
+}
+#endif
+
+typedef void (*classify_fn)(const unsigned char *p, size_t n, blk *out);
+
+/* HMEM_SIMD=base keeps to the baseline code (SSE2 on x86-64), to compare the two. */
+static classify_fn pick_classify(void)
+{
+	static classify_fn picked;
+	classify_fn f = __atomic_load_n(&picked, __ATOMIC_RELAXED);
+	if (f)
+		return f;
+	f = classify_chunk_base;
+#ifdef HAVE_AVX512_CLONE
+	const char *want = getenv("HMEM_SIMD");
+	if (__builtin_cpu_supports("avx512bw") && !(want && strcmp(want, "base") == 0))
+		f = classify_chunk_avx512;
+#endif
+	__atomic_store_n(&picked, f, __ATOMIC_RELAXED);
+	return f;
+}
+
 /* The bytes escaped by a backslash (the byte after an odd run of them), carried across
  * blocks in *carry (simdjson's method: runs starting on even and odd bits are told apart
  * with one addition). */
@@ -898,58 +1010,7 @@ static inline uint64_t prefix_xor(uint64_t x)
 	return x;
 }
 
-static inline int is_ws(char c)
-{
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
 
-/* Past the white space at p (which stops before the end of the buffer: an event ends with
- * '}' and the buffer has PAD bytes more). Mostly there is none or one space; a new line
- * and its indent are crossed sixteen bytes at a time. */
-static inline const char *past_ws(const char *p)
-{
-	if (!is_ws(*p))
-		return p;
-	if (!is_ws(*++p))
-		return p;
-#ifdef __SSE2__
-	for (;;) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
-		unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
-		if (m)
-			return p + __builtin_ctz(m);
-		p += 16;
-	}
-#else
-	while (is_ws(*p))
-		p++;
-	return p;
-#endif
-}
-
-/* The end of the number or literal at p: the first byte of ends_scalar. */
-static inline const char *scalar_end(const char *p)
-{
-#ifdef __SSE2__
-	for (;;) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i a = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8('}'))),
-					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(']')), _mm_cmpeq_epi8(v, _mm_setzero_si128())));
-		__m128i b = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
-		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(a, b));
-		if (m)
-			return p + __builtin_ctz(m);
-		p += 16;
-	}
-#else
-	while (!ends_scalar[(unsigned char)*p])
-		p++;
-	return p;
-#endif
-}
 
 
 static inline void add_tok(rd *r, size_t start, size_t end, int container)
@@ -1096,14 +1157,13 @@ static void event_done(rd *r, size_t s, size_t e)
 			r->t->events++;
 		return;
 	}
+	/* the tokens stay where the scanner put them: r->tok goes to the handler with the batch */
 	batch *b = &r->pipe->b[r->pipe->cur];
 	if (b->nev * 4 + 4 > b->evcap)
 		hm_grow(&b->ev, &b->evcap, b->nev * 4 + 4, sizeof *b->ev);
-	hm_grow(&b->tok, &b->tokcap, b->ntok + r->ntok + 1, sizeof *b->tok);
-	memcpy(b->tok + b->ntok, r->tok, r->ntok * sizeof *r->tok);
 	uint32_t *v = b->ev + 4 * b->nev++;
-	v[0] = (uint32_t)s, v[1] = (uint32_t)e, v[2] = (uint32_t)b->ntok, v[3] = (uint32_t)r->ntok;
-	b->ntok += r->ntok;
+	v[0] = (uint32_t)s, v[1] = (uint32_t)e, v[2] = (uint32_t)r->tok0, v[3] = (uint32_t)(r->ntok - r->tok0);
+	r->tok0 = r->ntok;
 }
 
 /* The scanner needs more input: pass the buffer with its events to the handler and go
@@ -1117,6 +1177,8 @@ static int pipe_handover(rd *r, size_t keep)
 	if (!b->nev)
 		return 0;
 	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base;
+	tok *old_tok = r->tok;
+	b->tok = r->tok, b->tokcap = r->tokcap; /* the tokens of its events, and of the event in progress */
 	pthread_mutex_lock(&p->mu);
 	fifo_put(p->full, &p->nfull, p->headf, p->cur);
 	pthread_cond_broadcast(&p->cv);
@@ -1133,6 +1195,11 @@ static int pipe_handover(rd *r, size_t keep)
 	}
 	memcpy(n->buf, r->buf + keep, r->len - keep);
 	r->buf = n->buf, r->cap = n->cap;
+	/* the event in progress keeps its tokens, at the start of the new batch's array */
+	size_t part = r->ntok - r->tok0;
+	hm_grow(&n->tok, &n->tokcap, part + 64, sizeof *n->tok);
+	memcpy(n->tok, old_tok + r->tok0, part * sizeof *n->tok);
+	r->tok = n->tok, r->tokcap = n->tokcap, r->ntok = part, r->tok0 = 0;
 	if (stop) {
 		r->failed = 1; /* the handler's error is reported */
 		r->eof = 1;
@@ -1169,6 +1236,8 @@ static void pipe_finish(rd *r)
 		return;
 	batch *b = &p->b[p->cur];
 	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base;
+	b->tok = r->tok, b->tokcap = r->tokcap;
+	r->tok = NULL; /* freed below with the batches */
 	pthread_mutex_lock(&p->mu);
 	if (b->nev)
 		fifo_put(p->full, &p->nfull, p->headf, p->cur);
@@ -1233,6 +1302,9 @@ static void parse_events(rd *r)
 	size_t i = r->pos, ev_start = 0, gap = r->pos, str_start = 0, cont_start = 0;
 	int depth = 0, first = 1;
 	uint64_t esc_carry = 0, str_carry = 0; /* from the block before: next byte escaped; inside a string */
+	classify_fn classify = pick_classify();
+	blk cb[CHUNK]; /* the blocks from cb_at to cb_end, classified */
+	size_t cb_at = 1, cb_end = 0;
 	for (;;) {
 		if (i >= r->len) {
 			if ((r->eof || r->failed) && r->keep_partial) {
@@ -1261,10 +1333,19 @@ static void parse_events(rd *r)
 			/* Whole blocks only until the end: the carries are right at a block's end. */
 			size_t shift = fill(r, depth ? ev_start : gap);
 			i -= shift, ev_start -= shift, gap -= shift, str_start -= shift, cont_start -= shift;
+			cb_at = 1, cb_end = 0; /* the bytes have moved */
 			continue;
 		}
-		blk b = classify64((const unsigned char *)r->buf + i);
 		size_t n = r->len - i < 64 ? r->len - i : 64;
+		if (i < cb_at || i >= cb_end) { /* classify the next whole blocks (a partial one alone) */
+			size_t nb = (r->len - i) / 64 > CHUNK ? CHUNK : (r->len - i) / 64;
+			if (nb)
+				classify((const unsigned char *)r->buf + i, nb, cb);
+			else
+				cb[0] = classify64((const unsigned char *)r->buf + i), nb = 1;
+			cb_at = i, cb_end = i + 64 * nb;
+		}
+		blk b = cb[(i - cb_at) / 64];
 		if (n < 64) {
 			uint64_t keep = (UINT64_C(1) << n) - 1;
 			b.quote &= keep, b.bslash &= keep, b.bracket &= keep;
@@ -1297,7 +1378,7 @@ static void parse_events(rd *r)
 						return;
 					}
 					ev_start = j;
-					r->ntok = 0;
+					r->ntok = r->tok0;
 				} else if (depth == 1) {
 					cont_start = j;
 				}

@@ -120,8 +120,8 @@ end
 -- Results never depend on -j: one trace on one thread (everything inline) and on three
 -- (inflating, scanning and parsing events each on its own thread), and the whole directory
 -- read 1, 2 and 8 traces at a time, give the same --json byte for byte.
-local function run_json(args)
-  local p = io.popen("./hmem run -q pytorch " .. args .. " --json - 2>&1")
+local function run_json(args, env)
+  local p = io.popen((env or "") .. "./hmem run -q pytorch " .. args .. " --json - 2>&1")
   local text = p:read("a")
   local ok_exit = p:close()
   return ok_exit and text or nil
@@ -135,3 +135,12 @@ end
 local dir1 = run_json("tests/data -j 1")
 check(dir1 and dir1 == run_json("tests/data -j 2") and dir1 == run_json("tests/data -j 8"),
   "tests/data: same --json with -j 1, -j 2 and -j 8", dir1 and "outputs differ" or "run failed")
+
+-- The block scan's vector code (AVX-512 where the CPU has it) and the baseline code
+-- (HMEM_SIMD=base) read every real trace the same.
+for _, e in ipairs(expected) do
+  local path = ("%q"):format("tests/data/" .. e.path)
+  local wide, base = run_json(path), run_json(path, "HMEM_SIMD=base ")
+  check(wide and wide == base, e.path:match("[^/]+$") .. ": same --json with HMEM_SIMD=base",
+    wide and "outputs differ" or "run failed")
+end
