@@ -111,6 +111,7 @@ fail:
  * inflates on its own thread, a few buffers ahead of the parser. */
 #define NSLOT 4
 #define SLOT_BYTES (4u << 20)
+#define SLOT_CAP (HM_SRC_HEADROOM + SLOT_BYTES + 4096) /* room before and after the inflated bytes */
 
 static void start_thread(hm_src *s);
 
@@ -136,7 +137,7 @@ struct hm_src {
 	char err[256];
 	/* the inflating thread */
 	pthread_t thread;
-	int threaded, stop;
+	int started, threaded, stop;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	slot slots[NSLOT];
@@ -347,14 +348,14 @@ static void *inflater(void *arg)
 	hm_src *s = arg;
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
-		while (s->slots[s->tail].full && !s->stop)
-			pthread_cond_wait(&s->cv, &s->mu);
+		while ((s->slots[s->tail].full || !s->slots[s->tail].buf) && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu); /* a slot taken by the reader waits for a buffer (hm_src_give) */
 		int stop = s->stop;
 		slot *sl = &s->slots[s->tail];
 		pthread_mutex_unlock(&s->mu);
 		if (stop)
 			return NULL;
-		long n = gz_read_whole(s, sl->buf, SLOT_BYTES);
+		long n = gz_read_whole(s, sl->buf + HM_SRC_HEADROOM, SLOT_BYTES);
 		pthread_mutex_lock(&s->mu);
 		sl->n = n;
 		sl->full = 1;
@@ -369,9 +370,10 @@ static void *inflater(void *arg)
 static void start_thread(hm_src *s)
 {
 	for (int i = 0; i < NSLOT; i++)
-		s->slots[i].buf = hm_xrealloc(NULL, SLOT_BYTES);
+		s->slots[i].buf = hm_xrealloc(NULL, SLOT_CAP);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	s->started = 1;
 	s->threaded = pthread_create(&s->thread, NULL, inflater, s) == 0;
 	if (s->threaded)
 		pthread_setname_np(s->thread, "hmem-inflate"); /* for perf and top */
@@ -391,7 +393,7 @@ long hm_src_read(hm_src *s, char *buf, size_t cap)
 	if (sl->n <= 0)
 		return sl->n; /* the end or the error stays: every later read says the same */
 	size_t n = (size_t)sl->n - s->off < cap ? (size_t)sl->n - s->off : cap;
-	memcpy(buf, sl->buf + s->off, n);
+	memcpy(buf, sl->buf + HM_SRC_HEADROOM + s->off, n);
 	s->off += n;
 	if (s->off == (size_t)sl->n) {
 		s->off = 0;
@@ -402,6 +404,46 @@ long hm_src_read(hm_src *s, char *buf, size_t cap)
 		pthread_mutex_unlock(&s->mu);
 	}
 	return (long)n;
+}
+
+/* The inflated bytes are handed over in the buffer they were inflated into: no copy. */
+long hm_src_take(hm_src *s, char **buf, size_t *cap, size_t *at)
+{
+	if (!s->threaded)
+		return -2;
+	pthread_mutex_lock(&s->mu);
+	while (!s->slots[s->head].full)
+		pthread_cond_wait(&s->cv, &s->mu);
+	slot *sl = &s->slots[s->head];
+	long n = s->off ? -2 : sl->n; /* partly copied out by hm_src_read: go on that way */
+	if (n > 0) {
+		*buf = sl->buf, *cap = SLOT_CAP, *at = HM_SRC_HEADROOM;
+		sl->buf = NULL;
+		sl->full = 0;
+		s->head = (s->head + 1) % NSLOT;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+void hm_src_give(hm_src *s, char *buf, size_t cap)
+{
+	if (cap < SLOT_CAP) {
+		free(buf);
+		buf = hm_xrealloc(NULL, SLOT_CAP);
+	}
+	pthread_mutex_lock(&s->mu);
+	int i = 0;
+	while (i < NSLOT && s->slots[(s->tail + i) % NSLOT].buf)
+		i++;
+	if (i < NSLOT) {
+		s->slots[(s->tail + i) % NSLOT].buf = buf;
+		buf = NULL;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(buf); /* more buffers than slots: not needed */
 }
 
 const char *hm_src_error(const hm_src *s) { return s->err; }
@@ -420,9 +462,9 @@ void hm_src_close(hm_src *s)
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->thread, NULL);
 	}
-	if (s->gzip && s->slots[0].buf) {
-		for (int i = 0; i < NSLOT; i++)
-			free(s->slots[i].buf);
+	for (int i = 0; i < NSLOT; i++)
+		free(s->slots[i].buf);
+	if (s->started) {
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);
 	}

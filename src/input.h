@@ -22,6 +22,14 @@ hm_src *hm_src_open(const char *path, char *err, size_t errsz);
 hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t errsz);
 /* Read up to cap bytes of JSON; returns 0 at the end, -1 on error (hm_src_error says why). */
 long hm_src_read(hm_src *s, char *buf, size_t cap);
+/* Without copying (a gzip file inflating on its own thread, between buffers; else
+ * returns -2 and hm_src_read is the way): the next inflated bytes in a buffer the caller now owns, of
+ * *cap bytes with the data at [*at, *at + n) and at least HM_SRC_HEADROOM bytes free
+ * before it. Returns n, 0 at the end, -1 on error (as hm_src_read, which then says the
+ * same). The caller gives a buffer back for each one taken, when done with it. */
+#define HM_SRC_HEADROOM (64u << 10)
+long hm_src_take(hm_src *s, char **buf, size_t *cap, size_t *at);
+void hm_src_give(hm_src *s, char *buf, size_t cap);
 const char *hm_src_error(const hm_src *s);
 /* Bytes of the file consumed so far and its total size (for progress and messages). */
 uint64_t hm_src_file_pos(const hm_src *s);

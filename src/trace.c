@@ -67,6 +67,7 @@ static void fail_at(rd *r, uint64_t off, const char *fmt, const char *a, const c
 }
 
 static int pipe_handover(rd *r, size_t keep);
+static void pass_on(rd *r, char *nb, size_t ncap);
 
 /* Read more input; bytes before keep are no longer needed and may be dropped.
  * Returns the shift applied to buffer indices (subtract it from saved indices),
@@ -76,6 +77,22 @@ static size_t fill(rd *r, size_t keep)
 	if (!r->src || r->eof) {
 		r->eof = 1;
 		return 0;
+	}
+	char *nb;
+	size_t ncap, at, tail = r->len - keep;
+	long got;
+	if (r->len >= HM_SRC_HEADROOM && tail <= HM_SRC_HEADROOM && (got = hm_src_take(r->src, &nb, &ncap, &at)) > 0) {
+		/* Inflated bytes arrive in a buffer of their own: the kept bytes go in front of
+		 * them, and nothing else is copied. */
+		size_t to = at - tail, shift = keep - to;
+		memcpy(nb + to, r->buf + keep, tail);
+		pass_on(r, nb, ncap);
+		r->len = at + (size_t)got;
+		r->pos -= shift;
+		r->base += shift;
+		if (r->progress)
+			__atomic_store_n(r->progress, hm_src_file_pos(r->src), __ATOMIC_RELAXED);
+		return shift;
 	}
 	size_t shift = keep;
 	if (r->pipe && pipe_handover(r, keep)) {
@@ -1089,6 +1106,7 @@ bad:
 typedef struct batch {
 	char *buf;
 	size_t cap, len;
+	int give; /* buf goes back to the source when parsed (hm_src_give) */
 	uint64_t base;
 	uint32_t *ev; /* per event: start, end (past its '}'), first token, number of tokens */
 	size_t nev, evcap;
@@ -1139,6 +1157,8 @@ static void *handler(void *arg)
 				h->t->events++;
 		}
 		b->nev = b->ntok = 0;
+		if (b->give)
+			hm_src_give(h->src, b->buf, b->cap), b->buf = NULL, b->cap = 0, b->give = 0;
 		pthread_mutex_lock(&p->mu);
 		if (h->failed)
 			p->stop = 1;
@@ -1166,19 +1186,17 @@ static void event_done(rd *r, size_t s, size_t e)
 	r->tok0 = r->ntok;
 }
 
-/* The scanner needs more input: pass the buffer with its events to the handler and go
- * on in a free one, starting with the bytes from keep. Returns 0 when there is nothing to
- * pass (the buffer is kept and compacted as without a handler). A failed handler stops
- * the scanner through r->failed (its error is the one reported). */
-static int pipe_handover(rd *r, size_t keep)
+/* Pass the current batch (its events are in r->buf, which goes with it; give: back to the
+ * source when parsed) to the handler and make a free one current, with the tokens of the
+ * event in progress. A failed handler stops the scanner through r->failed (its error is
+ * the one reported). */
+static batch *pipe_publish(rd *r, int give)
 {
 	pipe *p = r->pipe;
 	batch *b = &p->b[p->cur];
-	if (!b->nev)
-		return 0;
-	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base;
+	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base, b->give = give;
 	tok *old_tok = r->tok;
-	b->tok = r->tok, b->tokcap = r->tokcap; /* the tokens of its events, and of the event in progress */
+	b->tok = r->tok, b->tokcap = r->tokcap;
 	pthread_mutex_lock(&p->mu);
 	fifo_put(p->full, &p->nfull, p->headf, p->cur);
 	pthread_cond_broadcast(&p->cv);
@@ -1188,23 +1206,53 @@ static int pipe_handover(rd *r, size_t keep)
 	int stop = p->stop;
 	pthread_mutex_unlock(&p->mu);
 	batch *n = &p->b[p->cur];
-	if (n->cap < r->cap) {
-		free(n->buf);
-		n->buf = hm_xrealloc(NULL, r->cap);
-		n->cap = r->cap;
-	}
-	memcpy(n->buf, r->buf + keep, r->len - keep);
-	r->buf = n->buf, r->cap = n->cap;
-	/* the event in progress keeps its tokens, at the start of the new batch's array */
 	size_t part = r->ntok - r->tok0;
 	hm_grow(&n->tok, &n->tokcap, part + 64, sizeof *n->tok);
 	memcpy(n->tok, old_tok + r->tok0, part * sizeof *n->tok);
 	r->tok = n->tok, r->tokcap = n->tokcap, r->ntok = part, r->tok0 = 0;
 	if (stop) {
-		r->failed = 1; /* the handler's error is reported */
+		r->failed = 1;
 		r->eof = 1;
 	}
+	return n;
+}
+
+/* The scanner needs more input: pass the buffer with its events to the handler and go
+ * on in a free one, starting with the bytes from keep. Returns 0 when there is nothing to
+ * pass (the buffer is kept and compacted as without a handler). */
+static int pipe_handover(rd *r, size_t keep)
+{
+	if (!r->pipe->b[r->pipe->cur].nev)
+		return 0;
+	char *old = r->buf;
+	size_t len = r->len;
+	batch *n = pipe_publish(r, 0);
+	if (n->cap < r->cap) {
+		free(n->buf);
+		n->buf = hm_xrealloc(NULL, r->cap);
+		n->cap = r->cap;
+	}
+	memcpy(n->buf, old + keep, len - keep);
+	r->buf = n->buf, r->cap = n->cap;
 	return 1;
+}
+
+/* r->buf is done with (its last bytes are copied to nb, which becomes r->buf): to the
+ * handler with its events, or back to the source. The current batch then holds no buffer
+ * (a spare one it had goes to the source too). */
+static void pass_on(rd *r, char *nb, size_t ncap)
+{
+	batch *cur = r->pipe ? &r->pipe->b[r->pipe->cur] : NULL;
+	if (cur && cur->nev) {
+		cur = pipe_publish(r, 1);
+	} else {
+		hm_src_give(r->src, r->buf, r->cap);
+		if (cur && cur->buf == r->buf)
+			cur->buf = NULL, cur->cap = 0;
+	}
+	if (cur && cur->buf)
+		hm_src_give(r->src, cur->buf, cur->cap), cur->buf = NULL, cur->cap = 0;
+	r->buf = nb, r->cap = ncap;
 }
 
 static void pipe_start(rd *r)
@@ -1235,7 +1283,7 @@ static void pipe_finish(rd *r)
 	if (!p)
 		return;
 	batch *b = &p->b[p->cur];
-	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base;
+	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base, b->give = 0;
 	b->tok = r->tok, b->tokcap = r->tokcap;
 	r->tok = NULL; /* freed below with the batches */
 	pthread_mutex_lock(&p->mu);
