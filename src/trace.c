@@ -1404,20 +1404,25 @@ static void parse_events(rd *r)
 		uint64_t brackets = b.bracket & ~in_str;
 		const char *buf = r->buf;
 		for (;;) {
-			uint64_t bits = depth >= 2 ? brackets : brackets | quotes;
-			if (!bits)
+			if (depth == 1) { /* the quotes before the next bracket: strings of the event's members */
+				uint64_t before = brackets ? (brackets & (0 - brackets)) - 1 : ~UINT64_C(0), q = quotes & before;
+				for (; q; q &= q - 1) {
+					unsigned at = (unsigned)__builtin_ctzll(q);
+					if (in_str >> at & 1)
+						str_start = i + at;
+					else
+						add_tok(r, str_start - ev_start, i + at - ev_start, 0);
+				}
+			}
+			if (!brackets)
 				break;
-			unsigned at = (unsigned)__builtin_ctzll(bits);
-			uint64_t past = ~((UINT64_C(2) << at) - 1); /* bits after this one */
+			/* elsewhere quotes only matter through in_str: the next bracket, and those after it */
+			unsigned at = (unsigned)__builtin_ctzll(brackets);
+			uint64_t past = ~((UINT64_C(2) << at) - 1);
 			brackets &= past, quotes &= past;
 			size_t j = i + at;
 			char c = buf[j];
-			if (c == '"') {
-				if (in_str >> at & 1)
-					str_start = j;
-				else if (depth == 1)
-					add_tok(r, str_start - ev_start, j - ev_start, 0);
-			} else if (c == '{' || c == '[') {
+			if (c == '{' || c == '[') {
 				if (depth == 0) {
 					if (!gap_ok(r, gap, j, first, 0))
 						return;
