@@ -1,7 +1,8 @@
 #define _GNU_SOURCE
 /* The reader never builds a DOM: the top level is walked as a stream, each element of
  * traceEvents is first delimited (its bytes kept in one buffer, however the input was
- * split) and then parsed in place. Values the analysis does not need are skipped. */
+ * split) and then parsed in place, on a second thread when there is one (see "two
+ * threads per file"). Values the analysis does not need are skipped. */
 #include "trace.h"
 #include "input.h"
 
@@ -1095,12 +1096,14 @@ bad:
 /* ---- two threads per file: this one finds events, a handler thread parses them ----
  *
  * Finding where events start and end (the block scan) and parsing their members cost
- * about the same, so a file is read by two threads: the scanner fills a buffer, records
- * each complete event and its depth-1 tokens, and hands the buffer over when it needs
- * more input; the handler parses those events in file order into the trace. Only the
- * handler touches the columns and tables; the scanner keeps to the buffers, the top
- * level and the cut-off fields. Errors stay in file order: every event the handler sees
- * comes before anything the scanner fails on, so the handler's error wins. */
+ * about the same, so a file is read by two threads (three with gzip's inflating thread):
+ * the scanner fills a buffer, records each complete event and its depth-1 tokens, and
+ * hands the buffer and the tokens over when it needs more input; the handler parses those
+ * events in file order into the trace. Buffers of inflated bytes come from the inflating
+ * thread and go back to it once parsed (hm_src_take, hm_src_give). Only the handler
+ * touches the columns and tables; the scanner keeps to the buffers, the top level and
+ * the cut-off fields. Errors stay in file order: every event the handler sees comes
+ * before anything the scanner fails on, so the handler's error wins. */
 #define NBATCH 4
 
 typedef struct batch {
