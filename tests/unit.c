@@ -576,6 +576,39 @@ static void test_trace_generations(void)
 	hm_trace_free(t);
 }
 
+/* Times in every form: the reader's fast paths give exactly what the general exact parser
+ * (hm_num_i64, µs to ns) gives, and refuse what it refuses. */
+static void test_trace_times(void)
+{
+	static const char *const forms[] = {
+		"0.500", "1.000", "10.250", "7", "12", "1419116105360.746", "999999999999999.999",
+		"100000000000000.001", "1234567890123456.125", "1623143089861005", "1.5", "1.25",
+		"0.001", "1e3", "1.0000", "-1.000", "-0.500", "01.000", "00.000", "1.", ".500",
+		"1419116105360.7461", "4611686018427387.903", "9999999999999999", NULL,
+	};
+	grp g = {0};
+	for (int i = 0; forms[i]; i++) {
+		char err[512];
+		sb b = {0};
+		tr_open(&b);
+		mem_ev(&b, forms[i], 1, 0, 16, 8, NOTOT, NOTOT, "1", "1");
+		tr_close(&b);
+		hm_trace *t = parse_text("times.json", b.p, b.n, err, sizeof err);
+		int64_t want;
+		const char *bad = hm_num_i64(forms[i], strlen(forms[i]), 3, 1, &want);
+		if (!bad && (want <= -(INT64_C(1) << 62) || want >= (INT64_C(1) << 62)))
+			bad = "out of range";
+		if (bad)
+			g_true(&g, t == NULL, "ts %s: read as %" PRId64 ", the general parser says: %s", forms[i],
+			       t ? t->mem.ts[0] : 0, bad);
+		else if (g_true(&g, t != NULL, "ts %s: refused (%s), the general parser reads %" PRId64, forms[i], err, want))
+			g_i64(&g, forms[i], t->mem.ts[0], want);
+		hm_trace_free(t);
+		sb_free(&b);
+	}
+	g_done(&g, "trace: ts in 24 forms reads exactly as the general decimal parser (fast paths included)");
+}
+
 static void test_trace_shapes(void)
 {
 	char err[512];
@@ -2179,6 +2212,7 @@ int main(void)
 	test_format();
 	test_strtab();
 	test_trace_generations();
+	test_trace_times();
 	test_trace_shapes();
 	test_trace_errors();
 	test_rank_from_name();
