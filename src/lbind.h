@@ -18,7 +18,25 @@ int hm_lua_docall(lua_State *L, int nargs, int nres);
 /* Register the row metatable. [-0, +0, m] */
 void hm_lua_row_register(lua_State *L);
 
-/* Push a new row for position k of series s. cats (may be NULL) names categories for
+/* Rows are light userdata, so that making one allocates nothing: the address of the
+ * event's slot in its series' ev array, bit 0 set when row.category can be read. The state
+ * keeps every series rows were made for, sorted by that address, to find a row's series. */
+typedef struct hm_rowspan {
+	const uint32_t *lo, *hi; /* the series' ev array */
+	const hm_file *f;
+	const hm_series *s;
+} hm_rowspan;
+
+typedef struct hm_rows {
+	hm_rowspan *v;
+	size_t n, cap, last; /* last: the span of the latest row made */
+	const hm_strtab *cats;
+} hm_rows;
+
+/* The state's rows (kept by script.c). */
+hm_rows *hm_lua_rows(lua_State *L);
+
+/* Push the row for position k of series s. cats (may be NULL) names categories for
  * row.category; it must outlive the row. [-0, +1, m] */
 void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats);
 

@@ -3,11 +3,43 @@
 
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct row {
 	hm_rowref r;
 	const hm_strtab *cats;
 } row;
+
+/* The span holding p, or NULL (a binary search: a run has a series per file and device). */
+static const hm_rowspan *span_of(hm_rows *t, const uint32_t *p)
+{
+	if (t->last < t->n && t->v[t->last].lo <= p && p < t->v[t->last].hi)
+		return &t->v[t->last];
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid].hi <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == t->n || p < t->v[lo].lo)
+		return NULL;
+	t->last = lo;
+	return &t->v[lo];
+}
+
+/* The row at argument i, or an error naming what it is instead. [-0, +0, v] */
+static row check_row(lua_State *L, int i)
+{
+	hm_rows *t = hm_lua_rows(L);
+	uintptr_t a = (uintptr_t)lua_touserdata(L, i);
+	const hm_rowspan *sp = lua_islightuserdata(L, i) ? span_of(t, (const uint32_t *)(a & ~(uintptr_t)1)) : NULL;
+	if (!sp)
+		luaL_typeerror(L, i, HM_ROW_META);
+	row r = {{sp->f, sp->s, (uint32_t)((const uint32_t *)(a & ~(uintptr_t)1) - sp->s->ev)}, a & 1 ? t->cats : NULL};
+	return r;
+}
 
 void hm_lua_push_value(lua_State *L, const hm_value *v)
 {
@@ -55,11 +87,8 @@ static void push_list(lua_State *L, const row *r, int field)
 /* row[key]: the field id comes from the upvalue table (name -> id). [-0, +1, e] */
 static int row_index(lua_State *L)
 {
-	/* the metatable is upvalue 2: cheaper than luaL_checkudata's lookup by name */
-	const row *r = lua_touserdata(L, 1);
-	if (!r || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2)))
-		return luaL_typeerror(L, 1, HM_ROW_META);
-	lua_pop(L, 1);
+	row rw = check_row(L, 1);
+	const row *r = &rw;
 	lua_pushvalue(L, 2);
 	int field = lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : HM_F_NONE;
 	lua_pop(L, 1);
@@ -83,7 +112,8 @@ static int row_newindex(lua_State *L)
 /* [-0, +1, m] */
 static int row_tostring(lua_State *L)
 {
-	const row *r = luaL_checkudata(L, 1, HM_ROW_META);
+	row rw = check_row(L, 1);
+	const row *r = &rw;
 	const hm_mem *m = &r->r.f->t->mem;
 	uint32_t e = r->r.s->ev[r->r.k];
 	char ts[32];
@@ -101,22 +131,34 @@ void hm_lua_row_register(lua_State *L)
 		lua_pushinteger(L, i);
 		lua_setfield(L, -2, hm_field_name(i));
 	}
-	lua_pushvalue(L, -2);
-	lua_pushcclosure(L, row_index, 2);
+	lua_pushcclosure(L, row_index, 1);
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, row_newindex);
 	lua_setfield(L, -2, "__newindex");
 	lua_pushcfunction(L, row_tostring);
 	lua_setfield(L, -2, "__tostring");
-	lua_pop(L, 1);
+	/* rows are the only light userdata Lua code sees: theirs is the metatable of all */
+	lua_pushlightuserdata(L, NULL);
+	lua_pushvalue(L, -2);
+	lua_setmetatable(L, -2);
+	lua_pop(L, 2);
 }
 
 void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats)
 {
-	row *r = lua_newuserdatauv(L, sizeof *r, 0);
-	r->r.f = f;
-	r->r.s = s;
-	r->r.k = k;
-	r->cats = cats;
-	luaL_setmetatable(L, HM_ROW_META);
+	hm_rows *t = hm_lua_rows(L);
+	const uint32_t *p = s->ev + k;
+	if (!(t->last < t->n && t->v[t->last].s == s) && !span_of(t, p)) {
+		size_t i = 0; /* a series rows were not made for yet: into the table, in order */
+		while (i < t->n && t->v[i].lo < s->ev)
+			i++;
+		hm_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v);
+		memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof *t->v);
+		t->v[i] = (hm_rowspan){s->ev, s->ev + s->n, f, s};
+		t->n++;
+		t->last = i;
+	}
+	if (cats)
+		t->cats = cats;
+	lua_pushlightuserdata(L, (void *)((uintptr_t)p | (cats != NULL)));
 }

@@ -13,6 +13,7 @@
 
 struct hm_script {
 	lua_State *L;
+	hm_rows rows; /* the series rows point into (lbind.h) */
 	char *name;     /* as reported */
 	char *path;     /* the file loaded (for shipped packs, its path in lua/) */
 	int classify_ref, init_ref, done_ref; /* LUA_NOREF when absent */
@@ -886,11 +887,17 @@ uint64_t hm_script_cache_hits(const hm_script *s)
 	return s->cache_hits;
 }
 
+hm_rows *hm_lua_rows(lua_State *L)
+{
+	return &(*(hm_script **)lua_getextraspace(L))->rows;
+}
+
 void hm_script_close(hm_script *s)
 {
 	if (!s)
 		return;
 	lua_close(s->L);
+	free(s->rows.v);
 	free(s->path);
 	free(s->name);
 	free(s->pack_name);
