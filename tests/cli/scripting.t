@@ -123,6 +123,7 @@ live at 111	512	aten::empty	aten::empty
 live at peak	1024	aten::empty
 live at peak	512	aten::empty
 allocations	3
+same event equal	true	true	false	userdata
 ? 0
 
 # hmem.write writes into --out DIR (whole or not at all), and nowhere else.

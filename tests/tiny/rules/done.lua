@@ -19,4 +19,8 @@ function done(report)
   for _, row in ipairs(s:live_at(111.0)) do print("live at 111", row.bytes, row.category, row.op) end
   for _, row in ipairs(s.live_at_peak) do print("live at peak", row.bytes, row.category) end
   print("allocations", #s:allocations())
+  -- rows of the same event are equal, also as table keys; rows of other events are not
+  local a, b, seen = s:allocations(), s:allocations(), {}
+  seen[a[1]] = true
+  print("same event equal", a[1] == b[1], seen[b[1]], a[1] == a[2], type(a[1]))
 end
