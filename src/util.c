@@ -7,21 +7,24 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
-/* Big arrays (columns, sort buffers) are mapped on their own and ask for transparent huge
- * pages: on a virtual machine the first touch of each 4 KiB page can cost microseconds,
- * which over a GB-scale trace adds up to a large part of the run. */
+/* Big arrays (columns, sort buffers) live in transparent huge pages: on a virtual machine
+ * the first touch of each 4 KiB page can cost microseconds, which over a GB-scale trace
+ * adds up to a large part of the run. A growing array moves to a new block aligned to
+ * 2 MiB (a copy of what it holds: far cheaper than the faults), since a block moved by
+ * mremap keeps the small pages it had and lands unaligned. */
 #define HUGE_FROM (2u << 20)
 
+static void oom(size_t n)
+{
+	fprintf(stderr, "hmem: out of memory (asked for %zu bytes)\n", n);
+	exit(HM_EXIT_INTERNAL);
+}
+
+/* calloc'ed big blocks: mapped on their own (fresh zero pages, no memset), marked whole. */
 static void *huge(void *q, size_t n)
 {
 #ifdef MADV_HUGEPAGE
-	static int once;
-	if (!once) {
-		once = 1;
-		mallopt(M_MMAP_THRESHOLD, HUGE_FROM / 2); /* a fixed threshold: big blocks always mmap'ed, grown by mremap */
-	}
 	if (n >= HUGE_FROM) {
-		/* the whole mapping, so that it stays one area that mremap can grow */
 		uintptr_t pg = 4096, a = (uintptr_t)q & ~(pg - 1), e = ((uintptr_t)q + malloc_usable_size(q) + pg - 1) & ~(pg - 1);
 		madvise((void *)a, e - a, MADV_HUGEPAGE);
 	}
@@ -33,16 +36,32 @@ static void *huge(void *q, size_t n)
 
 void *hm_xrealloc(void *p, size_t n)
 {
-	void *q = realloc(p, n ? n : 1);
-	if (!q) {
-		fprintf(stderr, "hmem: out of memory (asked for %zu bytes)\n", n);
-		exit(HM_EXIT_INTERNAL);
+#ifdef MADV_HUGEPAGE
+	if (n >= HUGE_FROM) {
+		size_t old = p ? malloc_usable_size(p) : 0, size = (n + HUGE_FROM - 1) / HUGE_FROM * HUGE_FROM;
+		if (old >= n)
+			return p;
+		void *q = aligned_alloc(HUGE_FROM, size);
+		if (!q)
+			oom(n);
+		madvise(q, size, MADV_HUGEPAGE);
+		if (p)
+			memcpy(q, p, old);
+		free(p);
+		return q;
 	}
-	return huge(q, n);
+#endif
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
 }
 
 void *hm_xcalloc(size_t n, size_t size)
 {
+	static int once; /* a fixed threshold: glibc's moving one would put freed sizes on the heap */
+	if (!__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
+		mallopt(M_MMAP_THRESHOLD, HUGE_FROM / 2);
 	void *q = calloc(n ? n : 1, size ? size : 1);
 	if (!q) {
 		fprintf(stderr, "hmem: out of memory (asked for %zu x %zu bytes)\n", n, size);
