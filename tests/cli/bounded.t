@@ -7,7 +7,7 @@
 $ lua5.4 tests/bounded.lua
 padded file: about 10x the bytes of base
 padded: the same memory events and ops as base
-peak RSS of padded: within 1.25x base
+peak RSS of padded: within 1.25x base, plus a 2 MiB huge page per column
 named: the same memory events and ops as base
 peak RSS of named (the extra bytes are kept): more than 2x base
 ? 0
