@@ -15,6 +15,7 @@
 #define HAVE_AVX512_CLONE 1
 #endif
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,6 +483,11 @@ static const char *members(rd *r, const char *p, const char *e, member_fn fn, vo
 typedef struct ev {
 	slice ph, name, cat, pid, tid, ts, dur, args;
 } ev;
+
+/* The members of ev in order, for passing them between threads (see REC). */
+static const size_t ev_at[8] = {offsetof(ev, ph), offsetof(ev, name), offsetof(ev, cat), offsetof(ev, pid),
+				offsetof(ev, tid), offsetof(ev, ts), offsetof(ev, dur), offsetof(ev, args)};
+#define EV_MEMBER(x, i) ((slice *)(void *)((char *)(x) + ev_at[i]))
 
 static void ev_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
@@ -1112,7 +1118,7 @@ static inline void add_tok(rd *r, size_t start, size_t end, int container)
 
 /* The event [p, e) is complete; its depth-1 tokens are known. Match keys to values and
  * check the member syntax (key ':' value, separated by ','), without rescanning values. */
-static void slice_event(rd *r, const char *p, const char *e)
+static int walk_event(rd *r, const char *p, const char *e, ev *xp)
 {
 	/* e[-1] is the closing '}', so the white space loops stop inside the event. */
 	ev x = {0};
@@ -1147,8 +1153,8 @@ static void slice_event(rd *r, const char *p, const char *e)
 		if (*c == '}' && c == e - 1) {
 			if (t != end)
 				goto bad;
-			handle_event(r, &x, p);
-			return;
+			*xp = x;
+			return 0;
 		}
 		if (*c != ',')
 			goto bad;
@@ -1156,11 +1162,19 @@ static void slice_event(rd *r, const char *p, const char *e)
 	}
 	c = past_ws(at);
 	if (c == e - 1 && at == p + 1) { /* {} */
-		handle_event(r, &x, p);
-		return;
+		*xp = x;
+		return 0;
 	}
 bad:
 	fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
+	return -1;
+}
+
+static void slice_event(rd *r, const char *p, const char *e)
+{
+	ev x;
+	if (walk_event(r, p, e, &x) == 0)
+		handle_event(r, &x, p);
 }
 
 /* ---- two threads per file: this one finds events, a handler thread parses them ----
@@ -1181,7 +1195,7 @@ typedef struct batch {
 	size_t cap, len;
 	int give; /* buf goes back to the source when parsed (hm_src_give) */
 	uint64_t base;
-	uint32_t *ev; /* per event: start, end (past its '}'), first token, number of tokens */
+	uint32_t *ev; /* REC(pipe) numbers per event */
 	size_t nev, evcap;
 	tok *tok;
 	size_t ntok, tokcap;
@@ -1196,8 +1210,14 @@ typedef struct pipe {
 	int freel[NBATCH], nfree;       /* batches the scanner may fill */
 	int cur;                        /* the batch the scanner fills (its buf is r->buf) */
 	int end, stop;                  /* no more batches; the handler failed */
+	int walk;                       /* the scanner also walks each event's members (see pipe_start) */
 	rd h;                           /* the handler's reader state */
 } pipe;
+
+/* Per event in a batch: start and end in buf, then the first token and how many; or, when
+ * the scanner walked the members, the eight members of ev as start and end (UINT32_MAX:
+ * absent). */
+#define REC(p) ((p)->walk ? 18u : 4u)
 
 static void fifo_put(int *q, int *n, int head, int v)
 {
@@ -1223,9 +1243,17 @@ static void *handler(void *arg)
 		batch *b = &p->b[k];
 		h->buf = b->buf, h->base = b->base;
 		for (size_t i = 0; i < b->nev && !h->failed; i++) {
-			uint32_t *e = b->ev + 4 * i;
-			h->tok = b->tok + e[2], h->ntok = e[3];
-			slice_event(h, b->buf + e[0], b->buf + e[1]);
+			uint32_t *e = b->ev + REC(p) * i;
+			if (p->walk) {
+				ev x;
+				for (int j = 0; j < 8; j++)
+					*EV_MEMBER(&x, j) = e[2 + 2 * j] == UINT32_MAX ? (slice){0}
+						: (slice){b->buf + e[2 + 2 * j], b->buf + e[3 + 2 * j]};
+				handle_event(h, &x, b->buf + e[0]);
+			} else {
+				h->tok = b->tok + e[2], h->ntok = e[3];
+				slice_event(h, b->buf + e[0], b->buf + e[1]);
+			}
 			if (!h->failed)
 				h->t->events++;
 		}
@@ -1250,12 +1278,27 @@ static void event_done(rd *r, size_t s, size_t e)
 			r->t->events++;
 		return;
 	}
+	pipe *p = r->pipe;
+	batch *b = &p->b[p->cur];
+	ev x;
+	if (p->walk && walk_event(r, r->buf + s, r->buf + e, &x) != 0)
+		return;
+	size_t rec = REC(p);
+	if ((b->nev + 1) * rec > b->evcap)
+		hm_grow(&b->ev, &b->evcap, (b->nev + 1) * rec, sizeof *b->ev);
+	uint32_t *v = b->ev + rec * b->nev++;
+	v[0] = (uint32_t)s, v[1] = (uint32_t)e;
+	if (p->walk) { /* the members; the tokens are done with */
+		for (int j = 0; j < 8; j++) {
+			const slice *m = EV_MEMBER(&x, j);
+			v[2 + 2 * j] = m->p ? (uint32_t)(m->p - r->buf) : UINT32_MAX;
+			v[3 + 2 * j] = m->p ? (uint32_t)(m->q - r->buf) : 0;
+		}
+		r->ntok = r->tok0;
+		return;
+	}
 	/* the tokens stay where the scanner put them: r->tok goes to the handler with the batch */
-	batch *b = &r->pipe->b[r->pipe->cur];
-	if (b->nev * 4 + 4 > b->evcap)
-		hm_grow(&b->ev, &b->evcap, b->nev * 4 + 4, sizeof *b->ev);
-	uint32_t *v = b->ev + 4 * b->nev++;
-	v[0] = (uint32_t)s, v[1] = (uint32_t)e, v[2] = (uint32_t)r->tok0, v[3] = (uint32_t)(r->ntok - r->tok0);
+	v[2] = (uint32_t)r->tok0, v[3] = (uint32_t)(r->ntok - r->tok0);
 	r->tok0 = r->ntok;
 }
 
@@ -1337,6 +1380,9 @@ static void pipe_start(rd *r)
 	p->h.failed = 0, p->h.code = 0;
 	for (int i = 1; i < NBATCH; i++)
 		p->freel[p->nfree++] = i;
+	/* With gzip the handler is the busiest of three threads on two cores: the scanner
+	 * takes the walk over each event's members too. */
+	p->walk = hm_src_is_gzip(r->src);
 	p->b[0].buf = r->buf, p->b[0].cap = r->cap;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
