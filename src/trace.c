@@ -1104,17 +1104,26 @@ static inline uint64_t prefix_xor(uint64_t x)
 	return x;
 }
 
+/* The scanner keeps the token array's end in locals (a store to r->ntok per token would
+ * wait on the one before); tokens_out/tokens_in hand it over around calls that use r. */
+typedef struct toks {
+	tok *v;
+	size_t n, cap;
+} toks;
 
-
-
-static inline void add_tok(rd *r, size_t start, size_t end, int container)
+static inline void add_tok(rd *r, toks *k, size_t start, size_t end, int container)
 {
-	if (r->ntok == r->tokcap) {
+	if (k->n == k->cap) {
+		r->ntok = k->n;
 		r->tokcap = r->tokcap ? r->tokcap * 2 : 64;
 		r->tok = hm_xrealloc(r->tok, r->tokcap * sizeof *r->tok);
+		k->v = r->tok, k->cap = r->tokcap;
 	}
-	r->tok[r->ntok++] = (tok){(uint32_t)start, (uint32_t)end, container};
+	k->v[k->n++] = (tok){(uint32_t)start, (uint32_t)end, container};
 }
+
+static inline void tokens_out(rd *r, const toks *k) { r->ntok = k->n; }
+static inline void tokens_in(const rd *r, toks *k) { *k = (toks){r->tok, r->ntok, r->tokcap}; }
 
 /* The event [p, e) is complete; its depth-1 tokens are known. Match keys to values and
  * check the member syntax (key ':' value, separated by ','), without rescanning values. */
@@ -1472,6 +1481,8 @@ static void parse_events(rd *r)
 	classify_fn classify = pick_classify();
 	blk cb[CHUNK]; /* the blocks from cb_at to cb_end, classified */
 	size_t cb_at = 1, cb_end = 0;
+	toks tk;
+	tokens_in(r, &tk);
 	for (;;) {
 		if (i >= r->len) {
 			if ((r->eof || r->failed) && r->keep_partial) {
@@ -1498,7 +1509,9 @@ static void parse_events(rd *r)
 		}
 		if (r->len - i < 64 && !r->eof && !r->failed) {
 			/* Whole blocks only until the end: the carries are right at a block's end. */
+			tokens_out(r, &tk);
 			size_t shift = fill(r, depth ? ev_start : gap);
+			tokens_in(r, &tk);
 			i -= shift, ev_start -= shift, gap -= shift, str_start -= shift, cont_start -= shift;
 			cb_at = 1, cb_end = 0; /* the bytes have moved */
 			continue;
@@ -1530,7 +1543,7 @@ static void parse_events(rd *r)
 					if (in_str >> at & 1)
 						str_start = i + at;
 					else
-						add_tok(r, str_start - ev_start, i + at - ev_start, 0);
+						add_tok(r, &tk, str_start - ev_start, i + at - ev_start, 0);
 				}
 			}
 			if (!brackets)
@@ -1550,7 +1563,7 @@ static void parse_events(rd *r)
 						return;
 					}
 					ev_start = j;
-					r->ntok = r->tok0;
+					tk.n = r->tok0;
 				} else if (depth == 1) {
 					cont_start = j;
 				}
@@ -1564,9 +1577,11 @@ static void parse_events(rd *r)
 				r->pos = j + 1;
 				return;
 			} else if (--depth == 1) {
-				add_tok(r, cont_start - ev_start, j - ev_start, 1);
+				add_tok(r, &tk, cont_start - ev_start, j - ev_start, 1);
 			} else if (depth == 0) {
+				tokens_out(r, &tk);
 				event_done(r, ev_start, j + 1);
+				tokens_in(r, &tk);
 				if (r->failed)
 					return;
 				gap = j + 1;
