@@ -227,19 +227,12 @@ done:
 
 /* ---- in-place parsing of one delimited value ---- */
 
-static const char *ws(const char *p, const char *e)
-{
-	while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-		p++;
-	return p;
-}
-
-/* End of the value starting at p (which is complete in [p, e)). */
 /* Bytes that end a number or literal: ',', '}', ']', white space (and NUL, a stop). */
 static const unsigned char ends_scalar[256] = {
 	[0] = 1, [','] = 1, ['}'] = 1, [']'] = 1, [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1,
 };
 
+/* End of the value starting at p (which is complete in [p, e)). */
 static const char *skip(const char *p, const char *e)
 {
 	if (p >= e)
@@ -469,7 +462,7 @@ static const char *members(rd *r, const char *p, const char *e, member_fn fn, vo
 		fn(r, p + 1, (size_t)(kq - p - 2), (slice){v, ve}, ud);
 		p = past_ws(ve);
 		if (p < e && *p == ',') {
-			p = ws(p + 1, e);
+			p = past_ws(p + 1);
 			continue;
 		}
 		if (p < e && *p == '}')
