@@ -429,15 +429,15 @@ long hm_src_take(hm_src *s, char **buf, size_t *cap, size_t *at)
 
 void hm_src_give(hm_src *s, char *buf, size_t cap)
 {
-	if (cap < SLOT_CAP) {
-		free(buf);
-		buf = hm_xrealloc(NULL, SLOT_CAP);
-	}
 	pthread_mutex_lock(&s->mu);
-	int i = 0;
+	int i = 0; /* the first slot without a buffer, in the order the inflater fills them */
 	while (i < NSLOT && s->slots[(s->tail + i) % NSLOT].buf)
 		i++;
 	if (i < NSLOT) {
+		if (cap < SLOT_CAP) { /* a reader's own buffer, too small for a slot */
+			free(buf);
+			buf = hm_xrealloc(NULL, SLOT_CAP);
+		}
 		s->slots[(s->tail + i) % NSLOT].buf = buf;
 		buf = NULL;
 		pthread_cond_broadcast(&s->cv);

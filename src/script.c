@@ -567,7 +567,6 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	}
 	s->L = L;
 	*(hm_script **)lua_getextraspace(L) = s;
-	lua_gc(L, LUA_GCGEN, 0, 0); /* rows are short-lived userdata: generational collection suits them */
 	if (o->timeout_s > 0)
 		lua_sethook(L, time_hook, LUA_MASKCOUNT, HOOK_EVERY);
 	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
