@@ -1185,8 +1185,10 @@ static void slice_event(rd *r, const char *p, const char *e)
  * about the same, so a file is read by two threads (three with gzip's inflating thread):
  * the scanner fills a buffer, records each complete event and its depth-1 tokens, and
  * hands the buffer and the tokens over when it needs more input; the handler parses those
- * events in file order into the trace. Buffers of inflated bytes come from the inflating
- * thread and go back to it once parsed (hm_src_take, hm_src_give). Only the handler
+ * events in file order into the trace. With gzip the handler is the busiest of three
+ * threads on two cores, so there the scanner also walks each event's members and hands
+ * over the members instead of the tokens. Buffers of inflated bytes come from the
+ * inflating thread and go back to it once parsed (hm_src_take, hm_src_give). Only the handler
  * touches the columns and tables; the scanner keeps to the buffers, the top level and
  * the cut-off fields. Errors stay in file order: every event the handler sees comes
  * before anything the scanner fails on, so the handler's error wins. */
@@ -1194,13 +1196,13 @@ static void slice_event(rd *r, const char *p, const char *e)
 
 typedef struct batch {
 	char *buf;
-	size_t cap, len;
+	size_t cap;
 	int give; /* buf goes back to the source when parsed (hm_src_give) */
 	uint64_t base;
 	uint32_t *ev; /* REC(pipe) numbers per event */
 	size_t nev, evcap;
-	tok *tok;
-	size_t ntok, tokcap;
+	tok *tok; /* the scanner's token array while the batch is queued (see REC) */
+	size_t tokcap;
 } batch;
 
 typedef struct pipe {
@@ -1259,7 +1261,7 @@ static void *handler(void *arg)
 			if (!h->failed)
 				h->t->events++;
 		}
-		b->nev = b->ntok = 0;
+		b->nev = 0;
 		if (b->give)
 			hm_src_give(h->src, b->buf, b->cap), b->buf = NULL, b->cap = 0, b->give = 0;
 		pthread_mutex_lock(&p->mu);
@@ -1312,7 +1314,7 @@ static batch *pipe_publish(rd *r, int give)
 {
 	pipe *p = r->pipe;
 	batch *b = &p->b[p->cur];
-	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base, b->give = give;
+	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = give;
 	tok *old_tok = r->tok;
 	b->tok = r->tok, b->tokcap = r->tokcap;
 	pthread_mutex_lock(&p->mu);
@@ -1404,7 +1406,7 @@ static void pipe_finish(rd *r)
 	if (!p)
 		return;
 	batch *b = &p->b[p->cur];
-	b->buf = r->buf, b->cap = r->cap, b->len = r->len, b->base = r->base, b->give = 0;
+	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = 0;
 	b->tok = r->tok, b->tokcap = r->tokcap;
 	r->tok = NULL; /* freed below with the batches */
 	pthread_mutex_lock(&p->mu);
