@@ -37,7 +37,7 @@ typedef struct rd {
 	int code, failed;
 	int top_array; /* the file is a bare array of events */
 	int keep_partial, truncated; /* --keep-going: a cut-off file keeps its complete events */
-	struct tok *tok; /* depth-1 strings and containers of the event being scanned */
+	struct tok *tok; /* depth-1 containers of the event being scanned */
 	struct tcache { /* recent threads by the raw text of their pid and tid */
 		uint32_t id; /* UINT32_MAX: empty */
 		uint8_t pl, tl;
@@ -48,7 +48,7 @@ typedef struct rd {
 	size_t last_cat_len;
 	uint32_t last_cat_id;
 	size_t ntok, tokcap;
-	size_t tok0; /* the current event's first token (earlier ones belong to events waiting for the handler) */
+	size_t tok0; /* the current event's first container (earlier ones belong to events waiting for the handler) */
 	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
 	char *scratch; /* unescaped strings */
 	size_t scratch_cap;
@@ -991,11 +991,10 @@ const char *const hm_ev_kind_names[HM_EV_KINDS] = {
 	[HM_EV_METADATA] = "metadata", [HM_EV_OTHER] = "other",
 };
 
-/* A depth-1 token of an event: a string (start and end are its quotes) or a container
- * (its brackets). Offsets are from the event's start, so they survive refills. */
+/* A depth-1 container of an event (args, mostly): its brackets, as offsets from the
+ * event's start, so they survive refills. */
 typedef struct tok {
 	uint32_t start, end;
-	int container;
 } tok;
 
 /* Sixty-four bytes at a time, the masks of their quotes, backslashes and brackets ('{',
@@ -1097,57 +1096,49 @@ static inline uint64_t prefix_xor(uint64_t x)
 	return x;
 }
 
-/* The scanner keeps the token array's end in locals (a store to r->ntok per token would
- * wait on the one before); tokens_out/tokens_in hand it over around calls that use r. */
-typedef struct toks {
-	tok *v;
-	size_t n, cap;
-} toks;
-
-static inline void add_tok(rd *r, toks *k, size_t start, size_t end, int container)
+static inline void add_tok(rd *r, size_t start, size_t end)
 {
-	if (k->n == k->cap) {
-		r->ntok = k->n;
+	if (r->ntok == r->tokcap) {
 		r->tokcap = r->tokcap ? r->tokcap * 2 : 64;
 		r->tok = hm_xrealloc(r->tok, r->tokcap * sizeof *r->tok);
-		k->v = r->tok, k->cap = r->tokcap;
 	}
-	k->v[k->n++] = (tok){(uint32_t)start, (uint32_t)end, container};
+	r->tok[r->ntok++] = (tok){(uint32_t)start, (uint32_t)end};
 }
 
-static inline void tokens_out(rd *r, const toks *k) { r->ntok = k->n; }
-static inline void tokens_in(const rd *r, toks *k) { *k = (toks){r->tok, r->ntok, r->tokcap}; }
-
-/* The event [p, e) is complete; its depth-1 tokens are known. Match keys to values and
- * check the member syntax (key ':' value, separated by ','), without rescanning values. */
-static int walk_event(rd *r, const char *p, const char *e, ev *xp)
+/* The event [p, e) is complete and its depth-1 containers are known. Match keys to
+ * values and check the member syntax (key ':' value, separated by ','): strings and
+ * numbers are crossed here, containers by their recorded ends, never rescanned. */
+static int walk_event(rd *r, const char *p, const char *e, const tok *t, size_t ntok, ev *xp)
 {
-	/* e[-1] is the closing '}', so the white space loops stop inside the event. */
+	/* e[-1] is the closing '}', outside any string: the scans below stop inside the event.
+	 * t is NULL when no event so far had a container at depth 1, and NULL + 0 is undefined
+	 * behaviour (UBSan, fuzzing): take the end only from a real array. */
 	ev x = {0};
-	const char *at = p + 1; /* where the next key (or '}') must start */
-	/* r->tok is still NULL when no event so far had a string or container at depth 1, and
-	 * NULL + 0 is undefined behaviour (UBSan, fuzzing): take the end only from a real array. */
-	const tok *t = r->tok, *end = r->ntok ? r->tok + r->ntok : r->tok;
-	const char *c;
-	while (t < end) {
-		const char *ks = p + t->start, *ke = p + t->end + 1;
-		c = past_ws(at);
-		if (t->container || c != ks)
+	const tok *end = ntok ? t + ntok : t;
+	const char *c = past_ws(p + 1);
+	if (c == e - 1) { /* {} */
+		*xp = x;
+		return 0;
+	}
+	for (;;) {
+		if (*c != '"')
 			goto bad;
+		const char *ks = c, *ke = quote_end(c, e);
 		c = past_ws(ke);
 		if (*c != ':')
 			goto bad;
 		c = past_ws(c + 1);
 		slice v = {c, c};
-		t++;
-		if (*c == '"' || *c == '{' || *c == '[') {
+		if (*c == '"') {
+			v.q = quote_end(c, e);
+		} else if (*c == '{' || *c == '[') {
 			if (t == end || p + t->start != c)
 				goto bad;
 			v.q = p + t->end + 1;
 			t++;
 		} else {
-			v.q = scalar_end(v.p);
-			if (v.q == v.p)
+			v.q = scalar_end(c);
+			if (v.q == c)
 				goto bad;
 		}
 		ev_member(r, ks + 1, (size_t)(ke - ks - 2), v, &x);
@@ -1160,22 +1151,17 @@ static int walk_event(rd *r, const char *p, const char *e, ev *xp)
 		}
 		if (*c != ',')
 			goto bad;
-		at = c + 1;
-	}
-	c = past_ws(at);
-	if (c == e - 1 && at == p + 1) { /* {} */
-		*xp = x;
-		return 0;
+		c = past_ws(c + 1);
 	}
 bad:
 	fail_at(r, off_of(r, c), "invalid JSON in an event", 0, 0);
 	return -1;
 }
 
-static void slice_event(rd *r, const char *p, const char *e)
+static void slice_event(rd *r, const char *p, const char *e, const tok *t, size_t ntok)
 {
 	ev x;
-	if (walk_event(r, p, e, &x) == 0)
+	if (walk_event(r, p, e, t, ntok, &x) == 0)
 		handle_event(r, &x, p);
 }
 
@@ -1183,11 +1169,11 @@ static void slice_event(rd *r, const char *p, const char *e)
  *
  * Finding where events start and end (the block scan) and parsing their members cost
  * about the same, so a file is read by two threads (three with gzip's inflating thread):
- * the scanner fills a buffer, records each complete event and its depth-1 tokens, and
- * hands the buffer and the tokens over when it needs more input; the handler parses those
- * events in file order into the trace. With gzip the handler is the busiest of three
- * threads on two cores, so there the scanner also walks each event's members and hands
- * over the members instead of the tokens. Buffers of inflated bytes come from the
+ * the scanner fills a buffer, records each complete event and its depth-1 containers,
+ * and hands the buffer and the containers over when it needs more input; the handler
+ * parses those events in file order into the trace. The two share the work by batch:
+ * while the handler lags behind (two batches waiting), the scanner also walks each event's
+ * members and hands over the members instead (REC). Buffers of inflated bytes come from the
  * inflating thread and go back to it once parsed (hm_src_take, hm_src_give). Only the handler
  * touches the columns and tables; the scanner keeps to the buffers, the top level and
  * the cut-off fields. Errors stay in file order: every event the handler sees comes
@@ -1198,10 +1184,11 @@ typedef struct batch {
 	char *buf;
 	size_t cap;
 	int give; /* buf goes back to the source when parsed (hm_src_give) */
+	int walk; /* the scanner walked the members of these events (see pipe_publish) */
 	uint64_t base;
-	uint32_t *ev; /* REC(pipe) numbers per event */
+	uint32_t *ev; /* REC(batch) numbers per event */
 	size_t nev, evcap;
-	tok *tok; /* the scanner's token array while the batch is queued (see REC) */
+	tok *tok; /* the scanner's container array while the batch is queued (see REC) */
 	size_t tokcap;
 } batch;
 
@@ -1214,14 +1201,14 @@ typedef struct pipe {
 	int freel[NBATCH], nfree;       /* batches the scanner may fill */
 	int cur;                        /* the batch the scanner fills (its buf is r->buf) */
 	int end, stop;                  /* no more batches; the handler failed */
-	int walk;                       /* the scanner also walks each event's members (see pipe_start) */
+	int walk;                       /* -1: the scanner walks members while the handler lags; 0, 1: never, always */
 	rd h;                           /* the handler's reader state */
 } pipe;
 
-/* Per event in a batch: start and end in buf, then the first token and how many; or, when
- * the scanner walked the members, the eight members of ev as start and end (UINT32_MAX:
+/* Per event in a batch: start and end in buf, then its first container and how many; or,
+ * when the scanner walked the members, the eight members of ev as start and end (UINT32_MAX:
  * absent). */
-#define REC(p) ((p)->walk ? 18u : 4u)
+#define REC(b) ((b)->walk ? 18u : 4u)
 
 static void fifo_put(int *q, int *n, int head, int v)
 {
@@ -1247,16 +1234,15 @@ static void *handler(void *arg)
 		batch *b = &p->b[k];
 		h->buf = b->buf, h->base = b->base;
 		for (size_t i = 0; i < b->nev && !h->failed; i++) {
-			uint32_t *e = b->ev + REC(p) * i;
-			if (p->walk) {
+			uint32_t *e = b->ev + REC(b) * i;
+			if (b->walk) {
 				ev x;
 				for (int j = 0; j < 8; j++)
 					*EV_MEMBER(&x, j) = e[2 + 2 * j] == UINT32_MAX ? (slice){0}
 						: (slice){b->buf + e[2 + 2 * j], b->buf + e[3 + 2 * j]};
 				handle_event(h, &x, b->buf + e[0]);
 			} else {
-				h->tok = b->tok + e[2], h->ntok = e[3];
-				slice_event(h, b->buf + e[0], b->buf + e[1]);
+				slice_event(h, b->buf + e[0], b->buf + e[1], b->tok + e[2], e[3]);
 			}
 			if (!h->failed)
 				h->t->events++;
@@ -1277,7 +1263,7 @@ static void *handler(void *arg)
 static void event_done(rd *r, size_t s, size_t e)
 {
 	if (!r->pipe) {
-		slice_event(r, r->buf + s, r->buf + e);
+		slice_event(r, r->buf + s, r->buf + e, r->tok + r->tok0, r->ntok - r->tok0);
 		if (!r->failed)
 			r->t->events++;
 		return;
@@ -1285,14 +1271,14 @@ static void event_done(rd *r, size_t s, size_t e)
 	pipe *p = r->pipe;
 	batch *b = &p->b[p->cur];
 	ev x;
-	if (p->walk && walk_event(r, r->buf + s, r->buf + e, &x) != 0)
+	if (b->walk && walk_event(r, r->buf + s, r->buf + e, r->tok + r->tok0, r->ntok - r->tok0, &x) != 0)
 		return;
-	size_t rec = REC(p);
+	size_t rec = REC(b);
 	if ((b->nev + 1) * rec > b->evcap)
 		hm_grow(&b->ev, &b->evcap, (b->nev + 1) * rec, sizeof *b->ev);
 	uint32_t *v = b->ev + rec * b->nev++;
 	v[0] = (uint32_t)s, v[1] = (uint32_t)e;
-	if (p->walk) { /* the members; the tokens are done with */
+	if (b->walk) { /* the members; the containers are done with */
 		for (int j = 0; j < 8; j++) {
 			const slice *m = EV_MEMBER(&x, j);
 			v[2 + 2 * j] = m->p ? (uint32_t)(m->p - r->buf) : UINT32_MAX;
@@ -1301,13 +1287,13 @@ static void event_done(rd *r, size_t s, size_t e)
 		r->ntok = r->tok0;
 		return;
 	}
-	/* the tokens stay where the scanner put them: r->tok goes to the handler with the batch */
+	/* the containers stay where the scanner put them: r->tok goes to the handler with the batch */
 	v[2] = (uint32_t)r->tok0, v[3] = (uint32_t)(r->ntok - r->tok0);
 	r->tok0 = r->ntok;
 }
 
 /* Pass the current batch (its events are in r->buf, which goes with it; give: back to the
- * source when parsed) to the handler and make a free one current, with the tokens of the
+ * source when parsed) to the handler and make a free one current, with the containers of the
  * event in progress. A failed handler stops the scanner through r->failed (its error is
  * the one reported). */
 static batch *pipe_publish(rd *r, int give)
@@ -1323,9 +1309,10 @@ static batch *pipe_publish(rd *r, int give)
 	while (!p->nfree)
 		pthread_cond_wait(&p->cv, &p->mu);
 	p->cur = p->freel[--p->nfree];
-	int stop = p->stop;
+	int stop = p->stop, behind = p->nfull >= 2; /* the handler has a batch waiting after this one */
 	pthread_mutex_unlock(&p->mu);
 	batch *n = &p->b[p->cur];
+	n->walk = p->walk < 0 ? behind : p->walk;
 	size_t part = r->ntok - r->tok0;
 	hm_grow(&n->tok, &n->tokcap, part + 64, sizeof *n->tok);
 	memcpy(n->tok, old_tok + r->tok0, part * sizeof *n->tok);
@@ -1384,9 +1371,10 @@ static void pipe_start(rd *r)
 	p->h.failed = 0, p->h.code = 0;
 	for (int i = 1; i < NBATCH; i++)
 		p->freel[p->nfree++] = i;
-	/* With gzip the handler is the busiest of three threads on two cores: the scanner
-	 * takes the walk over each event's members too. */
-	p->walk = hm_src_is_gzip(r->src);
+	/* HMEM_WALK=handler or =scanner fixes which thread walks members, to compare them */
+	const char *w = getenv("HMEM_WALK");
+	p->walk = w && strcmp(w, "handler") == 0 ? 0 : w && strcmp(w, "scanner") == 0 ? 1 : -1;
+	p->b[0].walk = p->walk > 0;
 	p->b[0].buf = r->buf, p->b[0].cap = r->cap;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
@@ -1463,21 +1451,19 @@ static int gap_ok(rd *r, size_t from, size_t to, int first, int closing)
 /* The events array, from its '[' to its ']', in one pass over 64-byte blocks: depth 0 is
  * between events, an event is the bytes from a '{' at depth 0 to its matching '}'. The
  * quotes of each block give the bytes inside strings (escapes carried from block to
- * block), so brackets in strings are never seen. Only depth-1 tokens are recorded; deeper
- * than that (args) only brackets are visited, every string is crossed without looking. */
+ * block), so brackets in strings are never seen. Only brackets are visited: each event's
+ * depth-1 containers are recorded, and walk_event crosses the rest of its members. */
 static void parse_events(rd *r)
 {
 	r->t->has_trace_events = 1;
 	r->pos++; /* '[' */
 	r->t->events_at = r->base + r->pos;
-	size_t i = r->pos, ev_start = 0, gap = r->pos, str_start = 0, cont_start = 0;
+	size_t i = r->pos, ev_start = 0, gap = r->pos, cont_start = 0;
 	int depth = 0, first = 1;
 	uint64_t esc_carry = 0, str_carry = 0; /* from the block before: next byte escaped; inside a string */
 	classify_fn classify = pick_classify();
 	blk cb[CHUNK]; /* the blocks from cb_at to cb_end, classified */
 	size_t cb_at = 1, cb_end = 0;
-	toks tk;
-	tokens_in(r, &tk);
 	for (;;) {
 		if (i >= r->len) {
 			if ((r->eof || r->failed) && r->keep_partial) {
@@ -1504,10 +1490,8 @@ static void parse_events(rd *r)
 		}
 		if (r->len - i < 64 && !r->eof && !r->failed) {
 			/* Whole blocks only until the end: the carries are right at a block's end. */
-			tokens_out(r, &tk);
 			size_t shift = fill(r, depth ? ev_start : gap);
-			tokens_in(r, &tk);
-			i -= shift, ev_start -= shift, gap -= shift, str_start -= shift, cont_start -= shift;
+			i -= shift, ev_start -= shift, gap -= shift, cont_start -= shift;
 			cb_at = 1, cb_end = 0; /* the bytes have moved */
 			continue;
 		}
@@ -1530,23 +1514,9 @@ static void parse_events(rd *r)
 		str_carry = (uint64_t)((int64_t)in_str >> 63);
 		uint64_t brackets = b.bracket & ~in_str;
 		const char *buf = r->buf;
-		for (;;) {
-			if (depth == 1) { /* the quotes before the next bracket: strings of the event's members */
-				uint64_t before = brackets ? (brackets & (0 - brackets)) - 1 : ~UINT64_C(0), q = quotes & before;
-				for (; q; q &= q - 1) {
-					unsigned at = (unsigned)__builtin_ctzll(q);
-					if (in_str >> at & 1)
-						str_start = i + at;
-					else
-						add_tok(r, &tk, str_start - ev_start, i + at - ev_start, 0);
-				}
-			}
-			if (!brackets)
-				break;
-			/* elsewhere quotes only matter through in_str: the next bracket, and those after it */
+		while (brackets) {
 			unsigned at = (unsigned)__builtin_ctzll(brackets);
-			uint64_t past = ~((UINT64_C(2) << at) - 1);
-			brackets &= past, quotes &= past;
+			brackets &= brackets - 1;
 			size_t j = i + at;
 			char c = buf[j];
 			if (c == '{' || c == '[') {
@@ -1558,7 +1528,7 @@ static void parse_events(rd *r)
 						return;
 					}
 					ev_start = j;
-					tk.n = r->tok0;
+					r->ntok = r->tok0;
 				} else if (depth == 1) {
 					cont_start = j;
 				}
@@ -1572,11 +1542,9 @@ static void parse_events(rd *r)
 				r->pos = j + 1;
 				return;
 			} else if (--depth == 1) {
-				add_tok(r, &tk, cont_start - ev_start, j - ev_start, 1);
+				add_tok(r, cont_start - ev_start, j - ev_start);
 			} else if (depth == 0) {
-				tokens_out(r, &tk);
 				event_done(r, ev_start, j + 1);
-				tokens_in(r, &tk);
 				if (r->failed)
 					return;
 				gap = j + 1;

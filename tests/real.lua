@@ -136,6 +136,15 @@ local dir1 = run_json("tests/data -j 1")
 check(dir1 and dir1 == run_json("tests/data -j 2") and dir1 == run_json("tests/data -j 8"),
   "tests/data: same --json with -j 1, -j 2 and -j 8", dir1 and "outputs differ" or "run failed")
 
+-- Which thread walks an event's members (the scanner while the parser lags behind, by
+-- default) never changes the result: each fixed way gives the same --json.
+for _, e in ipairs(expected) do
+  local path = ("%q -j 3"):format("tests/data/" .. e.path)
+  local scanner, handler = run_json(path, "HMEM_WALK=scanner "), run_json(path, "HMEM_WALK=handler ")
+  check(scanner and scanner == handler and scanner == run_json(path), e.path:match("[^/]+$") ..
+    ": same --json with HMEM_WALK=scanner, =handler and by default", scanner and "outputs differ" or "run failed")
+end
+
 -- The block scan's vector code (AVX-512 where the CPU has it) and the baseline code
 -- (HMEM_SIMD=base) read every real trace the same.
 for _, e in ipairs(expected) do
