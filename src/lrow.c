@@ -33,8 +33,9 @@ static const hm_rowspan *span_of(hm_rows *t, const uint32_t *p)
 static row check_row(lua_State *L, int i)
 {
 	hm_rows *t = hm_lua_rows(L);
+	/* a full userdata's block is never inside a series: span_of tells rows from anything else */
 	uintptr_t a = (uintptr_t)lua_touserdata(L, i);
-	const hm_rowspan *sp = lua_islightuserdata(L, i) ? span_of(t, (const uint32_t *)(a & ~(uintptr_t)1)) : NULL;
+	const hm_rowspan *sp = a ? span_of(t, (const uint32_t *)(a & ~(uintptr_t)1)) : NULL;
 	if (!sp)
 		luaL_typeerror(L, i, HM_ROW_META);
 	row r = {{sp->f, sp->s, (uint32_t)((const uint32_t *)(a & ~(uintptr_t)1) - sp->s->ev)}, a & 1 ? t->cats : NULL};
@@ -84,14 +85,36 @@ static void push_list(lua_State *L, const row *r, int field)
 		free(sl);
 }
 
-/* row[key]: the field id comes from the upvalue table (name -> id). [-0, +1, e] */
+/* Field ids by the address of their name. Names are short strings, which Lua interns: a
+ * key equal to a name is the very string the names table (upvalue 1) keeps alive, so
+ * row.bytes costs a pointer compare, not a table lookup. */
+#define FSLOTS 64
+typedef struct fslot {
+	const char *name;
+	int field;
+} fslot;
+
+static unsigned fslot_hash(const char *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	return (unsigned)(a >> 4 ^ a >> 10) & (FSLOTS - 1);
+}
+
+/* row[key]: the field id from upvalue 2 (fslot[FSLOTS]). [-0, +1, e] */
 static int row_index(lua_State *L)
 {
 	row rw = check_row(L, 1);
 	const row *r = &rw;
-	lua_pushvalue(L, 2);
-	int field = lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : HM_F_NONE;
-	lua_pop(L, 1);
+	int field = HM_F_NONE;
+	const char *k = lua_tolstring(L, 2, NULL); /* a number key becomes a string, never a name */
+	if (k) {
+		const fslot *fs = lua_touserdata(L, lua_upvalueindex(2));
+		for (unsigned h = fslot_hash(k); fs[h].name; h = (h + 1) & (FSLOTS - 1))
+			if (fs[h].name == k) {
+				field = fs[h].field;
+				break;
+			}
+	}
 	if (field == HM_F_NONE)
 		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_field_names());
 	hm_value v;
@@ -127,11 +150,18 @@ void hm_lua_row_register(lua_State *L)
 {
 	luaL_newmetatable(L, HM_ROW_META);
 	lua_createtable(L, 0, HM_F_COUNT);
+	fslot *fs = lua_newuserdatauv(L, FSLOTS * sizeof *fs, 0);
+	memset(fs, 0, FSLOTS * sizeof *fs);
 	for (int i = 1; i < HM_F_COUNT; i++) {
-		lua_pushinteger(L, i);
-		lua_setfield(L, -2, hm_field_name(i));
+		lua_pushstring(L, hm_field_name(i));
+		unsigned h = fslot_hash(lua_tostring(L, -1));
+		while (fs[h].name)
+			h = (h + 1) & (FSLOTS - 1);
+		fs[h] = (fslot){lua_tostring(L, -1), i};
+		lua_pushboolean(L, 1);
+		lua_rawset(L, -4); /* names[name] = true: keeps the string */
 	}
-	lua_pushcclosure(L, row_index, 1);
+	lua_pushcclosure(L, row_index, 2);
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, row_newindex);
 	lua_setfield(L, -2, "__newindex");

@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +20,8 @@ struct hm_script {
 	char *path;     /* the file loaded (for shipped packs, its path in lua/) */
 	int classify_ref, init_ref, done_ref; /* LUA_NOREF when absent */
 	int cats_ref;   /* name -> category id */
+	const char *cat_addr[16]; /* recent category names (interned strings cats_ref keeps) */
+	int32_t cat_id[16];
 	uint64_t calls, cache_hits;
 	int cache_fields[16];
 	int ncache;
@@ -31,9 +35,14 @@ struct hm_script {
 	/* limits: a runaway or greedy rule file is stopped, whatever its own pcall does */
 	size_t mem_used, mem_limit;
 	int mem_hit;     /* an allocation was refused (the limit then allows headroom to report) */
-	unsigned hooks;  /* instruction-count hooks in the current call (0: a new call) */
-	double call_start;
-	int killed;      /* timed out: every hook raises again until C has control */
+	uint64_t ncalls; /* calls into the rule file so far */
+	uint64_t call;   /* the running call's number, 0 between calls (the watchdog reads it) */
+	uint64_t kill_call; /* the call the watchdog stopped (the signal handler reads it) */
+	volatile sig_atomic_t killed; /* timed out: every instruction raises until C has control */
+	pthread_t lua_thread, watchdog;
+	pthread_mutex_t wd_mu;
+	pthread_cond_t wd_cv;
+	int watching, wd_stop;
 	char kill_where[256];
 	char *pack_name; /* the pack table's name field */
 	char (*colors)[8]; /* category id -> declared "#rrggbb", "" if none */
@@ -68,32 +77,104 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return q;
 }
 
-#define HOOK_EVERY 100000 /* instructions between checks of the clock */
+/* ---- the timeout ----
+ * Each call into the rule file gets a number (limits_arm). A watchdog thread looks at the
+ * running call a few times per limit; when one has lasted longer, it signals the thread
+ * running Lua, whose handler sets a hook on every instruction that raises (lua.c stops a
+ * script on Ctrl-C the same way). Until then Lua runs without hooks: a count hook would
+ * cost every instruction of every rule (about 300 instructions per classify call). */
+static hm_script *timed_out; /* for the signal handler (atomic) */
 
-/* The timeout: the first hook of a call starts its clock; past the limit every hook
- * raises, so a pcall in the rule file cannot swallow it for long. [-0, +0, e] */
+/* Raises at every instruction, so a pcall in the rule file cannot swallow it for long. */
 static void time_hook(lua_State *L, lua_Debug *ar)
 {
 	hm_script *s = *(hm_script **)lua_getextraspace(L);
-	if (!s->killed) {
-		if (s->hooks++ == 0) {
-			s->call_start = mono();
-			return;
-		}
-		if (mono() - s->call_start <= s->o->timeout_s)
-			return;
-		s->killed = 1;
-		if (lua_getinfo(L, "Sl", ar))
-			snprintf(s->kill_where, sizeof s->kill_where, "%s:%d", ar->short_src, ar->currentline);
-		lua_sethook(L, time_hook, LUA_MASKCOUNT, 1); /* every instruction, also outside any pcall */
-	}
+	if (!s->kill_where[0] && lua_getinfo(L, "Sl", ar))
+		snprintf(s->kill_where, sizeof s->kill_where, "%s:%d", ar->short_src, ar->currentline);
 	luaL_error(L, "stopped: ran longer than the --timeout of %g s", s->o->timeout_s);
 }
 
-/* Before each call into the rules. */
+/* SIGALRM on the thread running Lua: stop the call, if it is still the one that ran long. */
+static void on_timeout(int sig)
+{
+	(void)sig;
+	hm_script *s = __atomic_load_n(&timed_out, __ATOMIC_ACQUIRE);
+	if (s && __atomic_load_n(&s->call, __ATOMIC_RELAXED) == __atomic_load_n(&s->kill_call, __ATOMIC_RELAXED)) {
+		s->killed = 1;
+		lua_sethook(s->L, time_hook, LUA_MASKCOUNT, 1);
+	}
+}
+
+static void *watchdog(void *arg)
+{
+	hm_script *s = arg;
+	double limit = s->o->timeout_s, tick = limit / 10 < 0.01 ? 0.01 : limit / 10 > 1 ? 1 : limit / 10;
+	uint64_t seen = 0;
+	double since = mono();
+	pthread_mutex_lock(&s->wd_mu);
+	while (!s->wd_stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		long long ns = ts.tv_nsec + (long long)(tick * 1e9);
+		ts.tv_sec += (time_t)(ns / 1000000000), ts.tv_nsec = (long)(ns % 1000000000);
+		pthread_cond_timedwait(&s->wd_cv, &s->wd_mu, &ts);
+		uint64_t c = __atomic_load_n(&s->call, __ATOMIC_RELAXED);
+		double now = mono();
+		if (c != seen) {
+			seen = c, since = now;
+		} else if (c && now - since > limit) {
+			__atomic_store_n(&s->kill_call, c, __ATOMIC_RELAXED);
+			__atomic_store_n(&timed_out, s, __ATOMIC_RELEASE);
+			pthread_kill(s->lua_thread, SIGALRM);
+			since = now; /* again a limit later, should it still run (blocked in C code) */
+		}
+	}
+	pthread_mutex_unlock(&s->wd_mu);
+	return NULL;
+}
+
+static void watchdog_start(hm_script *s)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_timeout;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wd_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&s->wd_mu, NULL);
+	s->lua_thread = pthread_self();
+	s->watching = pthread_create(&s->watchdog, NULL, watchdog, s) == 0;
+}
+
+static void watchdog_stop(hm_script *s)
+{
+	if (!s->watching)
+		return;
+	pthread_mutex_lock(&s->wd_mu);
+	s->wd_stop = 1;
+	pthread_cond_signal(&s->wd_cv);
+	pthread_mutex_unlock(&s->wd_mu);
+	pthread_join(s->watchdog, NULL);
+	pthread_mutex_destroy(&s->wd_mu);
+	pthread_cond_destroy(&s->wd_cv);
+	hm_script *was = s;
+	__atomic_compare_exchange_n(&timed_out, &was, NULL, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/* Before each call into the rules, and after it. */
 static void limits_arm(hm_script *s)
 {
-	s->hooks = 0;
+	__atomic_store_n(&s->call, ++s->ncalls, __ATOMIC_RELAXED);
+}
+
+static void limits_done(hm_script *s)
+{
+	__atomic_store_n(&s->call, 0, __ATOMIC_RELAXED);
 }
 
 /* After a failed call: a message for the limit that stopped it, or NULL. */
@@ -568,13 +649,15 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	s->L = L;
 	*(hm_script **)lua_getextraspace(L) = s;
 	if (o->timeout_s > 0)
-		lua_sethook(L, time_hook, LUA_MASKCOUNT, HOOK_EVERY);
+		watchdog_start(s);
 	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
 	open_ctx c = {s, cats};
 	lua_pushcfunction(L, open_protected);
 	lua_pushlightuserdata(L, &c);
 	limits_arm(s);
-	if (hm_lua_docall(L, 1, 0) != LUA_OK) {
+	int status = hm_lua_docall(L, 1, 0);
+	limits_done(s);
+	if (status != LUA_OK) {
 		if (!limits_report(s, err, errsz))
 			error_text(L, err, errsz);
 		hm_script_close(s);
@@ -606,20 +689,30 @@ static void describe(const hm_file *f, const hm_series *x, size_t k, char *out, 
 
 /* Category id of the string on top of the stack (popped); the cache table keeps Lua's
  * interned string as the key, so repeated names cost one table lookup. [-1, +0, m] */
-static int32_t category_id(lua_State *L, int cache, hm_strtab *cats)
+static int32_t category_id(hm_script *s, lua_State *L, int cache, hm_strtab *cats)
 {
+	/* Short strings are interned, and the cache table keeps each one it has seen: while it
+	 * does, its address names it (a rule's literals cost a compare, not a table lookup). */
+	size_t len;
+	const char *p = lua_tolstring(L, -1, &len);
+	unsigned h = (unsigned)((uintptr_t)p >> 4 ^ (uintptr_t)p >> 9) & 15;
+	if (s->cat_addr[h] == p) {
+		lua_pop(L, 1);
+		return s->cat_id[h];
+	}
+	int32_t id;
 	lua_pushvalue(L, -1);
 	if (lua_rawget(L, cache) == LUA_TNUMBER) {
-		int32_t id = (int32_t)lua_tointeger(L, -1);
+		id = (int32_t)lua_tointeger(L, -1);
 		lua_pop(L, 2);
-		return id;
+	} else {
+		lua_pop(L, 1);
+		id = (int32_t)hm_strtab_intern(cats, p, len);
+		lua_pushinteger(L, id);
+		lua_rawset(L, cache);
 	}
-	lua_pop(L, 1);
-	size_t len;
-	const char *name = lua_tolstring(L, -1, &len);
-	int32_t id = (int32_t)hm_strtab_intern(cats, name, len);
-	lua_pushinteger(L, id);
-	lua_rawset(L, cache);
+	if (len <= 40) /* LUAI_MAXSHORTLEN: longer strings are not interned */
+		s->cat_addr[h] = p, s->cat_id[h] = id;
 	return id;
 }
 
@@ -652,19 +745,29 @@ static uint32_t cache_slot(hm_script *s, const hm_rowref *r)
 	return id;
 }
 
-int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, size_t errsz)
+typedef struct classify_ctx {
+	hm_script *s;
+	hm_file *f;
+	hm_strtab *cats;
+	size_t si, k; /* the row being classified (for error messages) */
+	int bad_type; /* classify returned this type (neither a string nor nil): stopped */
+} classify_ctx;
+
+/* Every row of a file in one protected call (a pcall per row would cost a setjmp each);
+ * c->si and c->k tell which row an error came from. [-1, +0, e] */
+static int classify_protected(lua_State *L)
 {
-	lua_State *L = s->L;
+	classify_ctx *c = lua_touserdata(L, 1);
+	hm_script *s = c->s;
+	hm_file *f = c->f;
 	const hm_mem *m = &f->t->mem;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, s->cats_ref);
-	int cache = lua_gettop(L);
-	/* once for all rows: the message handler and the function (a call costs ~100 ns) */
-	lua_pushcfunction(L, msghandler);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
-	int msgh = cache + 1, fn = cache + 2;
-	for (size_t si = 0; si < f->nseries; si++) {
-		hm_series *x = &f->series[si];
-		for (size_t k = 0; k < x->n; k++) {
+	int cache = 2, fn = 3;
+	for (; c->si < f->nseries; c->si++, c->k = 0) {
+		hm_series *x = &f->series[c->si];
+		for (; c->k < x->n; c->k++) {
+			size_t k = c->k;
 			int64_t b = m->bytes[x->ev[k]];
 			if (b == 0) {
 				x->cat[k] = -1;
@@ -687,37 +790,63 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 			lua_pushvalue(L, fn);
 			hm_lua_row_push(L, f, x, (uint32_t)k, NULL);
 			s->calls++;
-			char where[512], limit[512];
 			limits_arm(s);
-			if (lua_pcall(L, 1, 1, msgh) != LUA_OK) {
-				describe(f, x, k, where, sizeof where);
-				const char *msg = limits_report(s, limit, sizeof limit) ? limit : lua_tostring(L, -1);
-				const char *tb = strstr(msg, "\nstack traceback:");
-				snprintf(err, errsz, "%.*s\n  %s%s", tb ? (int)(tb - msg) : (int)strlen(msg), msg, where, tb ? tb : "");
-				lua_settop(L, cache - 1);
-				return -1;
-			}
+			lua_call(L, 1, 1);
+			limits_done(s);
 			int type = lua_type(L, -1);
 			if (type == LUA_TNIL) {
 				lua_pop(L, 1);
 				lua_pushliteral(L, "unclassified");
 			} else if (type != LUA_TSTRING) {
-				lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
-				lua_Debug ar;
-				lua_getinfo(L, ">S", &ar);
-				describe(f, x, k, where, sizeof where);
-				snprintf(err, errsz, "%s:%d: classify returned a %s; it must return a category name (a string) or nil\n  %s",
-					 ar.short_src, ar.linedefined, lua_typename(L, type), where);
-				lua_settop(L, cache - 1);
-				return -1;
+				c->bad_type = type;
+				return 0;
 			}
-			x->cat[k] = category_id(L, cache, cats);
+			x->cat[k] = category_id(s, L, cache, c->cats);
 			if (s->ncache)
 				s->cache_cat[slot] = x->cat[k];
 		}
 	}
-	lua_settop(L, cache - 1);
 	return 0;
+}
+
+/* msghandler for classify_protected: its own frame ends the traceback; leave it out. */
+static int classify_msghandler(lua_State *L)
+{
+	msghandler(L);
+	size_t n;
+	const char *tb = lua_tolstring(L, -1, &n);
+	static const char tail[] = "\n\t[C]: in ?";
+	if (tb && n >= sizeof tail - 1 && memcmp(tb + n - (sizeof tail - 1), tail, sizeof tail - 1) == 0)
+		lua_pushlstring(L, tb, n - (sizeof tail - 1));
+	return 1;
+}
+
+int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, size_t errsz)
+{
+	lua_State *L = s->L;
+	classify_ctx c = {s, f, cats, 0, 0, LUA_TNIL};
+	int top = lua_gettop(L);
+	lua_pushcfunction(L, classify_msghandler);
+	lua_pushcfunction(L, classify_protected);
+	lua_pushlightuserdata(L, &c);
+	int status = lua_pcall(L, 1, 1, top + 1);
+	limits_done(s);
+	char where[512], limit[512];
+	if (status != LUA_OK) {
+		describe(f, &f->series[c.si], c.k, where, sizeof where);
+		const char *msg = limits_report(s, limit, sizeof limit) ? limit : lua_tostring(L, -1);
+		const char *tb = strstr(msg, "\nstack traceback:");
+		snprintf(err, errsz, "%.*s\n  %s%s", tb ? (int)(tb - msg) : (int)strlen(msg), msg, where, tb ? tb : "");
+	} else if (c.bad_type != LUA_TNIL) {
+		lua_rawgeti(L, LUA_REGISTRYINDEX, s->classify_ref);
+		lua_Debug ar;
+		lua_getinfo(L, ">S", &ar);
+		describe(f, &f->series[c.si], c.k, where, sizeof where);
+		snprintf(err, errsz, "%s:%d: classify returned a %s; it must return a category name (a string) or nil\n  %s",
+			 ar.short_src, ar.linedefined, lua_typename(L, c.bad_type), where);
+	}
+	lua_settop(L, top);
+	return status != LUA_OK || c.bad_type != LUA_TNIL ? -1 : 0;
 }
 
 typedef struct finish_ctx {
@@ -746,7 +875,9 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 	lua_pushcfunction(s->L, finish_protected);
 	lua_pushlightuserdata(s->L, &c);
 	limits_arm(s);
-	if (hm_lua_docall(s->L, 1, 0) != LUA_OK) {
+	int status = hm_lua_docall(s->L, 1, 0);
+	limits_done(s);
+	if (status != LUA_OK) {
 		if (!limits_report(s, err, errsz))
 			error_text(s->L, err, errsz);
 		lua_pop(s->L, 1);
@@ -895,6 +1026,7 @@ void hm_script_close(hm_script *s)
 {
 	if (!s)
 		return;
+	watchdog_stop(s);
 	lua_close(s->L);
 	free(s->rows.v);
 	free(s->path);

@@ -7,6 +7,18 @@ $ hmem run tests/tiny/rules/runaway_pcall.lua tests/tiny/y_pair_basic.json --tim
 hmem: tests/tiny/rules/runaway_pcall.lua: stopped at tests/tiny/rules/runaway_pcall.lua:4: a call into the rule file ran longer than 0.5 s (--timeout SEC raises the limit)
   while classifying the allocation of 1024 bytes on cuda:0 at ts 101.25 (op aten::empty) in tests/tiny/y_pair_basic.json
 ? 3
+# The limit is per call: while the rule file loads, and in done().
+$ hmem run tests/tiny/rules/runaway_load.lua tests/tiny/y_pair_basic.json --timeout 0.2
+hmem: tests/tiny/rules/runaway_load.lua: stopped at tests/tiny/rules/runaway_load.lua:3: a call into the rule file ran longer than 0.2 s (--timeout SEC raises the limit)
+? 3
+$ hmem run tests/tiny/rules/runaway_done.lua tests/tiny/y_pair_basic.json --timeout 0.2 --json /dev/null
+hmem: tests/tiny/rules/runaway_done.lua: stopped at tests/tiny/rules/runaway_done.lua:6: a call into the rule file ran longer than 0.2 s (--timeout SEC raises the limit)
+? 3
+# 16 calls of 20 ms each take longer than the limit together, but none does alone.
+$ hmem run tests/tiny/rules/slow_rows.lua tests/tiny/y_ops.json --timeout 0.1 --json - | lua5.4 tests/jget.lua series.1.categories.2.name series.1.categories.2.allocs
+slow
+16
+? 0
 
 # --lua-mem: a classify that keeps allocating is stopped at the cap; exit 3.
 $ hmem run tests/tiny/rules/greedy.lua tests/tiny/y_pair_basic.json --lua-mem 32
