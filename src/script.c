@@ -82,7 +82,9 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
  * running call a few times per limit; when one has lasted longer, it signals the thread
  * running Lua, whose handler sets a hook on every instruction that raises (lua.c stops a
  * script on Ctrl-C the same way). Until then Lua runs without hooks: a count hook would
- * cost every instruction of every rule (about 300 instructions per classify call). */
+ * cost every instruction of every rule (about 300 instructions per classify call).
+ * (ThreadSanitizer holds signals back until the thread calls into libc: under it, a loop
+ * that never does is not stopped.) */
 static hm_script *timed_out; /* for the signal handler (atomic) */
 
 /* Raises at every instruction, so a pcall in the rule file cannot swallow it for long. */
@@ -141,6 +143,10 @@ static void watchdog_start(hm_script *s)
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
+	sigset_t set; /* a parent may have blocked it */
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
