@@ -418,11 +418,9 @@ typedef struct slice {
 	const char *p, *q; /* [p, q); p == NULL when absent */
 } slice;
 
-static inline int slice_is(slice s, const char *lit)
-{
-	size_t n = strlen(lit);
-	return s.p && *s.p == '"' && (size_t)(s.q - s.p) == n + 2 && memcmp(s.p + 1, lit, n) == 0;
-}
+/* s is the string literal lit (a length known at compile time: the compare is inlined) */
+#define slice_is(s, lit) \
+	((s).p && (size_t)((s).q - (s).p) == sizeof lit + 1 && *(s).p == '"' && memcmp((s).p + 1, lit, sizeof lit - 1) == 0)
 
 static const char *kind_of(slice s)
 {
@@ -850,12 +848,9 @@ static void add_memory(rd *r, ev *x, const char *evp, const int64_t *tsp)
 /* Device-side categories: their pid/tid are a device and a stream, never a host thread. */
 static int device_side(slice cat)
 {
-	static const char *const dev[] = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
-					  "Kernel", "Memcpy", "Memset", "Trace", NULL};
-	for (int i = 0; dev[i]; i++)
-		if (slice_is(cat, dev[i]))
-			return 1;
-	return cat.p && cat.q - cat.p > 5 && memcmp(cat.p, "\"gpu_", 5) == 0;
+	/* gpu_memcpy, gpu_memset, gpu_user_annotation: all start with gpu_ */
+	return slice_is(cat, "kernel") || slice_is(cat, "Kernel") || slice_is(cat, "Memcpy") || slice_is(cat, "Memset") ||
+	       slice_is(cat, "Trace") || (cat.p && cat.q - cat.p > 5 && memcmp(cat.p, "\"gpu_", 5) == 0);
 }
 
 static uint32_t intern_str(rd *r, slice v)
@@ -1424,6 +1419,13 @@ static void pipe_finish(rd *r)
 /* The bytes between two events: white space, and one comma unless first. */
 static int gap_ok(rd *r, size_t from, size_t to, int first, int closing)
 {
+	if (!first && !closing && from < to && r->buf[from] == ',') { /* the usual ",\n  " */
+		size_t k = from + 1;
+		while (k < to && is_ws(r->buf[k]))
+			k++;
+		if (k == to)
+			return 1;
+	}
 	int comma = 0;
 	for (size_t k = from; k < to; k++) {
 		char c = r->buf[k];
