@@ -41,7 +41,7 @@ static void load_one(hm_loader *l, int i)
 	ld->read_s = t1 - t0;
 	if (t) {
 		ld->f = hm_analyze(t);
-			ld->analyze_s = now() - t1;
+		ld->analyze_s = now() - t1;
 	}
 	pthread_mutex_lock(&l->mu);
 	s->done = 1;
