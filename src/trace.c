@@ -1091,6 +1091,12 @@ static inline uint64_t prefix_xor(uint64_t x)
 	return x;
 }
 
+/* The containers from i on; NULL while there are none (NULL + 0 is undefined behaviour). */
+static inline const tok *tok_at(const tok *v, size_t i)
+{
+	return v ? v + i : NULL;
+}
+
 static inline void add_tok(rd *r, size_t start, size_t end)
 {
 	if (r->ntok == r->tokcap) {
@@ -1106,8 +1112,7 @@ static inline void add_tok(rd *r, size_t start, size_t end)
 static int walk_event(rd *r, const char *p, const char *e, const tok *t, size_t ntok, ev *xp)
 {
 	/* e[-1] is the closing '}', outside any string: the scans below stop inside the event.
-	 * t is NULL when no event so far had a container at depth 1, and NULL + 0 is undefined
-	 * behaviour (UBSan, fuzzing): take the end only from a real array. */
+	 * t is NULL when no event so far had a container at depth 1 (see tok_at). */
 	ev x = {0};
 	const tok *end = ntok ? t + ntok : t;
 	const char *c = past_ws(p + 1);
@@ -1237,7 +1242,7 @@ static void *handler(void *arg)
 						: (slice){b->buf + e[2 + 2 * j], b->buf + e[3 + 2 * j]};
 				handle_event(h, &x, b->buf + e[0]);
 			} else {
-				slice_event(h, b->buf + e[0], b->buf + e[1], b->tok + e[2], e[3]);
+				slice_event(h, b->buf + e[0], b->buf + e[1], tok_at(b->tok, e[2]), e[3]);
 			}
 			if (!h->failed)
 				h->t->events++;
@@ -1258,7 +1263,7 @@ static void *handler(void *arg)
 static void event_done(rd *r, size_t s, size_t e)
 {
 	if (!r->pipe) {
-		slice_event(r, r->buf + s, r->buf + e, r->tok + r->tok0, r->ntok - r->tok0);
+		slice_event(r, r->buf + s, r->buf + e, tok_at(r->tok, r->tok0), r->ntok - r->tok0);
 		if (!r->failed)
 			r->t->events++;
 		return;
@@ -1266,7 +1271,7 @@ static void event_done(rd *r, size_t s, size_t e)
 	pipe *p = r->pipe;
 	batch *b = &p->b[p->cur];
 	ev x;
-	if (b->walk && walk_event(r, r->buf + s, r->buf + e, r->tok + r->tok0, r->ntok - r->tok0, &x) != 0)
+	if (b->walk && walk_event(r, r->buf + s, r->buf + e, tok_at(r->tok, r->tok0), r->ntok - r->tok0, &x) != 0)
 		return;
 	size_t rec = REC(b);
 	if ((b->nev + 1) * rec > b->evcap)
@@ -1310,7 +1315,8 @@ static batch *pipe_publish(rd *r, int give)
 	n->walk = p->walk < 0 ? behind : p->walk;
 	size_t part = r->ntok - r->tok0;
 	hm_grow(&n->tok, &n->tokcap, part + 64, sizeof *n->tok);
-	memcpy(n->tok, old_tok + r->tok0, part * sizeof *n->tok);
+	if (part)
+		memcpy(n->tok, old_tok + r->tok0, part * sizeof *n->tok);
 	r->tok = n->tok, r->tokcap = n->tokcap, r->ntok = part, r->tok0 = 0;
 	if (stop) {
 		r->failed = 1;
