@@ -194,7 +194,7 @@ static int series_index(lua_State *L)
 			lua_rawseti(L, -2, ++i);
 		}
 	} else if (!strcmp(k, "live_at_peak")) {
-		size_t top = u->rep->top ? u->rep->top : 20;
+		size_t top = u->rep->top; /* --top 0: none, as in --json (issue 11) */
 		uint32_t *pos = lua_newuserdatauv(L, top * sizeof *pos, 0);
 		size_t n = hm_live_at_peak(s, &t->mem, pos, top);
 		push_rows(L, u, pos, n < top ? n : top);

@@ -9,6 +9,8 @@
 #include "script.h"
 #include "timeline.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,10 +88,29 @@ static double now(void)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "hmem: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'hmem --help'.\n");
+	hm_eprintf("hmem: ");
+	hm_eprintf(fmt, arg);
+	hm_eprintf("\nTry 'hmem --help'.\n");
 	return HM_EXIT_USAGE;
+}
+
+/* Most --lua-mem takes: 100 TB, and no more than a size_t holds in bytes. */
+#define LUA_MEM_MAX ((double)SIZE_MAX / 1048576.0 < 1e8 ? (double)SIZE_MAX / 1048576.0 : 1e8)
+
+/* A number option's value: the whole argument a finite decimal number in [lo, hi]. */
+static int num_arg(const char *s, double lo, double hi, double *v)
+{
+	char *end;
+	if (!*s || strspn(s, "0123456789.eE+-") != strlen(s))
+		return 0; /* decimal only: no "nan", "inf", hex or spaces */
+	*v = strtod(s, &end);
+	return !*end && isfinite(*v) && *v >= lo && *v <= hi;
+}
+
+/* The same for a count: decimal digits only. */
+static int int_arg(const char *s, double lo, double hi, double *v)
+{
+	return strspn(s, "0123456789") == strlen(s) && num_arg(s, lo, hi, v);
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -162,25 +183,18 @@ static int parse_args(int argc, char **argv, opts *o)
 			return usage_error("%s", "packs takes only -I DIR");
 		return 0;
 	}
-	if (o->jobs) {
-		char *end;
-		long v = strtol(o->jobs, &end, 10);
-		if (*end || v < 1 || v > 1024)
-			return usage_error("-j needs a number of threads to read with, from 1 to 1024, not '%s'", o->jobs);
-	}
-	const char *num[] = {o->timeout, o->lua_mem};
-	const char *what[] = {"--timeout needs seconds", "--lua-mem needs megabytes"};
-	for (int i = 0; i < 2; i++) {
-		char *end;
-		if (num[i] && (strtod(num[i], &end) < 0 || *end || end == num[i]))
-			return usage_error("%s (a number, 0 for no limit)", what[i]);
-	}
-	if (o->top) {
-		char *end;
-		long v = strtol(o->top, &end, 10);
-		if (*end || v < 0 || v > 1000000)
-			return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
-	}
+	/* Every number is checked whole (issue 11): strtod takes "nan" and "inf", and a NaN
+	 * timeout compared as never reached; MB past what size_t holds is undefined. */
+	double v;
+	if (o->jobs && !int_arg(o->jobs, 1, 1024, &v))
+		return usage_error("-j needs a number of threads to read with, from 1 to 1024, not '%s'", o->jobs);
+	if (o->timeout && !num_arg(o->timeout, 0, 1e6, &v))
+		return usage_error("--timeout needs seconds, a number from 0 (no limit) to 1000000, not '%s'", o->timeout);
+	if (o->lua_mem && (!num_arg(o->lua_mem, 0, LUA_MEM_MAX, &v) || (v > 0 && v < 1)))
+		return usage_error("--lua-mem needs megabytes, a number from 1 to 100000000 or 0 (no limit), not '%s'",
+				   o->lua_mem);
+	if (o->top && !int_arg(o->top, 0, 1000000, &v))
+		return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
 	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
 		return usage_error("%s", "-I, --out, --top, --allow-io, --timeout and --lua-mem belong to 'hmem run'");
 	if (run && o->csv)
@@ -230,7 +244,7 @@ static void warn_mismatches(const hm_file *f, int quiet)
 			continue;
 		char ts[32];
 		hm_fmt_us(ts, f->t->mem.ts[s->ev[s->first_mismatch]]);
-		fprintf(stderr, "hmem: warning: %s %s: the sum of categories differs from the trace's Total Allocated "
+		hm_eprintf("hmem: warning: %s %s: the sum of categories differs from the trace's Total Allocated "
 				"after %llu of %zu events (first at ts %s)\n",
 			f->t->path, s->device, (unsigned long long)s->mismatches, s->n, ts);
 	}
@@ -310,10 +324,48 @@ static int write_outputs(const opts *o, const hm_report *report)
 			goto fail;
 	return HM_EXIT_OK;
 fail:
-	fprintf(stderr, "hmem: %s\n", err);
+	hm_eprintf("hmem: %s\n", err);
 	for (int i = 0; i < N; i++)
 		hm_out_abort(&out[i]);
 	return rc;
+}
+
+/* Outputs never replace what is read, nor each other (issue 11): an output naming a trace
+ * (also one found in a directory) or the rule file, or two outputs naming one file, are
+ * usage errors (exit 2). Devices, FIFOs and "-" are written in place and may repeat. */
+static int check_outputs(const opts *o, char **files, int nfiles)
+{
+	static const char *const names[] = {"--json", "--timeline", "--html", "--perfetto", "--annotate", "--csv"};
+	const char *paths[] = {o->json, o->timeline, o->html, o->perfetto, o->annotate, o->csv};
+	enum { N = sizeof paths / sizeof *paths };
+	struct stat st[N], in;
+	char *canon[N] = {0}, msg[8192];
+	int file[N] = {0}, bad = 0;
+	for (int i = 0; i < N && !bad; i++) {
+		if (!paths[i] || !(file[i] = hm_out_file_id(paths[i], &st[i], &canon[i])))
+			continue;
+		for (int j = 0; j < i && !bad; j++) {
+			if (!file[j])
+				continue;
+			int both = st[i].st_nlink && st[j].st_nlink;
+			if (both ? st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino : !strcmp(canon[i], canon[j])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s are the same file: give each output its own",
+					 names[j], paths[j], names[i], paths[i]);
+				bad = 1;
+			}
+		}
+		for (int k = -1; k < nfiles && st[i].st_nlink && !bad; k++) {
+			const char *ip = k < 0 ? o->rules : files[k];
+			if (ip && stat(ip, &in) == 0 && in.st_dev == st[i].st_dev && in.st_ino == st[i].st_ino) {
+				snprintf(msg, sizeof msg, "%s %s would replace the %s %s being read: write elsewhere", names[i],
+					 paths[i], k < 0 ? "rule file" : "trace", ip);
+				bad = 1;
+			}
+		}
+	}
+	for (int i = 0; i < N; i++)
+		free(canon[i]);
+	return bad ? usage_error("%s", msg) : 0;
 }
 
 static int run(const opts *o)
@@ -332,22 +384,24 @@ static int run(const opts *o)
 
 	int xrc = hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err);
 	if (xrc != 0) {
-		fprintf(stderr, "hmem: %s\n", err);
+		hm_eprintf("hmem: %s\n", err);
 		rc = xrc == -2 ? HM_EXIT_INPUT : HM_EXIT_IO;
 		goto done;
 	}
 	if (nfiles == 0) {
-		fprintf(stderr, "hmem: no trace files (*.json, *.json.gz) found in");
+		hm_eprintf("hmem: no trace files (*.json, *.json.gz) found in");
 		for (int i = 0; i < o->npaths; i++)
-			fprintf(stderr, " %s", o->paths[i]);
-		fprintf(stderr, "\n");
+			hm_eprintf(" %s", o->paths[i]);
+		hm_eprintf("\n");
 		rc = HM_EXIT_INPUT;
 		goto done;
 	}
+	if ((rc = check_outputs(o, files, nfiles)) != 0)
+		goto done;
 	const char *r = o->rules;
 	size_t rl = r ? strlen(r) : 0;
 	if (r && ((rl > 5 && !strcmp(r + rl - 5, ".json")) || (rl > 3 && !strcmp(r + rl - 3, ".gz")))) {
-		fprintf(stderr, "hmem: %s looks like a trace; the first argument of 'run' is the rule file: "
+		hm_eprintf("hmem: %s looks like a trace; the first argument of 'run' is the rule file: "
 				"hmem run RULES.lua PATH...\n", r);
 		rc = HM_EXIT_USAGE;
 		goto done;
@@ -357,7 +411,7 @@ static int run(const opts *o)
 			     (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : 4096) * 1048576.0)};
 	rep.top = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
 	if (o->rules && !(script = hm_script_open(&so, &cats, err, sizeof err))) {
-		fprintf(stderr, "hmem: %s\n", err);
+		hm_eprintf("hmem: %s\n", err);
 		rc = HM_EXIT_SCRIPT;
 		goto done;
 	}
@@ -379,13 +433,13 @@ static int run(const opts *o)
 		stage_s[ST_ANALYZE] += ld->analyze_s;
 		if (!ld->f) {
 			if (!o->keep_going) {
-				fprintf(stderr, "hmem: %s\n", ld->err);
-				fprintf(stderr, "hmem: stopped; use --keep-going to skip traces that cannot be read\n");
+				hm_eprintf("hmem: %s\n", ld->err);
+				hm_eprintf("hmem: stopped; use --keep-going to skip traces that cannot be read\n");
 				rc = ld->code;
 				goto done;
 			}
 			if (!o->quiet)
-				fprintf(stderr, "hmem: skipped %s (%llu events read before the error are not used)\n",
+				hm_eprintf("hmem: skipped %s (%llu events read before the error are not used)\n",
 					ld->err, (unsigned long long)ld->lost);
 			hm_skip *sk = &rep.skipped[rep.nskipped++];
 			sk->path = hm_xstrdup(files[i]);
@@ -399,18 +453,18 @@ static int run(const opts *o)
 		if (t->cut_at) {
 			ncut++;
 			if (!o->quiet)
-				fprintf(stderr, "hmem: warning: %s\nhmem: kept the %llu complete events before byte %llu; "
+				hm_eprintf("hmem: warning: %s\nhmem: kept the %llu complete events before byte %llu; "
 						"the %llu bytes after it are lost\n", t->cut_why, (unsigned long long)t->events,
 					(unsigned long long)t->cut_at, (unsigned long long)t->lost_bytes);
 		}
 		double t0 = now();
 		rep.files[rep.nfiles++] = f;
 		if (!o->quiet && t->mem.n == 0)
-			fprintf(stderr, "hmem: note: %s has no [memory] events%s\n", t->path,
+			hm_eprintf("hmem: note: %s has no [memory] events%s\n", t->path,
 				t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
 						    : " (no traceEvents in it)");
 		if (script && hm_script_classify(script, f, &cats, err, sizeof err) != 0) {
-			fprintf(stderr, "hmem: %s\n", err);
+			hm_eprintf("hmem: %s\n", err);
 			rc = HM_EXIT_SCRIPT;
 			goto done;
 		}
@@ -425,7 +479,7 @@ static int run(const opts *o)
 		warn_mismatches(rep.files[i], o->quiet);
 	}
 	if (rep.nskipped && !o->quiet)
-		fprintf(stderr, "hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
+		hm_eprintf("hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
 	stage_s[ST_TIMELINE] += now() - t0;
 	t0 = now();
 	rep.classify_calls = script ? hm_script_calls(script) : 0;
@@ -433,7 +487,7 @@ static int run(const opts *o)
 	if (script) {
 		rep.rules = hm_script_name(script);
 		if (hm_script_finish(script, &rep, err, sizeof err) != 0) {
-			fprintf(stderr, "hmem: %s\n", err);
+			hm_eprintf("hmem: %s\n", err);
 			rc = HM_EXIT_SCRIPT;
 			goto done;
 		}
@@ -446,14 +500,14 @@ static int run(const opts *o)
 		uint64_t events = 0, mem = 0, classified = rep.classify_calls + rep.cache_hits;
 		for (size_t i = 0; i < rep.nfiles; i++)
 			events += rep.files[i]->t->events, mem += rep.files[i]->t->mem.n;
-		fprintf(stderr, "hmem: %d traces, %llu events, %llu memory events, %llu classify calls, %llu cache hits\n",
+		hm_eprintf("hmem: %d traces, %llu events, %llu memory events, %llu classify calls, %llu cache hits\n",
 			nfiles, (unsigned long long)events, (unsigned long long)mem,
 			(unsigned long long)rep.classify_calls, (unsigned long long)rep.cache_hits);
 		uint64_t kinds[HM_EV_KINDS] = {0};
 		for (size_t i = 0; i < rep.nfiles; i++)
 			for (int k = 0; k < HM_EV_KINDS; k++)
 				kinds[k] += rep.files[i]->t->count[k];
-		fprintf(stderr, "hmem: events read %llu = used (memory %llu, host slices %llu, thread names %llu)"
+		hm_eprintf("hmem: events read %llu = used (memory %llu, host slices %llu, thread names %llu)"
 				" + not used (oom %llu, device slices %llu, flows %llu, metadata %llu, other %llu)\n",
 			(unsigned long long)events, (unsigned long long)kinds[HM_EV_MEMORY],
 			(unsigned long long)kinds[HM_EV_HOST_SLICE], (unsigned long long)kinds[HM_EV_THREAD_NAME],
@@ -461,10 +515,10 @@ static int run(const opts *o)
 			(unsigned long long)kinds[HM_EV_FLOW], (unsigned long long)kinds[HM_EV_METADATA],
 			(unsigned long long)kinds[HM_EV_OTHER]);
 		for (int st = 0; st < ST_N; st++)
-			fprintf(stderr, "hmem: %-18s %8.3f s%s\n", stage_names[st], stage_s[st],
+			hm_eprintf("hmem: %-18s %8.3f s%s\n", stage_names[st], stage_s[st],
 				st <= ST_ANALYZE ? " (summed over the reading threads)" : "");
 		if (classified && stage_s[ST_CLASSIFY] > 0)
-			fprintf(stderr, "hmem: classify: %.0f rows/s (%.0f ns per row)\n",
+			hm_eprintf("hmem: classify: %.0f rows/s (%.0f ns per row)\n",
 				(double)classified / stage_s[ST_CLASSIFY], stage_s[ST_CLASSIFY] * 1e9 / (double)classified);
 	}
 	if (rc == HM_EXIT_OK && (rep.nskipped || ncut))

@@ -3,6 +3,8 @@
 #include "timeline.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,160 @@ void hm_agg_free(hm_agg *a)
 	memset(a, 0, sizeof *a);
 }
 
+/* Temporary files being written, for the signal handler to remove (issue 11): a run
+ * stopped by Ctrl-C or kill leaves no "*.tmp.*" behind. Slots are claimed atomically and
+ * a name is freed only after its slot is cleared, so the handler reads only live names. */
+#define TMP_SLOTS 64
+static char *tmp_names[TMP_SLOTS];
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+
+static void remove_tmp_and_die(int sig)
+{
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		char *name = __atomic_load_n(&tmp_names[i], __ATOMIC_SEQ_CST);
+		if (name)
+			unlink(name);
+	}
+	/* SA_RESETHAND restored the default action: the signal, pending until this handler
+	 * returns, then ends the process as it would have without us. */
+	raise(sig);
+}
+
+/* Once: handle the signals that end a run; those ignored when hmem started (nohup, a
+ * background job's SIGINT) stay ignored. */
+static void catch_signals(void)
+{
+	static int done;
+	if (done)
+		return;
+	done = 1;
+	for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+		struct sigaction old, sa;
+		if (sigaction(fatal_signals[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = remove_tmp_and_die;
+		sa.sa_flags = SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* The slot + 1 holding name, 0 when none is free (more than TMP_SLOTS outputs at once:
+ * written as well, but not removed on a signal). */
+static int tmp_register(char *name)
+{
+	catch_signals();
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		char *none = NULL;
+		if (__atomic_compare_exchange_n(&tmp_names[i], &none, name, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return i + 1;
+	}
+	return 0;
+}
+
+static void tmp_unregister(int slot)
+{
+	if (slot > 0)
+		__atomic_store_n(&tmp_names[slot - 1], NULL, __ATOMIC_SEQ_CST);
+}
+
+/* The directory part of path, malloc'd: "." without a slash, "/" for "/x". */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return hm_xstrdup(".");
+	size_t n = slash == path ? 1 : (size_t)(slash - path);
+	char *d = hm_xrealloc(NULL, n + 1);
+	memcpy(d, path, n);
+	d[n] = 0;
+	return d;
+}
+
+/* Whether path lies in /proc (canonically): its fd links (where /dev/stdout, /dev/fd/N
+ * and process substitution lead) name open files, not paths to replace. *own: in this
+ * process's own /proc/PID/fd. */
+static int in_proc(const char *path, int *own)
+{
+	char *d = dir_of(path), *real = realpath(d, NULL), mine[64];
+	snprintf(mine, sizeof mine, "/proc/%ld/fd", (long)getpid());
+	int yes = real && strncmp(real, "/proc/", 6) == 0;
+	*own = real && strcmp(real, mine) == 0;
+	free(real), free(d);
+	return yes;
+}
+
+/* Where writing path goes (issue 11): symlinks are followed to the file they name, so a
+ * link to a regular file stays a link and its target is replaced. The result (malloc'd)
+ * is written in place (*in_place) when it exists and is not a regular file (a device, a
+ * FIFO, a socket) or is reached through /proc's fd links (/dev/stdout, /proc/self/fd/N);
+ * *fd is then the descriptor of this process it names, or -1. *st is filled when it
+ * exists (st_nlink 0 otherwise). */
+static char *out_target(const char *path, int *in_place, int *fd, struct stat *st)
+{
+	char *p = hm_xstrdup(path);
+	*in_place = 0, *fd = -1;
+	memset(st, 0, sizeof *st);
+	for (int hops = 0; hops < 40; hops++) {
+		struct stat l;
+		if (lstat(p, &l) != 0 || !S_ISLNK(l.st_mode))
+			break;
+		int own;
+		if (in_proc(p, &own)) {
+			const char *base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+			char *end;
+			long n = strtol(base, &end, 10);
+			if (own && *base && !*end && n >= 0 && n < 1 << 20)
+				*fd = (int)n;
+			*in_place = 1;
+			break;
+		}
+		char buf[4096];
+		ssize_t n = readlink(p, buf, sizeof buf - 1);
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		char *slash = strrchr(p, '/'), *next;
+		if (buf[0] == '/' || !slash) {
+			next = hm_xstrdup(buf);
+		} else {
+			size_t dl = (size_t)(slash - p) + 1;
+			next = hm_xrealloc(NULL, dl + (size_t)n + 1);
+			memcpy(next, p, dl);
+			memcpy(next + dl, buf, (size_t)n + 1);
+		}
+		free(p);
+		p = next;
+	}
+	if (stat(p, st) != 0)
+		memset(st, 0, sizeof *st);
+	else if (!S_ISREG(st->st_mode))
+		*in_place = 1;
+	return p;
+}
+
+int hm_out_file_id(const char *path, struct stat *st, char **canon)
+{
+	*canon = NULL;
+	if (strcmp(path, "-") == 0)
+		return 0;
+	int in_place, fd;
+	char *p = out_target(path, &in_place, &fd, st);
+	if (in_place) {
+		free(p);
+		return 0;
+	}
+	/* A name not made yet has no inode: its canonical directory and last part. */
+	char *dir = dir_of(p), *real = realpath(dir, NULL);
+	const char *base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+	size_t n = strlen(real ? real : dir) + strlen(base) + 2;
+	*canon = hm_xrealloc(NULL, n);
+	snprintf(*canon, n, "%s/%s", real ? real : dir, base);
+	free(real), free(dir), free(p);
+	return 1;
+}
+
 int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz)
 {
 	memset(o, 0, sizeof *o);
@@ -32,22 +188,51 @@ int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz)
 		o->f = stdout;
 		return 0;
 	}
-	size_t n = strlen(path) + 16;
-	o->path = hm_xstrdup(path);
+	int in_place, own_fd;
+	struct stat st;
+	o->path = out_target(path, &in_place, &own_fd, &st);
+	int fd;
+	if (in_place) {
+		/* A descriptor of this process is shared (its offset, O_APPEND), not reopened. */
+		fd = own_fd >= 0 ? fcntl(own_fd, F_DUPFD_CLOEXEC, 3)
+				 : open(o->path, O_WRONLY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_TRUNC : 0));
+		if (fd >= 0 && !(o->f = fdopen(fd, "w")))
+			close(fd), fd = -1;
+		if (fd < 0) {
+			snprintf(err, errsz, "%s: cannot write: %s", path, strerror(errno));
+			free(o->path);
+			memset(o, 0, sizeof *o);
+			return -1;
+		}
+		return 0;
+	}
+	size_t n = strlen(o->path) + 16;
 	o->tmp = hm_xrealloc(NULL, n);
-	snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(o->tmp);
+	snprintf(o->tmp, n, "%s.tmp.XXXXXX", o->path);
+	fd = mkstemp(o->tmp);
+	if (fd >= 0)
+		o->slot = tmp_register(o->tmp);
 	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
 		snprintf(err, errsz, "%s: cannot write: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd), unlink(o->tmp);
+		tmp_unregister(o->slot);
 		free(o->path), free(o->tmp);
 		memset(o, 0, sizeof *o);
 		return -1;
 	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask); /* as a plain fopen would have made it */
+	if (st.st_nlink) {
+		/* The file replaced keeps its owner (where allowed) and mode: a 0600 report
+		 * stays private. */
+		if (fchown(fd, st.st_uid, st.st_gid) != 0 && fchown(fd, (uid_t)-1, st.st_gid) != 0) {
+			/* not ours to give away: the new file is the user's own */
+		}
+		fchmod(fd, st.st_mode & 07777);
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask); /* as a plain fopen would have made it */
+	}
 	return 0;
 }
 
@@ -63,14 +248,17 @@ int hm_out_commit(hm_out *o, char *err, size_t errsz)
 			snprintf(err, errsz, "standard output: write error: %s", strerror(saved));
 		return bad ? -1 : 0;
 	}
-	bad |= fclose(o->f) != 0;
+	if (fclose(o->f) != 0 && !bad)
+		bad = 1, saved = errno;
 	o->f = NULL;
-	if (!bad && rename(o->tmp, o->path) != 0)
+	if (!bad && o->tmp && rename(o->tmp, o->path) != 0)
 		bad = 1, saved = errno;
 	if (bad) {
 		snprintf(err, errsz, "%s: write failed: %s", o->path, strerror(saved));
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp);
 	}
+	tmp_unregister(o->slot);
 	free(o->path), free(o->tmp);
 	o->path = o->tmp = NULL;
 	return bad ? -1 : 0;
@@ -80,8 +268,10 @@ void hm_out_abort(hm_out *o)
 {
 	if (o->f && o->f != stdout) {
 		fclose(o->f);
-		unlink(o->tmp);
+		if (o->tmp)
+			unlink(o->tmp); /* in place (a device, a FIFO): nothing to remove */
 	}
+	tmp_unregister(o->slot);
 	free(o->path), free(o->tmp);
 	memset(o, 0, sizeof *o);
 }
@@ -299,13 +489,41 @@ void hm_write_json(FILE *f, const hm_report *r)
 	fputs("}}\n", f);
 }
 
+/* Whether s[0, n) is a decimal number as JSON writes one (-5, 1.5e3). */
+static int is_number(const char *s, size_t n)
+{
+	size_t i = s[0] == '-' || s[0] == '+', d = 0;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, d++)
+		;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, d++)
+			;
+	if (d && i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t e = 0;
+		i += i + 1 < n && (s[i + 1] == '-' || s[i + 1] == '+');
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, e++)
+			;
+		d = e ? d : 0;
+	}
+	return d && i == n;
+}
+
+/* A text cell: quoted as RFC 4180 asks when it holds a comma, quote or line break, and
+ * one a spreadsheet would run as a formula (=, +, -, @, tab or CR first: op names and file
+ * names come from the trace; issue 12) starts with a ' as OWASP advises; a number such
+ * as -5 stays a number. */
 static void csv_str(FILE *f, const char *s, size_t n)
 {
+	int formula = n && memchr("=+-@\t\r", s[0], 6) && !is_number(s, n);
 	if (!memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) && !memchr(s, '\r', n)) {
+		if (formula)
+			putc('\'', f);
 		fwrite(s, 1, n, f);
 		return;
 	}
 	putc('"', f);
+	if (formula)
+		putc('\'', f);
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '"')
 			putc('"', f);
@@ -338,7 +556,9 @@ static void csv_event_prefix(FILE *f, const hm_file *hf, const hm_series *s, siz
 	csv_cstr(f, hf->t->path);
 	putc(',', f);
 	csv_opt(f, hf->t->rank);
-	fprintf(f, ",%s,", s->device);
+	putc(',', f);
+	csv_cstr(f, s->device);
+	putc(',', f);
 	json_us(f, m->ts[e]);
 	fprintf(f, ",%s,%" PRId64, kind_name(m->bytes[e]), m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]);
 }
@@ -424,25 +644,28 @@ void hm_write_events(FILE *f, const hm_report *r)
 }
 
 
-/* Characters (UTF-8 code points) in s[0, n). */
+/* Characters (UTF-8 code points) s[0, n) takes on a terminal, escaped as put_col does. */
 static size_t width_of(const char *s, size_t n)
 {
-	size_t w = 0;
-	for (size_t i = 0; i < n; i++)
-		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	size_t w = 0, len;
+	char *t = hm_esc(s, n, 0, &len);
+	for (size_t i = 0; i < len; i++)
+		w += ((unsigned char)t[i] & 0xc0) != 0x80;
+	free(t);
 	return w;
 }
 
 /* Print s left-aligned in a column of width characters, cut at a character boundary;
- * width 0: the whole of s, unpadded (a last column). */
+ * width 0: the whole of s, unpadded (a last column). Names come from traces and rule
+ * files: control characters are shown escaped (hm_esc), never sent to the terminal. */
 static void put_col(FILE *f, const char *s, size_t n, size_t width)
 {
-	if (width == 0) {
+	char *t = hm_esc(s, n, 0, &n);
+	s = t;
+	if (width == 0)
 		fwrite(s, 1, n, f);
-		return;
-	}
 	size_t w = 0, i = 0;
-	while (i < n) {
+	while (width && i < n) {
 		size_t j = i + 1;
 		while (j < n && ((unsigned char)s[j] & 0xc0) == 0x80)
 			j++;
@@ -454,6 +677,7 @@ static void put_col(FILE *f, const char *s, size_t n, size_t width)
 	}
 	for (; w < width; w++)
 		putc(' ', f);
+	free(t);
 }
 
 /* A cell as text for the summary: byte columns in binary units. */
@@ -487,7 +711,9 @@ static void summary_agg(FILE *f, const hm_agg *g)
 				w[c] = x > 60 ? 60 : x;
 		}
 	}
-	fprintf(f, "\naggregation %s (%zu rows)\n ", g->name, g->nrows);
+	fputs("\naggregation ", f);
+	put_col(f, g->name, strlen(g->name), 0);
+	fprintf(f, " (%zu rows)\n ", g->nrows);
 	for (size_t c = 0; c < g->ncols; c++) {
 		putc(' ', f);
 		put_col(f, g->cols[c], strlen(g->cols[c]), c + 1 < g->ncols ? w[c] : 0);
@@ -560,7 +786,9 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 			snprintf(lt, sizeof lt, "never freed");
 		fprintf(f, "    %12s  ", b);
 		put_col(f, cat.type == HM_V_STR ? cat.s : "-", cat.type == HM_V_STR ? cat.len : 1, width);
-		fprintf(f, " %6s  %-14s  %.*s\n", st, lt, op.type == HM_V_STR ? (int)op.len : 1, op.type == HM_V_STR ? op.s : "-");
+		fprintf(f, " %6s  %-14s  ", st, lt);
+		put_col(f, op.type == HM_V_STR ? op.s : "-", op.type == HM_V_STR ? op.len : 1, 0);
+		putc('\n', f);
 	}
 	free(pos);
 }
@@ -578,7 +806,8 @@ void hm_write_summary(FILE *f, const hm_report *r)
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_file *hf = r->files[i];
 		const hm_trace *t = hf->t;
-		fprintf(f, "%s%s", sgr(r, SGR_BOLD), t->path);
+		fputs(sgr(r, SGR_BOLD), f);
+		put_col(f, t->path, strlen(t->path), 0);
 		if (t->rank != HM_NONE)
 			fprintf(f, "  rank %" PRId64, t->rank);
 		fprintf(f, "%s  (%" PRIu64 " events, %zu memory events)\n", sgr(r, SGR_OFF), t->events, t->mem.n);
@@ -639,7 +868,9 @@ void hm_write_summary_csv(FILE *f, const hm_report *r)
 				csv_cstr(f, hf->t->path);
 				putc(',', f);
 				csv_opt(f, hf->t->rank);
-				fprintf(f, ",%s,%" PRId64 ",", s->device, s->peak);
+				putc(',', f);
+				csv_cstr(f, s->device);
+				fprintf(f, ",%" PRId64 ",", s->peak);
 				json_us(f, s->peak_ts);
 				putc(',', f);
 				csv_opt(f, s->max_reserved);

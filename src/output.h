@@ -6,6 +6,7 @@
 #include "analyze.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 
 /* A file that could not be read and was skipped (--keep-going). */
 typedef struct hm_skip {
@@ -48,16 +49,28 @@ typedef struct hm_report {
 
 void hm_agg_free(hm_agg *a);
 
-/* An output written under a temporary name next to path and renamed over it by
- * hm_out_commit, so a failed run never leaves a half-written file. "-" is stdout. */
+/* An output file (README "Outputs"). A regular file or a new name (through symlinks, to
+ * the file they name) is written under a temporary name in its directory and renamed
+ * over it by hm_out_commit, keeping the mode and owner of the file it replaces, so a
+ * failed run never leaves a half-written file; a fatal signal removes the temporary
+ * file. Anything else (a device, a FIFO, a socket, /dev/stdout, /proc/self/fd/N) is
+ * opened and written in place, never replaced. "-" is stdout. */
 typedef struct hm_out {
 	FILE *f;
-	char *path, *tmp;
+	char *path, *tmp; /* tmp NULL: written in place */
+	int slot;         /* where the signal handler finds tmp (+ 1; 0: nowhere) */
 } hm_out;
 
 int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz);
 int hm_out_commit(hm_out *o, char *err, size_t errsz); /* also closes */
 void hm_out_abort(hm_out *o);                          /* removes the temporary file */
+
+/* Whether writing path would replace (or create) a regular file: 1 with its canonical
+ * name in *canon (malloc'd, the caller frees) and *st filled when it exists (st_nlink 0
+ * when not); 0 for "-" and for what is written in place. Two outputs, or an output and an
+ * input, are the same file when both exist with the same st_dev and st_ino, or their
+ * canonical names are equal. */
+int hm_out_file_id(const char *path, struct stat *st, char **canon);
 
 /* A JSON string of s[0, n): bytes that are not UTF-8 become U+FFFD; with in_html, '<',
  * '>' and '&' are escaped too, so the text is safe inside an HTML <script> element. */

@@ -14,11 +14,13 @@
 #endif
 
 /* The pid of a series (of its first memory event; a series has at least one), as its
- * thread key holds it: "pid\x1ftid". */
+ * thread key holds it: "pid\x1ftid", split by its length since a pid written
+ * "a\u0000b" holds a NUL (issue 11). */
 static const char *pid_of(const hm_file *hf, const hm_series *s, size_t *n)
 {
-	const char *key = hf->t->threads.str[hf->t->mem.thread[s->ev[0]]];
-	*n = (size_t)(strchr(key, 0x1f) - key);
+	uint32_t id = hf->t->mem.thread[s->ev[0]];
+	const char *key = hf->t->threads.str[id], *sep = memchr(key, 0x1f, hf->t->threads.len[id]);
+	*n = (size_t)(sep - key);
 	return key;
 }
 

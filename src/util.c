@@ -1,5 +1,7 @@
+#define _GNU_SOURCE /* vasprintf */
 #include "util.h"
 
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,4 +280,68 @@ void hm_fmt_bytes(char *buf, size_t n, int64_t bytes)
 		snprintf(buf, n, "%s%.0f B", sign, v);
 	else
 		snprintf(buf, n, "%s%.2f %s", sign, v, unit[u]);
+}
+
+/* Length of the well-formed UTF-8 sequence at p (Unicode table 3-7), 0 if there is none. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *e)
+{
+	unsigned c = *p;
+	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80, hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	if (!len || (size_t)(e - p) < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* Terminal text must not carry the bytes a terminal obeys (issue 12): an op named
+ * "\x1b]0;TITLE\x07" would retitle it, "\x1b[2J" clear it, even with --color never. C0
+ * controls, DEL and C1 controls (U+0080..U+009F written in UTF-8, or such a byte on its
+ * own, which an 8-bit terminal obeys) are shown as \xNN per byte; other text, valid
+ * UTF-8 or not, passes as it is. */
+char *hm_esc(const char *s, size_t n, int keep_lines, size_t *outlen)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	char *out = hm_xrealloc(NULL, 4 * n + 1), *o = out;
+	while (p < e) {
+		unsigned c = *p;
+		size_t len = c >= 0x80 ? utf8_len(p, e) : 1, ctl;
+		if (c < 0x20)
+			ctl = !(keep_lines && (c == '\n' || c == '\t'));
+		else if (c == 0x7f || (c >= 0x80 && c <= 0x9f))
+			ctl = 1;
+		else
+			ctl = c == 0xc2 && len == 2 && p[1] <= 0x9f ? 2 : 0;
+		if (ctl) {
+			for (size_t i = 0; i < ctl; i++)
+				o += sprintf(o, "\\x%02x", p[i]);
+			p += ctl;
+		} else {
+			len = len ? len : 1; /* a byte that is not UTF-8 (and not a control) */
+			memcpy(o, p, len);
+			o += len, p += len;
+		}
+	}
+	*o = 0;
+	if (outlen)
+		*outlen = (size_t)(o - out);
+	return out;
+}
+
+/* printf to standard error, as terminal text (hm_esc, line breaks kept). */
+void hm_eprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = NULL;
+	int n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom(0);
+	char *t = hm_esc(msg, (size_t)n, 1, NULL);
+	fputs(t, stderr);
+	free(t);
+	free(msg);
 }

@@ -1,5 +1,5 @@
 /* util: allocation that cannot fail silently, growable arrays, string interning,
- * exact decimal number parsing. Plain C, no Lua. */
+ * exact decimal number parsing, text safe for a terminal. Plain C, no Lua. */
 #ifndef HM_UTIL_H
 #define HM_UTIL_H
 
@@ -51,5 +51,13 @@ int hm_fmt_us(char *buf, int64_t ns);
 
 /* Format bytes in binary units ("6.17 GiB", "512 B"). */
 void hm_fmt_bytes(char *buf, size_t n, int64_t bytes);
+
+/* s[0, n) as text for a terminal (README "Outputs"): C0 controls, DEL and C1 controls
+ * become \xNN (line breaks and tabs stay when keep_lines). Returns a malloc'd string the
+ * caller frees; *outlen (if not NULL) gets its length. */
+char *hm_esc(const char *s, size_t n, int keep_lines, size_t *outlen);
+
+/* fprintf(stderr, ...) through hm_esc, line breaks kept: for messages that quote names. */
+void hm_eprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -28,11 +28,11 @@ hmem: tests/tiny/rules/greedy.lua: the rule file used more than 32 MB of Lua mem
 
 # Bad limit values are usage errors.
 $ hmem run size tests/tiny/y_pair_basic.json --timeout soon
-hmem: --timeout needs seconds (a number, 0 for no limit)
+hmem: --timeout needs seconds, a number from 0 (no limit) to 1000000, not 'soon'
 Try 'hmem --help'.
 ? 2
 $ hmem run size tests/tiny/y_pair_basic.json --lua-mem -1
-hmem: --lua-mem needs megabytes (a number, 0 for no limit)
+hmem: --lua-mem needs megabytes, a number from 1 to 100000000 or 0 (no limit), not '-1'
 Try 'hmem --help'.
 ? 2
 
