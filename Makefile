@@ -6,7 +6,9 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpo
             -Wformat=2 -Wundef -Wno-format-nonliteral
 CFLAGS   ?= -O2 -g
 SAN      ?=
-SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer,)
+# With undefined, also float-cast-overflow (not part of it in GCC): a double too big for
+# its integer type, such as a limit given as "inf" (issue 11).
+SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer,)$(if $(findstring undefined,$(SAN)), -fsanitize=float-cast-overflow,)
 CPPFLAGS += -DHM_VERSION='"$(VERSION)"' -Isrc $(shell pkg-config --cflags $(LUA_PC) 2>/dev/null)
 # ISA-L inflates gzip ~5x faster than zlib here (README "Performance"); zlib where it is absent
 # (make ISAL=0 forces zlib).
