@@ -23,7 +23,7 @@
 static const char usage[] =
 	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
 	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
-	"       hmem packs [-I DIR]                list the rule packs hmem can find\n"
+	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
 	"       hmem --help | --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
@@ -157,9 +157,16 @@ static int parse_args(int argc, char **argv, opts *o)
 	}
 	int run = strcmp(o->cmd, "run") == 0;
 	int files_out = o->json || o->timeline || o->html || o->perfetto || o->annotate;
+	const char *num[] = {o->timeout, o->lua_mem};
+	const char *what[] = {"--timeout needs seconds", "--lua-mem needs megabytes"};
+	for (int i = 0; i < 2; i++) {
+		char *end;
+		if (num[i] && (strtod(num[i], &end) < 0 || *end || end == num[i]))
+			return usage_error("%s (a number, 0 for no limit)", what[i]);
+	}
 	if (!strcmp(o->cmd, "packs")) {
 		if (o->npaths || files_out || o->csv || o->out_dir || o->top || o->summary || o->format || o->color)
-			return usage_error("%s", "packs takes only -I DIR");
+			return usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
 		return 0;
 	}
 	if (o->jobs) {
@@ -167,13 +174,6 @@ static int parse_args(int argc, char **argv, opts *o)
 		long v = strtol(o->jobs, &end, 10);
 		if (*end || v < 1 || v > 1024)
 			return usage_error("-j needs a number of threads to read with, from 1 to 1024, not '%s'", o->jobs);
-	}
-	const char *num[] = {o->timeout, o->lua_mem};
-	const char *what[] = {"--timeout needs seconds", "--lua-mem needs megabytes"};
-	for (int i = 0; i < 2; i++) {
-		char *end;
-		if (num[i] && (strtod(num[i], &end) < 0 || *end || end == num[i]))
-			return usage_error("%s (a number, 0 for no limit)", what[i]);
 	}
 	if (o->top) {
 		char *end;
@@ -512,9 +512,11 @@ int main(int argc, char **argv)
 	o.cmd = cmd;
 	int rc = parse_args(argc, argv, &o);
 	if (rc == 0 && !strcmp(cmd, "packs")) {
-		hm_script_opts so = {0};
+		hm_script_opts so = {0}; /* each pack loads as under hmem run: sandbox and limits */
 		so.inc = o.inc;
 		so.ninc = o.ninc;
+		so.timeout_s = o.timeout ? strtod(o.timeout, NULL) : 60;
+		so.mem_limit = (size_t)((o.lua_mem ? strtod(o.lua_mem, NULL) : 4096) * 1048576.0);
 		rc = hm_script_list_packs(&so, stdout);
 	} else if (rc == 0) {
 		rc = run(&o);

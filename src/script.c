@@ -1093,6 +1093,7 @@ static void list_pack(const hm_script_opts *o, FILE *out, const char *name, cons
 	int listed = 1;
 	if (s) {
 		lua_State *L = s->L;
+		s->path = hm_xstrdup(path);
 		lua_pushcfunction(L, describe_pack);
 		lua_pushstring(L, path);
 		lua_pushlightuserdata(L, (void *)source);
@@ -1112,8 +1113,9 @@ static void list_pack(const hm_script_opts *o, FILE *out, const char *name, cons
 	if (!listed)
 		return;
 	if (err[0]) {
-		err[strcspn(err, "\n")] = 0;
-		snprintf(desc, sizeof desc, "(fails to load: %s)", err);
+		size_t n = strlen(path);
+		const char *e = !strncmp(err, path, n) && !strncmp(err + n, ": ", 2) ? err + n + 2 : err; /* a limit */
+		snprintf(desc, sizeof desc, "(fails to load: %.*s)", (int)strcspn(e, "\n"), e);
 	}
 	fprintf(out, "  %-12s %s\n  %-12s (%s)\n", name, desc, "", source ? "shipped with hmem" : path);
 }
