@@ -83,10 +83,6 @@ void hm_lua_aggregate_all(lua_State *L, hm_report *rep);
 void hm_lua_charge(lua_State *L, size_t bytes);
 void hm_lua_uncharge(lua_State *L, size_t bytes);
 
-/* An error at the position of the Lua code that called the running C function
- * ("rules.lua:3: msg"). [-0, +0, v] */
-int hm_lua_caller_error(lua_State *L, const char *fmt, ...);
-
 /* A fresh instance of lua-cjson's C library (cjson.safe if safe) for one chunk, its
  * nesting depths capped (lcjson.c). [-0, +1, e] */
 void hm_lua_push_cjson(lua_State *L, int safe);

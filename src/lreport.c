@@ -489,12 +489,12 @@ static const char *const decl_keys[] = {"name", "by", "sum", "count", "max", "wh
 static int decl_field(lua_State *L, const char *agg, const char *what)
 {
 	if (lua_type(L, -1) != LUA_TSTRING)
-		hm_lua_caller_error(L, "aggregate '%s': %s must be a field name", agg, what);
+		luaL_error(L, "aggregate '%s': %s must be a field name", agg, what);
 	size_t n;
 	const char *f = lua_tolstring(L, -1, &n);
 	int id = hm_field_id(f, n);
 	if (!id)
-		hm_lua_caller_error(L, "aggregate '%s': %s '%s' is not a row field (fields: %s)", agg, what, f, hm_field_names());
+		luaL_error(L, "aggregate '%s': %s '%s' is not a row field (fields: %s)", agg, what, f, hm_field_names());
 	return id;
 }
 
@@ -505,16 +505,16 @@ int hm_lua_aggregate_declare(lua_State *L)
 	hm_decls *ds = hm_lua_decls(L);
 	hm_aggdecl d = {0};
 	if (ds->closed)
-		return hm_lua_caller_error(L, "aggregate: declare aggregations while the rule file loads, not later");
+		return luaL_error(L, "aggregate: declare aggregations while the rule file loads, not later");
 	if (!lua_istable(L, 1))
-		return hm_lua_caller_error(L, "aggregate: expected a table {name=, by=, ...}");
+		return luaL_error(L, "aggregate: expected a table {name=, by=, ...}");
 	lua_settop(L, 1);
 	for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
 		int known = 0;
 		for (int i = 0; decl_keys[i] && lua_type(L, -2) == LUA_TSTRING; i++)
 			known |= !strcmp(lua_tostring(L, -2), decl_keys[i]);
 		if (!known)
-			return hm_lua_caller_error(L, "aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top)",
+			return luaL_error(L, "aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top)",
 						   lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2));
 	}
 	for (int i = 0; decl_keys[i]; i++) { /* 2: name, 3: by, 4: sum, 5: count, 6: max, 7: where, 8: top */
@@ -523,13 +523,13 @@ int hm_lua_aggregate_declare(lua_State *L)
 	}
 	size_t nlen;
 	if (lua_type(L, 2) != LUA_TSTRING)
-		return hm_lua_caller_error(L, "aggregate: name must be a string");
+		return luaL_error(L, "aggregate: name must be a string");
 	const char *name = lua_tolstring(L, 2, &nlen);
 	if (strlen(name) != nlen)
-		return hm_lua_caller_error(L, "aggregate: name must not hold a NUL byte");
+		return luaL_error(L, "aggregate: name must not hold a NUL byte");
 	for (size_t i = 0; i < ds->n; i++)
 		if (!strcmp(ds->v[i].name, name))
-			return hm_lua_caller_error(L, "aggregate: '%s' is declared twice", name);
+			return luaL_error(L, "aggregate: '%s' is declared twice", name);
 	/* by: a field name, a function, or a list of them; functions stay on the stack (9..). */
 	int by = 3;
 	if (lua_type(L, by) == LUA_TSTRING || lua_isfunction(L, by)) {
@@ -539,16 +539,16 @@ int hm_lua_aggregate_declare(lua_State *L)
 		lua_replace(L, by);
 	}
 	if (!lua_istable(L, by) || lua_rawlen(L, by) == 0)
-		return hm_lua_caller_error(L, "aggregate: by must list at least one field or function");
+		return luaL_error(L, "aggregate: by must list at least one field or function");
 	for (lua_Integer i = 1; lua_rawgeti(L, by, i) != LUA_TNIL; i++) {
 		if (d.nby == 16)
-			return hm_lua_caller_error(L, "aggregate '%s': at most 16 keys", name);
+			return luaL_error(L, "aggregate '%s': at most 16 keys", name);
 		if (lua_isfunction(L, -1)) {
 			d.by_ref[d.nby++] = lua_gettop(L); /* a stack slot until the copy */
 			continue;
 		}
 		if (lua_type(L, -1) != LUA_TSTRING)
-			return hm_lua_caller_error(L, "aggregate: each by entry must be a field name or a function(row)");
+			return luaL_error(L, "aggregate: each by entry must be a field name or a function(row)");
 		d.by_ref[d.nby] = 0;
 		d.by_field[d.nby++] = decl_field(L, name, "by");
 		lua_pop(L, 1);
@@ -562,9 +562,9 @@ int hm_lua_aggregate_declare(lua_State *L)
 	const char *wm = lua_type(L, 7) == LUA_TSTRING ? lua_tostring(L, 7) : NULL;
 	d.where = wm && !strcmp(wm, "live_at_peak") ? 1 : wm && !strcmp(wm, "live_at_end") ? 2 : 0;
 	if (!lua_isnil(L, 7) && !lua_isfunction(L, 7) && !(wm && (d.where || !strcmp(wm, "all"))))
-		return hm_lua_caller_error(L, "aggregate: where must be \"all\", \"live_at_peak\", \"live_at_end\" or a function(row)");
+		return luaL_error(L, "aggregate: where must be \"all\", \"live_at_peak\", \"live_at_end\" or a function(row)");
 	if (!lua_isnil(L, 8) && (!lua_isinteger(L, 8) || lua_tointeger(L, 8) < 1))
-		return hm_lua_caller_error(L, "aggregate: top must be a positive integer");
+		return luaL_error(L, "aggregate: top must be a positive integer");
 	d.top = lua_isnil(L, 8) ? 0 : lua_tointeger(L, 8);
 	/* Checked: now the copy (references, then the name; the stack still holds everything). */
 	hm_lua_charge(L, nlen + 1 + sizeof d);
@@ -619,6 +619,20 @@ void hm_lua_decls_free(hm_decls *d)
 		free(d->v[i].name);
 	free(d->v);
 	memset(d, 0, sizeof *d);
+}
+
+/* Refuses a key with a NUL byte (every output writes keys as C strings, which would
+ * cut it short), at the by function that returned it. [-0, +0, v] */
+static void nul_key(lua_State *L, const hm_aggdecl *d, int j, int fn)
+{
+	lua_Debug ar;
+	if (!fn)
+		luaL_error(L, "aggregate '%s': a value of %s holds a NUL byte (aggregation keys cannot)", d->name,
+			   hm_field_name(d->by_field[j]));
+	lua_pushvalue(L, fn);
+	lua_getinfo(L, ">S", &ar);
+	luaL_error(L, "%s:%d: aggregate '%s': the by function returned a key with a NUL byte (aggregation keys cannot "
+		      "hold one)", ar.short_src, ar.linedefined, d->name);
 }
 
 /* Compute the aggregation d into out (owned by the report, so it is freed even if this
@@ -681,12 +695,8 @@ static void aggregate(lua_State *L, const hm_aggdecl *d, hm_report *rep, hm_agg 
 							list_key(w, &r, d->by_field[j], &kv[j], &w->tmp, &w->tmpcap);
 					}
 					/* Names are C strings in every output: a NUL would cut them short. */
-					if (kv[j].type == HM_V_STR && memchr(kv[j].s, 0, kv[j].len)) {
-						char col[32];
-						snprintf(col, sizeof col, "by%d", j + 1);
-						luaL_error(L, "aggregate '%s': a key in column %s holds a NUL byte (aggregation keys "
-							      "cannot)", d->name, by_fn[j] ? col : hm_field_name(d->by_field[j]));
-					}
+					if (kv[j].type == HM_V_STR && memchr(kv[j].s, 0, kv[j].len))
+						nul_key(L, d, j, by_fn[j]);
 					key_add(L, w, &n, &kv[j], &str[j]);
 				}
 				if (n > UINT32_MAX)

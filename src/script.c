@@ -8,7 +8,6 @@
 #include <lualib.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -589,17 +588,6 @@ static int l_write(lua_State *L)
 	return luaL_error(L, "hmem.write: %s", err);
 }
 
-int hm_lua_caller_error(lua_State *L, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	luaL_where(L, 2);
-	lua_pushvfstring(L, fmt, ap);
-	va_end(ap);
-	lua_concat(L, 2);
-	return lua_error(L);
-}
-
 /* hmem.cache_by{field, ...} inside hmem run: checked, and kept as field ids in C (the
  * list is not read again). Only while the rules load. [-1, +0, e] */
 static int l_cache_by(lua_State *L)
@@ -607,21 +595,21 @@ static int l_cache_by(lua_State *L)
 	hm_script *s = *(hm_script **)lua_getextraspace(L);
 	int ids[sizeof s->cache_fields / sizeof *s->cache_fields], n = 0;
 	if (s->decls.closed)
-		return hm_lua_caller_error(L, "cache_by: declare it while the rule file loads, not later");
+		return luaL_error(L, "cache_by: declare it while the rule file loads, not later");
 	if (!lua_istable(L, 1) || lua_rawlen(L, 1) == 0)
-		return hm_lua_caller_error(L, "cache_by: expected a list of row field names, e.g. {\"op\", \"bytes\"}");
+		return luaL_error(L, "cache_by: expected a list of row field names, e.g. {\"op\", \"bytes\"}");
 	for (lua_Integer i = 1; lua_rawgeti(L, 1, i) != LUA_TNIL; i++) {
 		if (lua_type(L, -1) != LUA_TSTRING)
-			return hm_lua_caller_error(L, "cache_by: field names must be strings");
+			return luaL_error(L, "cache_by: field names must be strings");
 		size_t len;
 		const char *f = lua_tolstring(L, -1, &len);
 		int id = hm_field_id(f, len);
 		if (id == HM_F_NONE || id == HM_F_CATEGORY)
-			return hm_lua_caller_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
+			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
 		if (id == HM_F_OPS || id == HM_F_ANNOTATIONS || id == HM_F_PYTHON || id == HM_F_FREE_OPS || id == HM_F_STACK)
-			return hm_lua_caller_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
+			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
 		if (n == (int)(sizeof ids / sizeof *ids))
-			return hm_lua_caller_error(L, "cache_by: at most 16 fields");
+			return luaL_error(L, "cache_by: at most 16 fields");
 		ids[n++] = id;
 		lua_pop(L, 1);
 	}
