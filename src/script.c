@@ -859,7 +859,10 @@ static int32_t category_id(hm_script *s, lua_State *L, int cache, hm_strtab *cat
 		lua_pop(L, 2);
 	} else {
 		lua_pop(L, 1);
+		size_t before = cats->n;
 		id = (int32_t)hm_strtab_intern(cats, p, len);
+		if (cats->n != before) /* a new name, kept in C: counted against --lua-mem */
+			hm_lua_charge(L, len + 1 + 8 * sizeof(void *));
 		lua_pushinteger(L, id);
 		lua_rawset(L, cache);
 	}

@@ -105,3 +105,10 @@ rule packs (use a name in place of a rule file: hmem run NAME PATH...):
   lifetime     freed in the same op / in the same step / outlives the step / never freed / before trace
                (shipped with hmem)
 ? 0
+
+# Two list fields in one aggregation key keep their own text (the first column showed the
+# second's: both were built in one scratch buffer).
+$ hmem run tests/tiny/rules/contain_two_lists.lua tests/tiny/y_context.json --json - | lua5.4 tests/jget.lua aggregations.lists.rows.1.ops aggregations.lists.rows.1.annotations
+aten::linear > aten::empty
+ProfilerStep#3 > ## forward ##
+? 0
