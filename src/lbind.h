@@ -83,6 +83,9 @@ void hm_lua_aggregate_all(lua_State *L, hm_report *rep);
 void hm_lua_charge(lua_State *L, size_t bytes);
 void hm_lua_uncharge(lua_State *L, size_t bytes);
 
+/* The bytes --lua-mem still allows (SIZE_MAX without a limit). */
+size_t hm_lua_mem_left(lua_State *L);
+
 /* A fresh instance of lua-cjson's C library (cjson.safe if safe) for one chunk, its
  * nesting depths capped (lcjson.c). [-0, +1, e] */
 void hm_lua_push_cjson(lua_State *L, int safe);

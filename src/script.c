@@ -1187,6 +1187,12 @@ void hm_lua_charge(lua_State *L, size_t bytes)
 	s->mem_used += bytes;
 }
 
+size_t hm_lua_mem_left(lua_State *L)
+{
+	hm_script *s = *(hm_script **)lua_getextraspace(L);
+	return !s->mem_limit ? SIZE_MAX : s->mem_used < s->mem_limit ? s->mem_limit - s->mem_used : 0;
+}
+
 void hm_lua_uncharge(lua_State *L, size_t bytes)
 {
 	(*(hm_script **)lua_getextraspace(L))->mem_used -= bytes;

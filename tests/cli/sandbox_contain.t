@@ -112,3 +112,14 @@ $ hmem run tests/tiny/rules/contain_two_lists.lua tests/tiny/y_context.json --js
 aten::linear > aten::empty
 ProfilerStep#3 > ## forward ##
 ? 0
+
+# cjson.encode's text (in a buffer outside the Lua heap, which doubles as it grows) must fit
+# in what --lua-mem leaves, three times over: 100 MB of text from a 1 MB string is refused
+# under --lua-mem 200.
+$ hmem run tests/tiny/rules/contain_cjson_amplify.lua tests/tiny/y_pair_basic.json --lua-mem 200 --json /dev/null
+hmem: tests/tiny/rules/contain_cjson_amplify.lua:6: cjson.encode: the text would not fit in the memory --lua-mem leaves
+stack traceback:
+	[C]: in field 'encode'
+	tests/tiny/rules/contain_cjson_amplify.lua:6: in main chunk
+	[C]: in ?
+? 3
