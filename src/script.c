@@ -48,7 +48,18 @@ struct hm_script {
 	char (*colors)[8]; /* category id -> declared "#rrggbb", "" if none */
 	size_t ncolors;
 	hm_decls decls;  /* hmem.aggregate declarations, copied when made (lbind.h) */
+	char *rule_dir;  /* where require looks first: the loaded file's directory (NULL: none) */
 };
+
+/* The directory of a rule file or pack file, for require ("." for a bare file name). */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d = hm_xstrdup(slash ? path : ".");
+	if (slash)
+		d[slash == path ? 1 : slash - path] = 0;
+	return d;
+}
 
 static double mono(void)
 {
@@ -470,11 +481,13 @@ static int reserved(const char *name)
 	return !strcmp(name, "hmem") || !strncmp(name, "hmem.", 5) || !strcmp(name, "cjson") || !strcmp(name, "cjson.safe");
 }
 
-/* Where require and pack names look, in order: the rule file's directory (for require),
+/* Where require and pack names look, in order: rule_dir (for require: the directory of the
+ * rule file or pack file loaded, none for a shipped pack, never the working directory as
+ * such),
  * -I directories, HMEM_PATH, then the modules built into hmem; a reserved name only
  * among the built-in modules. Pushes the path of the file found (for a built-in module,
  * its path in lua/ and the module is returned), or nil. [-0, +1, m] */
-static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, const char *name, int rule_dir)
+static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, const char *name, const char *rule_dir)
 {
 	char rel[512], path[5000], dir[4096];
 	snprintf(rel, sizeof rel, "%s", name);
@@ -483,8 +496,7 @@ static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, con
 			*p = '/';
 	for (int i = rule_dir ? -1 : 0; !reserved(name); i++) {
 		if (i == -1) {
-			const char *slash = o->rules ? strrchr(o->rules, '/') : NULL;
-			snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - o->rules) : 1, slash ? o->rules : ".");
+			snprintf(dir, sizeof dir, "%s", rule_dir);
 		} else if (!search_dir(o, i, dir, sizeof dir)) {
 			break;
 		}
@@ -541,7 +553,7 @@ static int sandbox_require(lua_State *L)
 	if (strcmp(name, "cjson") == 0 || strcmp(name, "cjson.safe") == 0) {
 		hm_lua_push_cjson(L, name[5] != 0);
 	} else {
-		const hm_embedded *m = find_module(L, o, name, 1);
+		const hm_embedded *m = find_module(L, o, name, (*(hm_script **)lua_getextraspace(L))->rule_dir);
 		if (lua_isnil(L, -1) && o->allow_io && !reserved(name)) {
 			lua_getglobal(L, "require");
 			lua_pushstring(L, name);
@@ -701,10 +713,10 @@ static int open_protected(lua_State *L)
 		return luaL_error(L, "%s: no such rule file", o->rules);
 	} else {
 		lua_pushfstring(L, "hmem.rules.%s", o->rules);
-		m = find_module(L, o, lua_tostring(L, -1), 0);
+		m = find_module(L, o, lua_tostring(L, -1), NULL);
 		if (lua_isnil(L, -1)) {
 			lua_pop(L, 2);
-			m = find_module(L, o, o->rules, 0); /* a plain NAME.lua on -I / HMEM_PATH */
+			m = find_module(L, o, o->rules, NULL); /* a plain NAME.lua on -I / HMEM_PATH */
 			if (lua_isnil(L, -1) || m)
 				return luaL_error(L, "%s: no such rule file or pack (shipped packs: size, op, phase, lifetime, "
 						     "pytorch; 'hmem packs' lists all)", o->rules);
@@ -713,6 +725,7 @@ static int open_protected(lua_State *L)
 	}
 	s->path = hm_xstrdup(lua_tostring(L, -1));
 	s->name = hm_xstrdup(s->pack ? o->rules : s->path);
+	s->rule_dir = m ? NULL : dir_of(s->path);
 	load_chunk(L, o, s->path, m ? m->source : NULL);
 	lua_getupvalue(L, -1, 1);
 	int env = lua_gettop(L);
@@ -1085,6 +1098,7 @@ static void list_pack(const hm_script_opts *o, FILE *out, const char *name, cons
 	if (s) {
 		lua_State *L = s->L;
 		s->path = hm_xstrdup(path);
+		s->rule_dir = source ? NULL : dir_of(path);
 		lua_pushcfunction(L, describe_pack);
 		lua_pushstring(L, path);
 		lua_pushlightuserdata(L, (void *)source);
@@ -1208,6 +1222,7 @@ void hm_script_close(hm_script *s)
 	free(s->path);
 	free(s->name);
 	free(s->pack_name);
+	free(s->rule_dir);
 	free(s->colors);
 	hm_lua_decls_free(&s->decls);
 	hm_strtab_free(&s->cache_keys);

@@ -123,3 +123,13 @@ stack traceback:
 	tests/tiny/rules/contain_cjson_amplify.lua:6: in main chunk
 	[C]: in ?
 ? 3
+
+# A pack run by name requires its modules from next to its own file, not from the working
+# directory (here a folder whose mypack_helper.lua would raise).
+$ d=$(mktemp -d) && r=$PWD && printf 'error("the working directory was searched")\n' > "$d/mypack_helper.lua" && cd "$d" && HMEM_PATH="$r/tests/tiny/packs" hmem run mypack "$r/tests/tiny/y_context.json" --json - | lua5.4 "$r/tests/jget.lua" rules; cd "$r"; rm -rf "$d"
+lua5.4: /work/wt/sandbox/tests/jget.lua:5: Expected value but found invalid token at character 1
+stack traceback:
+	[C]: in function 'cjson.decode'
+	/work/wt/sandbox/tests/jget.lua:5: in main chunk
+	[C]: in ?
+? 0
