@@ -46,9 +46,49 @@ void hm_lua_push_value(lua_State *L, const hm_value *v);
 /* Push the report table given to done(report). [-0, +1, m] */
 void hm_lua_report_push(lua_State *L, const hm_report *rep);
 
-/* Compute every aggregation declared with hmem.aggregate into rep->aggs (owned by rep,
- * so an error in a key function leaves nothing unfreed). [-0, +0, e] */
+/* An aggregation declared with hmem.aggregate, checked and copied when declared: C
+ * never reads the rule's table again. Functions are held by registry reference (out of
+ * reach of Lua code). */
+typedef struct hm_aggdecl {
+	char *name;                          /* owned; never holds a NUL */
+	int nby, by_field[16], by_ref[16];   /* a field id, or 0 and a function's reference */
+	int sum, max, count;                 /* field ids (0: none); count 0 or 1 */
+	int where, where_ref;                /* 0 all, 1 live at peak, 2 live at end; or a function's reference */
+	lua_Integer top;                     /* 0: every group */
+} hm_aggdecl;
+
+/* The declarations of a state (kept by script.c); closed once the rules have loaded. */
+typedef struct hm_decls {
+	hm_aggdecl *v;
+	size_t n, cap;
+	int closed;
+} hm_decls;
+
+hm_decls *hm_lua_decls(lua_State *L);
+
+/* Frees the names and the array (the references die with the state). */
+void hm_lua_decls_free(hm_decls *d);
+
+/* hmem.aggregate{...} inside hmem run: checks the declaration, copies it into the
+ * state's hm_decls and returns a fresh table describing it. [-1, +1, e] */
+int hm_lua_aggregate_declare(lua_State *L);
+
+/* Compute every declared aggregation into rep->aggs (owned by rep, so an error in a key
+ * function leaves nothing unfreed). [-0, +0, e] */
 void hm_lua_aggregate_all(lua_State *L, hm_report *rep);
+
+/* Count bytes hmem keeps in C on a rule file's behalf against its --lua-mem limit:
+ * raises (as the allocator does) when they do not fit. uncharge gives them back.
+ * [-0, +0, e] */
+void hm_lua_charge(lua_State *L, size_t bytes);
+void hm_lua_uncharge(lua_State *L, size_t bytes);
+
+/* The bytes --lua-mem still allows (SIZE_MAX without a limit). */
+size_t hm_lua_mem_left(lua_State *L);
+
+/* A fresh instance of lua-cjson's C library (cjson.safe if safe) for one chunk, its
+ * nesting depths capped (lcjson.c). [-0, +1, e] */
+void hm_lua_push_cjson(lua_State *L, int safe);
 
 /* Register the series metatable. [-0, +0, m] */
 void hm_lua_series_register(lua_State *L);

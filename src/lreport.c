@@ -220,6 +220,8 @@ void hm_lua_series_register(lua_State *L)
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, series_tostring);
 	lua_setfield(L, -2, "__tostring");
+	lua_pushboolean(L, 0); /* getmetatable(series) is false: no rule file can change it */
+	lua_setfield(L, -2, "__metatable");
 	lua_pop(L, 1);
 }
 
@@ -312,41 +314,70 @@ typedef struct agg_work {
 	hm_cell *keyvals; /* ngroups x nkeys, strings owned */
 	char *buf, *tmp;
 	size_t bufcap, tmpcap;
+	size_t charged; /* bytes counted against --lua-mem (hm_lua_charge) */
 } agg_work;
 
 #define AGG_META "hmem.aggwork"
 
-static int agg_gc(lua_State *L)
+/* Frees the group state and gives its bytes back to the --lua-mem count. */
+static void agg_free(lua_State *L, agg_work *w)
 {
-	agg_work *w = luaL_checkudata(L, 1, AGG_META);
 	for (size_t i = 0; i < w->ngroups * w->nkeys; i++)
 		free(w->keyvals[i].s);
 	free(w->keyvals), free(w->count), free(w->isum), free(w->imax), free(w->dsum), free(w->dmax);
 	free(w->has_max), free(w->buf), free(w->tmp);
 	hm_strtab_free(&w->keys);
+	hm_lua_uncharge(L, w->charged);
 	memset(w, 0, sizeof *w);
+}
+
+static int agg_gc(lua_State *L)
+{
+	agg_free(L, luaL_checkudata(L, 1, AGG_META));
 	return 0;
 }
 
-static void buf_add(agg_work *w, size_t *n, const void *p, size_t len)
+/* What a rule's aggregation makes hmem keep in C counts against --lua-mem (a by
+ * function returning a new key per row would otherwise take the machine). [-0, +0, e] */
+static void charge(lua_State *L, agg_work *w, size_t bytes)
 {
-	hm_grow(&w->buf, &w->bufcap, *n + len, 1);
+	hm_lua_charge(L, bytes);
+	w->charged += bytes;
+}
+
+/* hm_grow, counted first. [-0, +0, e] */
+static void grow_charged(lua_State *L, agg_work *w, void *arr, size_t *cap, size_t need, size_t elsz)
+{
+	if (need <= *cap)
+		return;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	charge(L, w, (c - *cap) * elsz);
+	hm_grow(arr, cap, need, elsz);
+}
+
+static void buf_add(lua_State *L, agg_work *w, size_t *n, const void *p, size_t len)
+{
+	grow_charged(L, w, &w->buf, &w->bufcap, *n + len, 1);
 	memcpy(w->buf + *n, p, len);
 	*n += len;
 }
 
-/* A key value (string, number, boolean or nil) appended as type + bytes. */
-static void key_add(agg_work *w, size_t *n, const hm_value *v)
+/* A key value (string, number, boolean or nil) appended as type + bytes; a string's
+ * bytes start at *str. [-0, +0, e] */
+static void key_add(lua_State *L, agg_work *w, size_t *n, const hm_value *v, size_t *str)
 {
 	char type = (char)v->type;
-	buf_add(w, n, &type, 1);
+	buf_add(L, w, n, &type, 1);
 	if (v->type == HM_V_STR) {
-		buf_add(w, n, &v->len, sizeof v->len);
-		buf_add(w, n, v->s, v->len);
+		buf_add(L, w, n, &v->len, sizeof v->len);
+		*str = *n;
+		buf_add(L, w, n, v->s, v->len);
 	} else if (v->type == HM_V_NUM) {
-		buf_add(w, n, &v->d, sizeof v->d);
+		buf_add(L, w, n, &v->d, sizeof v->d);
 	} else if (v->type != HM_V_NIL) {
-		buf_add(w, n, &v->i, sizeof v->i);
+		buf_add(L, w, n, &v->i, sizeof v->i);
 	}
 }
 
@@ -417,13 +448,6 @@ static int numeric(lua_State *L, const hm_rowref *r, int field, const hm_report 
 	return ok;
 }
 
-typedef struct agg_spec {
-	int nby, by_field[16], by_fn[16]; /* by_fn: stack index of a function, or 0 */
-	int sum, max, count, where_fn;    /* field ids; where_fn stack index or 0 */
-	int where;                        /* 0 all, 1 live at peak, 2 live at end */
-	lua_Integer top;
-} agg_spec;
-
 static const agg_work *sort_w;
 static int cmp_group(const void *a, const void *b)
 {
@@ -436,11 +460,11 @@ static int cmp_group(const void *a, const void *b)
 	return x < y ? -1 : 1;
 }
 
-static char *cell_str(const hm_value *v)
+static char *cell_str(const char *p, size_t len)
 {
-	char *s = hm_xrealloc(NULL, v->len + 1);
-	memcpy(s, v->s, v->len);
-	s[v->len] = 0;
+	char *s = hm_xrealloc(NULL, len + 1);
+	memcpy(s, p, len);
+	s[len] = 0;
 	return s;
 }
 
@@ -457,58 +481,175 @@ static int where_ok(const hm_series *s, size_t k, int where)
 	return 1;
 }
 
-/* Compute the aggregation declared by the table at index decl into out (owned by the
- * report, so it is freed even if this raises). [-0, +0, e] */
-static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
+/* ---- declarations ---- */
+
+static const char *const decl_keys[] = {"name", "by", "sum", "count", "max", "where", "top", NULL};
+
+/* The field name at the top of the stack, as an id; raises naming what it is for. */
+static int decl_field(lua_State *L, const char *agg, const char *what)
+{
+	if (lua_type(L, -1) != LUA_TSTRING)
+		luaL_error(L, "aggregate '%s': %s must be a field name", agg, what);
+	size_t n;
+	const char *f = lua_tolstring(L, -1, &n);
+	int id = hm_field_id(f, n);
+	if (!id)
+		luaL_error(L, "aggregate '%s': %s '%s' is not a row field (fields: %s)", agg, what, f, hm_field_names());
+	return id;
+}
+
+/* Checked in full, then copied: the rule's table is read once, raw (no metamethod runs),
+ * with every value kept on the stack while it is looked at, and never read again. */
+int hm_lua_aggregate_declare(lua_State *L)
+{
+	hm_decls *ds = hm_lua_decls(L);
+	hm_aggdecl d = {0};
+	if (ds->closed)
+		return luaL_error(L, "aggregate: declare aggregations while the rule file loads, not later");
+	if (!lua_istable(L, 1))
+		return luaL_error(L, "aggregate: expected a table {name=, by=, ...}");
+	lua_settop(L, 1);
+	for (lua_pushnil(L); lua_next(L, 1); lua_pop(L, 1)) {
+		int known = 0;
+		for (int i = 0; decl_keys[i] && lua_type(L, -2) == LUA_TSTRING; i++)
+			known |= !strcmp(lua_tostring(L, -2), decl_keys[i]);
+		if (!known)
+			return luaL_error(L, "aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top)",
+						   lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2));
+	}
+	for (int i = 0; decl_keys[i]; i++) { /* 2: name, 3: by, 4: sum, 5: count, 6: max, 7: where, 8: top */
+		lua_pushstring(L, decl_keys[i]);
+		lua_rawget(L, 1);
+	}
+	size_t nlen;
+	if (lua_type(L, 2) != LUA_TSTRING)
+		return luaL_error(L, "aggregate: name must be a string");
+	const char *name = lua_tolstring(L, 2, &nlen);
+	if (strlen(name) != nlen)
+		return luaL_error(L, "aggregate: name must not hold a NUL byte");
+	for (size_t i = 0; i < ds->n; i++)
+		if (!strcmp(ds->v[i].name, name))
+			return luaL_error(L, "aggregate: '%s' is declared twice", name);
+	/* by: a field name, a function, or a list of them; functions stay on the stack (9..). */
+	int by = 3;
+	if (lua_type(L, by) == LUA_TSTRING || lua_isfunction(L, by)) {
+		lua_createtable(L, 1, 0);
+		lua_pushvalue(L, by);
+		lua_rawseti(L, -2, 1);
+		lua_replace(L, by);
+	}
+	if (!lua_istable(L, by) || lua_rawlen(L, by) == 0)
+		return luaL_error(L, "aggregate: by must list at least one field or function");
+	for (lua_Integer i = 1; lua_rawgeti(L, by, i) != LUA_TNIL; i++) {
+		if (d.nby == 16)
+			return luaL_error(L, "aggregate '%s': at most 16 keys", name);
+		if (lua_isfunction(L, -1)) {
+			d.by_ref[d.nby++] = lua_gettop(L); /* a stack slot until the copy */
+			continue;
+		}
+		if (lua_type(L, -1) != LUA_TSTRING)
+			return luaL_error(L, "aggregate: each by entry must be a field name or a function(row)");
+		d.by_ref[d.nby] = 0;
+		d.by_field[d.nby++] = decl_field(L, name, "by");
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	if (!lua_isnil(L, 4))
+		lua_pushvalue(L, 4), d.sum = decl_field(L, name, "sum"), lua_pop(L, 1);
+	d.count = lua_type(L, 5) != LUA_TBOOLEAN || lua_toboolean(L, 5);
+	if (!lua_isnil(L, 6))
+		lua_pushvalue(L, 6), d.max = decl_field(L, name, "max"), lua_pop(L, 1);
+	const char *wm = lua_type(L, 7) == LUA_TSTRING ? lua_tostring(L, 7) : NULL;
+	d.where = wm && !strcmp(wm, "live_at_peak") ? 1 : wm && !strcmp(wm, "live_at_end") ? 2 : 0;
+	if (!lua_isnil(L, 7) && !lua_isfunction(L, 7) && !(wm && (d.where || !strcmp(wm, "all"))))
+		return luaL_error(L, "aggregate: where must be \"all\", \"live_at_peak\", \"live_at_end\" or a function(row)");
+	if (!lua_isnil(L, 8) && (!lua_isinteger(L, 8) || lua_tointeger(L, 8) < 1))
+		return luaL_error(L, "aggregate: top must be a positive integer");
+	d.top = lua_isnil(L, 8) ? 0 : lua_tointeger(L, 8);
+	/* Checked: now the copy (references, then the name; the stack still holds everything). */
+	hm_lua_charge(L, nlen + 1 + sizeof d);
+	for (int j = 0; j < d.nby; j++) {
+		if (d.by_ref[j]) {
+			lua_pushvalue(L, d.by_ref[j]);
+			d.by_ref[j] = luaL_ref(L, LUA_REGISTRYINDEX);
+		} else {
+			d.by_ref[j] = LUA_NOREF;
+		}
+	}
+	d.where_ref = LUA_NOREF;
+	if (lua_isfunction(L, 7)) {
+		lua_pushvalue(L, 7);
+		d.where_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	}
+	d.name = hm_xstrdup(name);
+	hm_grow(&ds->v, &ds->cap, ds->n + 1, sizeof *ds->v);
+	ds->v[ds->n++] = d;
+	/* What was declared, as a new table (changing it changes nothing). */
+	lua_createtable(L, 0, 7);
+	lua_pushvalue(L, 2);
+	lua_setfield(L, -2, "name");
+	lua_createtable(L, d.nby, 0);
+	for (int j = 0; j < d.nby; j++) {
+		if (d.by_ref[j] != LUA_NOREF)
+			lua_rawgeti(L, LUA_REGISTRYINDEX, d.by_ref[j]);
+		else
+			lua_pushstring(L, hm_field_name(d.by_field[j]));
+		lua_rawseti(L, -2, j + 1);
+	}
+	lua_setfield(L, -2, "by");
+	if (d.sum)
+		lua_pushstring(L, hm_field_name(d.sum)), lua_setfield(L, -2, "sum");
+	if (d.max)
+		lua_pushstring(L, hm_field_name(d.max)), lua_setfield(L, -2, "max");
+	lua_pushboolean(L, d.count);
+	lua_setfield(L, -2, "count");
+	if (d.where_ref != LUA_NOREF)
+		lua_pushvalue(L, 7);
+	else
+		lua_pushstring(L, d.where == 1 ? "live_at_peak" : d.where == 2 ? "live_at_end" : "all");
+	lua_setfield(L, -2, "where");
+	if (d.top)
+		lua_pushinteger(L, d.top), lua_setfield(L, -2, "top");
+	return 1;
+}
+
+void hm_lua_decls_free(hm_decls *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i].name);
+	free(d->v);
+	memset(d, 0, sizeof *d);
+}
+
+/* Refuses a key with a NUL byte (every output writes keys as C strings, which would
+ * cut it short), at the by function that returned it. [-0, +0, v] */
+static void nul_key(lua_State *L, const hm_aggdecl *d, int j, int fn)
+{
+	lua_Debug ar;
+	if (!fn)
+		luaL_error(L, "aggregate '%s': a value of %s holds a NUL byte (aggregation keys cannot)", d->name,
+			   hm_field_name(d->by_field[j]));
+	lua_pushvalue(L, fn);
+	lua_getinfo(L, ">S", &ar);
+	luaL_error(L, "%s:%d: aggregate '%s': the by function returned a key with a NUL byte (aggregation keys cannot "
+		      "hold one)", ar.short_src, ar.linedefined, d->name);
+}
+
+/* Compute the aggregation d into out (owned by the report, so it is freed even if this
+ * raises). Everything about d was checked when it was declared. [-0, +0, e] */
+static void aggregate(lua_State *L, const hm_aggdecl *d, hm_report *rep, hm_agg *out)
 {
 	int top0 = lua_gettop(L);
-	agg_spec sp = {0};
-	lua_getfield(L, decl, "name");
-	out->name = hm_xstrdup(lua_tostring(L, -1));
-	lua_getfield(L, decl, "by");
-	int by = lua_gettop(L);
-	for (lua_Integer i = 1; lua_rawgeti(L, by, i) != LUA_TNIL; i++) {
-		if (sp.nby == 16)
-			luaL_error(L, "aggregate '%s': at most 16 keys", out->name);
-		if (lua_isfunction(L, -1)) {
-			sp.by_fn[sp.nby++] = lua_gettop(L);
-			continue; /* keep it on the stack */
+	int by_fn[16] = {0}, where_fn = 0;
+	out->name = hm_xstrdup(d->name);
+	for (int j = 0; j < d->nby; j++)
+		if (d->by_ref[j] != LUA_NOREF) {
+			lua_rawgeti(L, LUA_REGISTRYINDEX, d->by_ref[j]);
+			by_fn[j] = lua_gettop(L);
 		}
-		size_t n;
-		const char *f = lua_tolstring(L, -1, &n);
-		int id = hm_field_id(f, n);
-		if (!id)
-			luaL_error(L, "aggregate '%s': by '%s' is not a row field (fields: %s)", out->name, f, hm_field_names());
-		sp.by_field[sp.nby++] = id;
-		lua_pop(L, 1);
-	}
-	lua_pop(L, 1); /* the nil */
-	const char *vk[] = {"sum", "max"};
-	int *vf[] = {&sp.sum, &sp.max};
-	for (int j = 0; j < 2; j++) {
-		lua_getfield(L, decl, vk[j]);
-		if (lua_isstring(L, -1)) {
-			size_t n;
-			const char *f = lua_tolstring(L, -1, &n);
-			*vf[j] = hm_field_id(f, n);
-			if (!*vf[j])
-				luaL_error(L, "aggregate '%s': %s '%s' is not a row field", out->name, vk[j], f);
-		}
-		lua_pop(L, 1);
-	}
-	lua_getfield(L, decl, "count");
-	sp.count = lua_toboolean(L, -1);
-	lua_pop(L, 1);
-	lua_getfield(L, decl, "top");
-	sp.top = luaL_optinteger(L, -1, 0);
-	lua_pop(L, 1);
-	lua_getfield(L, decl, "where");
-	if (lua_isfunction(L, -1))
-		sp.where_fn = lua_gettop(L);
-	else {
-		const char *wm = lua_tostring(L, -1);
-		sp.where = wm && !strcmp(wm, "live_at_peak") ? 1 : wm && !strcmp(wm, "live_at_end") ? 2 : 0;
-		lua_pop(L, 1);
+	if (d->where_ref != LUA_NOREF) {
+		lua_rawgeti(L, LUA_REGISTRYINDEX, d->where_ref);
+		where_fn = lua_gettop(L);
 	}
 
 	agg_work *w = lua_newuserdatauv(L, sizeof *w, 0);
@@ -518,7 +659,7 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 		lua_setfield(L, -2, "__gc");
 	}
 	lua_setmetatable(L, -2);
-	w->nkeys = (size_t)sp.nby;
+	w->nkeys = (size_t)d->nby;
 	for (size_t fi = 0; fi < rep->nfiles; fi++) {
 		const hm_file *f = rep->files[fi];
 		const hm_mem *m = &f->t->mem;
@@ -526,11 +667,11 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 			const hm_series *s = &f->series[si];
 			for (size_t k = 0; k < s->n; k++) {
 				int64_t b = m->bytes[s->ev[k]];
-				if (!(b > 0 || (b < 0 && s->partner[k] < 0)) || !where_ok(s, k, sp.where))
+				if (!(b > 0 || (b < 0 && s->partner[k] < 0)) || !where_ok(s, k, d->where))
 					continue;
 				hm_rowref r = {f, s, (uint32_t)k};
-				if (sp.where_fn) {
-					lua_pushvalue(L, sp.where_fn);
+				if (where_fn) {
+					lua_pushvalue(L, where_fn);
 					hm_lua_row_push(L, f, s, (uint32_t)k, rep->cats);
 					lua_call(L, 1, 1);
 					int keep = lua_toboolean(L, -1);
@@ -538,27 +679,34 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 					if (!keep)
 						continue;
 				}
-				size_t n = 0;
+				size_t n = 0, str[16];
 				int pushed = 0;
 				hm_value kv[16];
-				for (int j = 0; j < sp.nby; j++) {
-					if (sp.by_fn[j]) {
-						lua_pushvalue(L, sp.by_fn[j]);
+				for (int j = 0; j < d->nby; j++) {
+					if (by_fn[j]) {
+						lua_pushvalue(L, by_fn[j]);
 						hm_lua_row_push(L, f, s, (uint32_t)k, rep->cats);
 						lua_call(L, 1, 1);
 						lua_key(L, &kv[j]);
 						pushed++; /* its string stays valid while on the stack */
 					} else {
-						hm_field_get(&r, sp.by_field[j], rep->cats, &kv[j]);
+						hm_field_get(&r, d->by_field[j], rep->cats, &kv[j]);
 						if (kv[j].type == HM_V_LIST)
-							list_key(w, &r, sp.by_field[j], &kv[j], &w->tmp, &w->tmpcap);
+							list_key(w, &r, d->by_field[j], &kv[j], &w->tmp, &w->tmpcap);
 					}
-					key_add(w, &n, &kv[j]);
+					/* Names are C strings in every output: a NUL would cut them short. */
+					if (kv[j].type == HM_V_STR && memchr(kv[j].s, 0, kv[j].len))
+						nul_key(L, d, j, by_fn[j]);
+					key_add(L, w, &n, &kv[j], &str[j]);
 				}
+				if (n > UINT32_MAX)
+					luaL_error(L, "aggregate '%s': a row's keys take more than 4 GiB", d->name);
 				uint32_t g = hm_strtab_intern(&w->keys, w->buf ? w->buf : "", n);
 				if (g == w->ngroups) {
+					charge(L, w, n + 1 + 4 * sizeof(void *));
 					if (w->ngroups == w->cap) {
 						size_t c = w->cap ? w->cap * 2 : 64;
+						charge(L, w, (c - w->cap) * (5 * sizeof(int64_t) + 1 + w->nkeys * sizeof *w->keyvals));
 						w->count = hm_xrealloc(w->count, c * sizeof *w->count);
 						w->isum = hm_xrealloc(w->isum, c * sizeof *w->isum);
 						w->imax = hm_xrealloc(w->imax, c * sizeof *w->imax);
@@ -571,18 +719,22 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 					w->count[g] = 0, w->isum[g] = 0, w->dsum[g] = 0, w->has_max[g] = 0;
 					for (size_t j = 0; j < w->nkeys; j++) {
 						hm_cell *c = &w->keyvals[g * w->nkeys + j];
-						c->type = kv[j].type, c->i = kv[j].i, c->d = kv[j].d;
-						c->s = kv[j].type == HM_V_STR ? cell_str(&kv[j]) : NULL;
+						c->type = kv[j].type, c->i = kv[j].i, c->d = kv[j].d, c->s = NULL;
 					}
 					w->ngroups++;
+					for (size_t j = 0; j < w->nkeys; j++)
+						if (kv[j].type == HM_V_STR) {
+							charge(L, w, kv[j].len + 1);
+							w->keyvals[g * w->nkeys + j].s = cell_str(w->buf + str[j], kv[j].len);
+						}
 				}
 				lua_pop(L, pushed);
 				w->count[g]++;
 				int64_t iv;
 				double dv;
-				if (sp.sum && numeric(L, &r, sp.sum, rep, out->name, "sum", &iv, &dv, &w->sum_float))
+				if (d->sum && numeric(L, &r, d->sum, rep, out->name, "sum", &iv, &dv, &w->sum_float))
 					w->isum[g] += iv, w->dsum[g] += dv;
-				if (sp.max && numeric(L, &r, sp.max, rep, out->name, "max", &iv, &dv, &w->max_float) &&
+				if (d->max && numeric(L, &r, d->max, rep, out->name, "max", &iv, &dv, &w->max_float) &&
 				    (!w->has_max[g] || dv > w->dmax[g]))
 					w->imax[g] = iv, w->dmax[g] = dv, w->has_max[g] = 1;
 			}
@@ -593,7 +745,7 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 	for (size_t g = 0; g < w->ngroups; g++)
 		order[g] = g;
 	sort_w = w;
-	if (!sp.sum) {
+	if (!d->sum) {
 		double *saved = w->dsum;
 		w->dsum = NULL;
 		if (w->ngroups)
@@ -602,23 +754,23 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 	} else if (w->ngroups) {
 		qsort(order, w->ngroups, sizeof *order, cmp_group);
 	}
-	size_t nrows = sp.top > 0 && (size_t)sp.top < w->ngroups ? (size_t)sp.top : w->ngroups;
+	size_t nrows = d->top > 0 && (size_t)d->top < w->ngroups ? (size_t)d->top : w->ngroups;
 	out->nkeys = w->nkeys;
-	out->ncols = w->nkeys + (sp.count ? 1 : 0) + (sp.sum ? 1 : 0) + (sp.max ? 1 : 0);
+	out->ncols = w->nkeys + (d->count ? 1 : 0) + (d->sum ? 1 : 0) + (d->max ? 1 : 0);
 	out->cols = hm_xcalloc(out->ncols, sizeof *out->cols);
 	size_t c = 0;
-	for (int j = 0; j < sp.nby; j++) {
+	for (int j = 0; j < d->nby; j++) {
 		char name[32];
 		snprintf(name, sizeof name, "by%d", j + 1);
-		out->cols[c++] = hm_xstrdup(sp.by_fn[j] ? name : hm_field_name(sp.by_field[j]));
+		out->cols[c++] = hm_xstrdup(by_fn[j] ? name : hm_field_name(d->by_field[j]));
 	}
-	if (sp.count)
+	if (d->count)
 		out->cols[c++] = hm_xstrdup("count");
-	if (sp.sum)
-		out->cols[c++] = hm_xstrdup(hm_field_name(sp.sum));
-	if (sp.max) {
+	if (d->sum)
+		out->cols[c++] = hm_xstrdup(hm_field_name(d->sum));
+	if (d->max) {
 		char name[64];
-		snprintf(name, sizeof name, "max_%s", hm_field_name(sp.max));
+		snprintf(name, sizeof name, "max_%s", hm_field_name(d->max));
 		out->cols[c++] = hm_xstrdup(name);
 	}
 	out->cells = hm_xcalloc(nrows * out->ncols + 1, sizeof *out->cells);
@@ -630,15 +782,15 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 			w->keyvals[g * w->nkeys + j].s = NULL; /* moved */
 		}
 		c = w->nkeys;
-		if (sp.count)
+		if (d->count)
 			row[c].type = HM_V_INT, row[c++].i = (int64_t)w->count[g];
-		if (sp.sum) {
+		if (d->sum) {
 			if (w->sum_float)
 				row[c].type = HM_V_NUM, row[c++].d = w->dsum[g];
 			else
 				row[c].type = HM_V_INT, row[c++].i = w->isum[g];
 		}
-		if (sp.max) {
+		if (d->max) {
 			if (!w->has_max[g])
 				row[c++].type = HM_V_NIL;
 			else if (w->max_float)
@@ -648,20 +800,15 @@ static void aggregate(lua_State *L, int decl, hm_report *rep, hm_agg *out)
 		}
 	}
 	out->nrows = nrows;
+	agg_free(L, w); /* now, not at the next collection: its bytes leave the count */
 	lua_settop(L, top0);
 }
 
 /* Compute every aggregation declared with hmem.aggregate. [-0, +0, e] */
 void hm_lua_aggregate_all(lua_State *L, hm_report *rep)
 {
-	lua_getfield(L, LUA_REGISTRYINDEX, "hmem.module");
-	lua_getfield(L, -1, "_aggregations");
-	lua_Integer n = lua_istable(L, -1) ? (lua_Integer)luaL_len(L, -1) : 0;
-	rep->aggs = hm_xcalloc((size_t)n + 1, sizeof *rep->aggs);
-	for (lua_Integer i = 1; i <= n; i++) {
-		lua_rawgeti(L, -1, i);
-		aggregate(L, lua_gettop(L), rep, &rep->aggs[rep->naggs++]);
-		lua_pop(L, 1);
-	}
-	lua_pop(L, 2);
+	const hm_decls *ds = hm_lua_decls(L);
+	rep->aggs = hm_xcalloc(ds->n + 1, sizeof *rep->aggs);
+	for (size_t i = 0; i < ds->n; i++)
+		aggregate(L, &ds->v[i], rep, &rep->aggs[rep->naggs++]);
 }

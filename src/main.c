@@ -25,7 +25,7 @@
 static const char usage[] =
 	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
 	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
-	"       hmem packs [-I DIR]                list the rule packs hmem can find\n"
+	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
 	"       hmem --help | --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
@@ -178,11 +178,6 @@ static int parse_args(int argc, char **argv, opts *o)
 	}
 	int run = strcmp(o->cmd, "run") == 0;
 	int files_out = o->json || o->timeline || o->html || o->perfetto || o->annotate;
-	if (!strcmp(o->cmd, "packs")) {
-		if (o->npaths || files_out || o->csv || o->out_dir || o->top || o->summary || o->format || o->color)
-			return usage_error("%s", "packs takes only -I DIR");
-		return 0;
-	}
 	/* Every number is checked whole (issue 11): strtod takes "nan" and "inf", and a NaN
 	 * timeout compared as never reached; MB past what size_t holds is undefined. */
 	double v;
@@ -195,6 +190,11 @@ static int parse_args(int argc, char **argv, opts *o)
 				   o->lua_mem);
 	if (o->top && !int_arg(o->top, 0, 1000000, &v))
 		return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
+	if (!strcmp(o->cmd, "packs")) {
+		if (o->npaths || files_out || o->csv || o->out_dir || o->top || o->summary || o->format || o->color)
+			return usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
+		return 0;
+	}
 	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
 		return usage_error("%s", "-I, --out, --top, --allow-io, --timeout and --lua-mem belong to 'hmem run'");
 	if (run && o->csv)
@@ -566,9 +566,11 @@ int main(int argc, char **argv)
 	o.cmd = cmd;
 	int rc = parse_args(argc, argv, &o);
 	if (rc == 0 && !strcmp(cmd, "packs")) {
-		hm_script_opts so = {0};
+		hm_script_opts so = {0}; /* each pack loads as under hmem run: sandbox and limits */
 		so.inc = o.inc;
 		so.ninc = o.ninc;
+		so.timeout_s = o.timeout ? strtod(o.timeout, NULL) : 60;
+		so.mem_limit = (size_t)((o.lua_mem ? strtod(o.lua_mem, NULL) : 4096) * 1048576.0);
 		rc = hm_script_list_packs(&so, stdout);
 	} else if (rc == 0) {
 		rc = run(&o);

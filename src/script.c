@@ -47,7 +47,19 @@ struct hm_script {
 	char *pack_name; /* the pack table's name field */
 	char (*colors)[8]; /* category id -> declared "#rrggbb", "" if none */
 	size_t ncolors;
+	hm_decls decls;  /* hmem.aggregate declarations, copied when made (lbind.h) */
+	char *rule_dir;  /* where require looks first: the loaded file's directory (NULL: none) */
 };
+
+/* The directory of a rule file or pack file, for require ("." for a bare file name). */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d = hm_xstrdup(slash ? path : ".");
+	if (slash)
+		d[slash == path ? 1 : slash - path] = 0;
+	return d;
+}
 
 static double mono(void)
 {
@@ -223,7 +235,11 @@ int hm_lua_docall(lua_State *L, int nargs, int nres)
 	return status;
 }
 
-/* ---- the sandbox ---- */
+/* ---- the sandbox ----
+ * Every chunk (the rule file, each module it requires, each pack) gets its own
+ * environment: its own copies of the library tables and its own require with its own
+ * loaded modules, so nothing one chunk does to them changes what the host or another
+ * chunk sees. The shared metatables (strings, rows, series) are sealed. */
 
 static const char *const safe_globals[] = {
 	"assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "print", "rawequal",
@@ -238,11 +254,12 @@ static int strict_index(lua_State *L)
 }
 
 /* load(chunk [, name [, mode [, env]]]) for sandboxed code: text only, and the caller's
- * sandbox as the default environment. [-?, +?, e] */
+ * sandbox as the default environment. upvalue 1: the sandbox, 2: the real load.
+ * [-?, +?, e] */
 static int safe_load(lua_State *L)
 {
 	int nargs = lua_gettop(L);
-	lua_getglobal(L, "load");
+	lua_pushvalue(L, lua_upvalueindex(2));
 	lua_pushvalue(L, 1);
 	if (nargs >= 2)
 		lua_pushvalue(L, 2);
@@ -257,35 +274,57 @@ static int safe_load(lua_State *L)
 	return 2;
 }
 
+/* A shallow copy of the table at idx (a library table, never the rule's). [-0, +1, m] */
+static void push_copy(lua_State *L, int idx)
+{
+	idx = lua_absindex(L, idx);
+	lua_newtable(L);
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		lua_pushvalue(L, -2);
+		lua_insert(L, -2);
+		lua_rawset(L, -4);
+	}
+}
+
 static int sandbox_require(lua_State *L);
 
 /* A fresh environment for one chunk: the allow-listed globals (all of _G with
- * --allow-io), its own require and load, and an error for any other global read.
- * [-0, +1, m] */
+ * --allow-io), library tables copied, its own require and load, and an error for any
+ * other global read. [-0, +1, m] */
 static void push_env(lua_State *L, const hm_script_opts *o)
 {
 	lua_newtable(L);
 	int env = lua_gettop(L);
+	lua_pushglobaltable(L);
+	int g = env + 1;
 	if (o->allow_io) {
-		lua_pushglobaltable(L);
 		lua_pushnil(L);
-		while (lua_next(L, -2)) {
+		while (lua_next(L, g)) {
 			lua_pushvalue(L, -2);
-			lua_insert(L, -2);
+			if (lua_istable(L, -2) && !lua_rawequal(L, -2, g)) {
+				push_copy(L, -2);
+				lua_remove(L, -3);
+			} else {
+				lua_insert(L, -2);
+			}
 			lua_rawset(L, env);
 		}
-		lua_pop(L, 1);
 	} else {
 		for (int i = 0; safe_globals[i]; i++) {
-			lua_getglobal(L, safe_globals[i]);
+			if (lua_getfield(L, g, safe_globals[i]) == LUA_TTABLE) {
+				push_copy(L, -1);
+				lua_remove(L, -2);
+			}
 			lua_setfield(L, env, safe_globals[i]);
 		}
 		lua_pushvalue(L, env);
-		lua_pushcclosure(L, safe_load, 1);
+		lua_getfield(L, g, "load");
+		lua_pushcclosure(L, safe_load, 2);
 		lua_setfield(L, env, "load");
 		lua_createtable(L, 0, 4); /* os: time only, no commands, no environment */
 		const char *os_ok[] = {"time", "clock", "date", "difftime"};
-		lua_getglobal(L, "os");
+		lua_getfield(L, g, "os");
 		for (int i = 0; i < 4; i++) {
 			lua_getfield(L, -1, os_ok[i]);
 			lua_setfield(L, -3, os_ok[i]);
@@ -293,8 +332,10 @@ static void push_env(lua_State *L, const hm_script_opts *o)
 		lua_pop(L, 1);
 		lua_setfield(L, env, "os");
 	}
+	lua_pop(L, 1); /* the real globals */
 	lua_pushlightuserdata(L, (void *)o);
-	lua_pushcclosure(L, sandbox_require, 1);
+	lua_newtable(L); /* this chunk's loaded modules */
+	lua_pushcclosure(L, sandbox_require, 2);
 	lua_setfield(L, env, "require");
 	lua_pushvalue(L, env);
 	lua_setfield(L, env, "_G");
@@ -302,6 +343,90 @@ static void push_env(lua_State *L, const hm_script_opts *o)
 	lua_pushcfunction(L, strict_index);
 	lua_setfield(L, -2, "__index");
 	lua_setmetatable(L, env);
+}
+
+/* Writing to a sealed view. [-3, +0, e] */
+static int sealed_newindex(lua_State *L)
+{
+	return luaL_error(L, "the string library is shared by every rule file: it is read-only (change your own copy, string)");
+}
+
+/* A read-only view of the value at idx: a userdata (rawset cannot change it) whose reads
+ * go to that value. [-0, +1, m] */
+static void push_sealed_view(lua_State *L, int idx)
+{
+	idx = lua_absindex(L, idx);
+	lua_newuserdatauv(L, 0, 0);
+	lua_createtable(L, 0, 3);
+	lua_pushvalue(L, idx);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, sealed_newindex);
+	lua_setfield(L, -2, "__newindex");
+	lua_pushboolean(L, 0);
+	lua_setfield(L, -2, "__metatable");
+	lua_setmetatable(L, -2);
+}
+
+/* Every chunk shares the metatables of strings and rows: getmetatable gives a read-only
+ * view ({__index = the string library}, read-only) or false, never the metatable itself.
+ * [-0, +0, m] */
+static void seal_metatables(lua_State *L)
+{
+	lua_pushliteral(L, "");
+	lua_getmetatable(L, -1);
+	lua_getglobal(L, "string");
+	push_sealed_view(L, -1);
+	lua_createtable(L, 0, 1);
+	lua_pushvalue(L, -2);
+	lua_setfield(L, -2, "__index");
+	push_sealed_view(L, -1);
+	lua_setfield(L, -5, "__metatable");
+	lua_pop(L, 5);
+	luaL_getmetatable(L, HM_ROW_META);
+	lua_pushboolean(L, 0);
+	lua_setfield(L, -2, "__metatable");
+	lua_pop(L, 1);
+}
+
+/* --allow-io gives Lua's own require for other modules: not from the working directory,
+ * which may be a folder of downloaded traces. Drops the relative templates of
+ * package.path or package.cpath. [-0, +0, m] */
+static void drop_relative(lua_State *L, const char *field)
+{
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, field);
+	const char *p = lua_tostring(L, -1);
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	int first = 1;
+	while (p && *p) {
+		const char *q = strchr(p, ';');
+		size_t len = q ? (size_t)(q - p) : strlen(p);
+		if (len && *p == '/') {
+			if (!first)
+				luaL_addchar(&b, ';');
+			luaL_addlstring(&b, p, len);
+			first = 0;
+		}
+		p += len + (q != NULL);
+	}
+	luaL_pushresult(&b);
+	lua_setfield(L, -3, field);
+	lua_pop(L, 2);
+}
+
+/* The standard libraries and hmem's metatables, for a state that will run rule files.
+ * [-0, +0, e] */
+static void open_libs(lua_State *L, const hm_script_opts *o)
+{
+	luaL_openlibs(L);
+	hm_lua_row_register(L);
+	hm_lua_series_register(L);
+	seal_metatables(L);
+	if (o->allow_io) {
+		drop_relative(L, "path");
+		drop_relative(L, "cpath");
+	}
 }
 
 /* Load path as text with chunk name @path in a fresh sandbox. [-0, +1, e] */
@@ -349,21 +474,29 @@ static int search_dir(const hm_script_opts *o, int i, char *dir, size_t cap)
 	return 0;
 }
 
-/* Where require and pack names look, in order: the rule file's directory (for require),
- * -I directories, HMEM_PATH, then the modules built into hmem. Pushes the path of the
- * file found (for a built-in module, its path in lua/ and the module is returned), or
- * nil. [-0, +1, m] */
-static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, const char *name, int rule_dir)
+/* hmem, hmem.* and cjson are always hmem's own: a file of that name next to the rule
+ * file, in the working directory, on -I or HMEM_PATH is never loaded in their place. */
+static int reserved(const char *name)
+{
+	return !strcmp(name, "hmem") || !strncmp(name, "hmem.", 5) || !strcmp(name, "cjson") || !strcmp(name, "cjson.safe");
+}
+
+/* Where require and pack names look, in order: rule_dir (for require: the directory of the
+ * rule file or pack file loaded, none for a shipped pack, never the working directory as
+ * such),
+ * -I directories, HMEM_PATH, then the modules built into hmem; a reserved name only
+ * among the built-in modules. Pushes the path of the file found (for a built-in module,
+ * its path in lua/ and the module is returned), or nil. [-0, +1, m] */
+static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, const char *name, const char *rule_dir)
 {
 	char rel[512], path[5000], dir[4096];
 	snprintf(rel, sizeof rel, "%s", name);
 	for (char *p = rel; *p; p++)
 		if (*p == '.')
 			*p = '/';
-	for (int i = rule_dir ? -1 : 0; ; i++) {
+	for (int i = rule_dir ? -1 : 0; !reserved(name); i++) {
 		if (i == -1) {
-			const char *slash = o->rules ? strrchr(o->rules, '/') : NULL;
-			snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - o->rules) : 1, slash ? o->rules : ".");
+			snprintf(dir, sizeof dir, "%s", rule_dir);
 		} else if (!search_dir(o, i, dir, sizeof dir)) {
 			break;
 		}
@@ -384,41 +517,60 @@ static const hm_embedded *find_module(lua_State *L, const hm_script_opts *o, con
 	return NULL;
 }
 
-/* require for sandboxed chunks: modules from the places of find_module run in their
- * own sandbox; cjson is the real one. [-1, +1, e] */
+static int l_write(lua_State *L);
+static int l_cache_by(lua_State *L);
+
+/* The host's functions in a fresh instance of the hmem module (at -1). [-0, +0, m] */
+static void add_host_functions(lua_State *L, const hm_script_opts *o)
+{
+	if (!lua_istable(L, -1))
+		return;
+	lua_pushcfunction(L, hm_lua_aggregate_declare);
+	lua_setfield(L, -2, "aggregate");
+	lua_pushcfunction(L, l_cache_by);
+	lua_setfield(L, -2, "cache_by");
+	if (o->out_dir) {
+		lua_pushstring(L, o->out_dir);
+		lua_pushcclosure(L, l_write, 1);
+		lua_setfield(L, -2, "write");
+	}
+	lua_pushnil(L);
+	lua_setfield(L, -2, "_aggregations");
+}
+
+/* require for sandboxed chunks: cjson is lua-cjson's C library (a fresh, capped instance,
+ * lcjson.c); other modules come from the places of find_module and run in their own
+ * sandbox, once per requiring chunk (upvalue 2 holds what it loaded). With --allow-io,
+ * names found nowhere there go to Lua's require. [-1, +1, e] */
 static int sandbox_require(lua_State *L)
 {
 	const hm_script_opts *o = lua_touserdata(L, lua_upvalueindex(1));
 	const char *name = luaL_checkstring(L, 1);
-	lua_getfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
-	if (lua_getfield(L, -1, name) != LUA_TNIL)
+	int loaded = lua_upvalueindex(2);
+	if (lua_getfield(L, loaded, name) != LUA_TNIL)
 		return 1;
 	lua_pop(L, 1);
-	int loaded = lua_gettop(L);
-	if (strcmp(name, "cjson") == 0 || strcmp(name, "cjson.safe") == 0 || o->allow_io) {
-		lua_getglobal(L, "require");
-		lua_pushstring(L, name);
-		if (o->allow_io && lua_pcall(L, 1, 1, 0) == LUA_OK) {
-			lua_pushvalue(L, -1);
-			lua_setfield(L, loaded, name);
-			return 1;
-		}
-		if (!o->allow_io) {
+	if (strcmp(name, "cjson") == 0 || strcmp(name, "cjson.safe") == 0) {
+		hm_lua_push_cjson(L, name[5] != 0);
+	} else {
+		const hm_embedded *m = find_module(L, o, name, (*(hm_script **)lua_getextraspace(L))->rule_dir);
+		if (lua_isnil(L, -1) && o->allow_io && !reserved(name)) {
+			lua_getglobal(L, "require");
+			lua_pushstring(L, name);
 			lua_call(L, 1, 1);
-			return 1;
+		} else if (lua_isnil(L, -1)) {
+			const char *places = "the rule file's directory, -I directories, HMEM_PATH and the modules built into hmem";
+			return luaL_error(L, "module '%s' not found (looked in %s)", name, places);
+		} else {
+			const char *path = lua_tostring(L, -1);
+			load_chunk(L, o, path, m ? m->source : NULL);
+			lua_pushstring(L, name);
+			lua_pushstring(L, path);
+			lua_call(L, 2, 1);
+			if (m && strcmp(name, "hmem") == 0)
+				add_host_functions(L, o);
 		}
-		lua_pop(L, 1);
 	}
-	const hm_embedded *m = find_module(L, o, name, 1);
-	if (lua_isnil(L, -1)) {
-		const char *places = "the rule file's directory, -I directories, HMEM_PATH and the modules built into hmem";
-		return luaL_error(L, "module '%s' not found (looked in %s)", name, places);
-	}
-	const char *path = lua_tostring(L, -1);
-	load_chunk(L, o, path, m ? m->source : NULL);
-	lua_pushstring(L, name);
-	lua_pushstring(L, path);
-	lua_call(L, 2, 1);
 	if (lua_isnil(L, -1)) {
 		lua_pop(L, 1);
 		lua_pushboolean(L, 1);
@@ -446,6 +598,36 @@ static int l_write(lua_State *L)
 			return 0;
 	}
 	return luaL_error(L, "hmem.write: %s", err);
+}
+
+/* hmem.cache_by{field, ...} inside hmem run: checked, and kept as field ids in C (the
+ * list is not read again). Only while the rules load. [-1, +0, e] */
+static int l_cache_by(lua_State *L)
+{
+	hm_script *s = *(hm_script **)lua_getextraspace(L);
+	int ids[sizeof s->cache_fields / sizeof *s->cache_fields], n = 0;
+	if (s->decls.closed)
+		return luaL_error(L, "cache_by: declare it while the rule file loads, not later");
+	if (!lua_istable(L, 1) || lua_rawlen(L, 1) == 0)
+		return luaL_error(L, "cache_by: expected a list of row field names, e.g. {\"op\", \"bytes\"}");
+	for (lua_Integer i = 1; lua_rawgeti(L, 1, i) != LUA_TNIL; i++) {
+		if (lua_type(L, -1) != LUA_TSTRING)
+			return luaL_error(L, "cache_by: field names must be strings");
+		size_t len;
+		const char *f = lua_tolstring(L, -1, &len);
+		int id = hm_field_id(f, len);
+		if (id == HM_F_NONE || id == HM_F_CATEGORY)
+			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
+		if (id == HM_F_OPS || id == HM_F_ANNOTATIONS || id == HM_F_PYTHON || id == HM_F_FREE_OPS || id == HM_F_STACK)
+			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
+		if (n == (int)(sizeof ids / sizeof *ids))
+			return luaL_error(L, "cache_by: at most 16 fields");
+		ids[n++] = id;
+		lua_pop(L, 1);
+	}
+	memcpy(s->cache_fields, ids, (size_t)n * sizeof *ids);
+	s->ncache = n;
+	return 0;
 }
 
 /* ---- loading the rules ---- */
@@ -521,25 +703,7 @@ static int open_protected(lua_State *L)
 	open_ctx *c = lua_touserdata(L, 1);
 	hm_script *s = c->s;
 	const hm_script_opts *o = s->o;
-	luaL_openlibs(L);
-	hm_lua_row_register(L);
-	hm_lua_series_register(L);
-	lua_newtable(L);
-	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
-
-	/* The hmem module, with the host's own functions added. */
-	push_env(L, o);
-	lua_getfield(L, -1, "require");
-	lua_pushliteral(L, "hmem");
-	lua_call(L, 1, 1);
-	int hmem = lua_gettop(L);
-	if (o->out_dir) {
-		lua_pushstring(L, o->out_dir);
-		lua_pushcclosure(L, l_write, 1);
-		lua_setfield(L, hmem, "write");
-	}
-	lua_pushvalue(L, hmem);
-	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.module");
+	open_libs(L, o);
 
 	/* The rules: a file, or a pack by name. */
 	const hm_embedded *m = NULL;
@@ -549,10 +713,10 @@ static int open_protected(lua_State *L)
 		return luaL_error(L, "%s: no such rule file", o->rules);
 	} else {
 		lua_pushfstring(L, "hmem.rules.%s", o->rules);
-		m = find_module(L, o, lua_tostring(L, -1), 0);
+		m = find_module(L, o, lua_tostring(L, -1), NULL);
 		if (lua_isnil(L, -1)) {
 			lua_pop(L, 2);
-			m = find_module(L, o, o->rules, 0); /* a plain NAME.lua on -I / HMEM_PATH */
+			m = find_module(L, o, o->rules, NULL); /* a plain NAME.lua on -I / HMEM_PATH */
 			if (lua_isnil(L, -1) || m)
 				return luaL_error(L, "%s: no such rule file or pack (shipped packs: size, op, phase, lifetime, "
 						     "pytorch; 'hmem packs' lists all)", o->rules);
@@ -561,6 +725,7 @@ static int open_protected(lua_State *L)
 	}
 	s->path = hm_xstrdup(lua_tostring(L, -1));
 	s->name = hm_xstrdup(s->pack ? o->rules : s->path);
+	s->rule_dir = m ? NULL : dir_of(s->path);
 	load_chunk(L, o, s->path, m ? m->source : NULL);
 	lua_getupvalue(L, -1, 1);
 	int env = lua_gettop(L);
@@ -593,7 +758,7 @@ static int open_protected(lua_State *L)
 	lua_pop(L, 1);
 	lua_pushliteral(L, "cache_by");
 	if (lua_rawget(L, src) != LUA_TNIL) {
-		lua_getfield(L, hmem, "cache_by");
+		lua_pushcfunction(L, l_cache_by);
 		lua_insert(L, -2);
 		lua_call(L, 1, 0);
 	} else {
@@ -605,24 +770,6 @@ static int open_protected(lua_State *L)
 			free(s->pack_name);
 			s->pack_name = hm_xstrdup(lua_tostring(L, -1));
 		}
-		lua_pop(L, 1);
-	}
-
-	/* cache_by: field names become ids; lists cannot be keys. */
-	lua_getfield(L, hmem, "_cache_by");
-	for (lua_Integer i = 1; lua_istable(L, -1) && lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
-		size_t n;
-		const char *f = lua_tolstring(L, -1, &n);
-		int id = hm_field_id(f, n);
-		if (id == HM_F_NONE || id == HM_F_CATEGORY)
-			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
-		hm_value v = {0};
-		if (id == HM_F_OPS || id == HM_F_ANNOTATIONS || id == HM_F_PYTHON || id == HM_F_FREE_OPS || id == HM_F_STACK)
-			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
-		(void)v;
-		if (s->ncache == (int)(sizeof s->cache_fields / sizeof *s->cache_fields))
-			return luaL_error(L, "cache_by: at most 16 fields");
-		s->cache_fields[s->ncache++] = id;
 		lua_pop(L, 1);
 	}
 
@@ -641,7 +788,9 @@ static void error_text(lua_State *L, char *err, size_t errsz)
 	snprintf(err, errsz, "%.*s", useful || !tb ? (int)strlen(msg) : (int)(tb - msg), msg);
 }
 
-hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, size_t errsz)
+/* A Lua state under the limits of o (memory counted, the watchdog started): what runs
+ * rule files, for hmem run and hmem packs alike. NULL with err if it cannot be made. */
+static hm_script *state_new(const hm_script_opts *o, char *err, size_t errsz)
 {
 	hm_script *s = hm_xcalloc(1, sizeof *s);
 	s->o = o;
@@ -657,6 +806,15 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	if (o->timeout_s > 0)
 		watchdog_start(s);
 	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
+	return s;
+}
+
+hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, size_t errsz)
+{
+	hm_script *s = state_new(o, err, errsz);
+	if (!s)
+		return NULL;
+	lua_State *L = s->L;
 	open_ctx c = {s, cats};
 	lua_pushcfunction(L, open_protected);
 	lua_pushlightuserdata(L, &c);
@@ -669,6 +827,7 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 		hm_script_close(s);
 		return NULL;
 	}
+	s->decls.closed = 1; /* hmem.aggregate and cache_by declare while the rules load */
 	lua_newtable(L);
 	s->cats_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	return s;
@@ -713,7 +872,10 @@ static int32_t category_id(hm_script *s, lua_State *L, int cache, hm_strtab *cat
 		lua_pop(L, 2);
 	} else {
 		lua_pop(L, 1);
+		size_t before = cats->n;
 		id = (int32_t)hm_strtab_intern(cats, p, len);
+		if (cats->n != before) /* a new name, kept in C: counted against --lua-mem */
+			hm_lua_charge(L, len + 1 + 8 * sizeof(void *));
 		lua_pushinteger(L, id);
 		lua_rawset(L, cache);
 	}
@@ -892,24 +1054,28 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 	return 0;
 }
 
-/* The description of the rule file at path (arg 1), or nil if it is not a rule file
- * (a module it requires, say). Raises if it fails to load. [-1, +1, e] */
+/* The description of the rule file at path (arg 1, a built-in module's source at 2), or
+ * nil if it is not a rule file (a module it requires, say). Raises if it fails to load.
+ * [-2, +1, e] */
 static int describe_pack(lua_State *L)
 {
-	const hm_script_opts *o = lua_touserdata(L, lua_upvalueindex(1));
+	const hm_script_opts *o = (*(hm_script **)lua_getextraspace(L))->o;
 	const char *path = luaL_checkstring(L, 1);
-	const hm_embedded *m = lua_touserdata(L, 2);
-	load_chunk(L, o, path, m ? m->source : NULL);
+	const char *source = lua_touserdata(L, 2);
+	open_libs(L, o);
+	load_chunk(L, o, path, source);
 	lua_getupvalue(L, -1, 1);
 	int env = lua_gettop(L);
 	lua_pushvalue(L, env - 1);
 	lua_call(L, 0, 1);
 	if (lua_istable(L, -1)) {
-		lua_getfield(L, -1, "classify");
-		lua_getfield(L, -2, "description");
+		lua_pushliteral(L, "classify");
+		lua_rawget(L, -2);
+		lua_pushliteral(L, "description");
+		lua_rawget(L, -3);
 		if (!lua_isfunction(L, -2))
 			lua_pushnil(L);
-		else if (!lua_isstring(L, -1))
+		else if (lua_type(L, -1) != LUA_TSTRING)
 			lua_pushliteral(L, "(no description)");
 		return 1;
 	}
@@ -921,96 +1087,88 @@ static int describe_pack(lua_State *L)
 	return 1;
 }
 
-/* Lists each pack name once, the first found (as the loader would find it). [-2, +0, e] */
-static int packs_protected(lua_State *L)
+/* One pack loaded as hmem run would (its own state, the sandbox, --timeout and
+ * --lua-mem), then printed with its description or the first line of its error; a file
+ * that is not a rule file is left out. */
+static void list_pack(const hm_script_opts *o, FILE *out, const char *name, const char *path, const char *source)
 {
-	const hm_script_opts *o = lua_touserdata(L, 1);
-	FILE *out = lua_touserdata(L, 2);
-	luaL_openlibs(L);
-	hm_lua_row_register(L);
-	lua_newtable(L);
-	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.loaded");
-	lua_newtable(L);
-	int seen = lua_gettop(L);
-	lua_pushlightuserdata(L, (void *)o);
-	lua_pushcclosure(L, describe_pack, 1);
-	int describe = lua_gettop(L);
-	lua_newtable(L); /* candidates: {name, path, module} in search order */
-	int cand = lua_gettop(L);
-	lua_Integer nc = 0;
-	char dir[4096];
+	char err[1024] = "", desc[1024] = "";
+	hm_script *s = state_new(o, err, sizeof err);
+	int listed = 1;
+	if (s) {
+		lua_State *L = s->L;
+		s->path = hm_xstrdup(path);
+		s->rule_dir = source ? NULL : dir_of(path);
+		lua_pushcfunction(L, describe_pack);
+		lua_pushstring(L, path);
+		lua_pushlightuserdata(L, (void *)source);
+		limits_arm(s);
+		int status = hm_lua_docall(L, 2, 1);
+		limits_done(s);
+		if (status != LUA_OK) {
+			if (!limits_report(s, err, sizeof err))
+				error_text(L, err, sizeof err);
+		} else if (lua_isnil(L, -1)) {
+			listed = 0;
+		} else {
+			snprintf(desc, sizeof desc, "%s", lua_tostring(L, -1));
+		}
+		hm_script_close(s);
+	}
+	if (!listed)
+		return;
+	if (err[0]) {
+		size_t n = strlen(path);
+		const char *e = !strncmp(err, path, n) && !strncmp(err + n, ": ", 2) ? err + n + 2 : err; /* a limit */
+		snprintf(desc, sizeof desc, "(fails to load: %.*s)", (int)strcspn(e, "\n"), e);
+	}
+	fprintf(out, "  %-12s %s\n  %-12s (%s)\n", name, desc, "", source ? "shipped with hmem" : path);
+}
+
+static int shipped(const char *name)
+{
+	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)
+		if (!strncmp(m->name, "hmem.rules.", 11) && !strcmp(m->name + 11, name))
+			return 1;
+	return 0;
+}
+
+/* Lists each pack name once, as hmem run would find it: NAME.lua on -I and HMEM_PATH
+ * (the first of a name), then the shipped packs, whose names always mean them. */
+int hm_script_list_packs(const hm_script_opts *o, FILE *out)
+{
+	fprintf(out, "rule packs (use a name in place of a rule file: hmem run NAME PATH...):\n");
+	char dir[4096], (*seen)[256] = NULL;
+	size_t nseen = 0, cap = 0;
 	for (int i = 0; search_dir(o, i, dir, sizeof dir); i++) {
 		struct dirent **names;
 		int n = scandir(dir, &names, NULL, alphasort);
 		for (int j = 0; j < n; j++) {
 			const char *f = names[j]->d_name;
 			size_t len = strlen(f);
-			if (len > 4 && !strcmp(f + len - 4, ".lua") && f[0] != '.') {
-				lua_createtable(L, 2, 0);
-				lua_pushlstring(L, f, len - 4);
-				lua_rawseti(L, -2, 1);
-				lua_pushfstring(L, "%s/%s", dir, f);
-				lua_rawseti(L, -2, 2);
-				lua_rawseti(L, cand, ++nc);
+			char name[256] = "";
+			if (len > 4 && len - 4 < sizeof name && !strcmp(f + len - 4, ".lua") && f[0] != '.')
+				memcpy(name, f, len - 4);
+			int dup = !name[0] || shipped(name) || reserved(name);
+			for (size_t k = 0; k < nseen && !dup; k++)
+				dup = !strcmp(seen[k], name);
+			if (!dup) {
+				char path[5000];
+				snprintf(path, sizeof path, "%s/%s", dir, f);
+				hm_grow(&seen, &cap, nseen + 1, sizeof *seen);
+				memcpy(seen[nseen++], name, sizeof name);
+				list_pack(o, out, name, path, NULL);
 			}
 			free(names[j]);
 		}
 		if (n >= 0)
 			free(names);
 	}
+	free(seen);
 	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)
-		if (!strncmp(m->name, "hmem.rules.", 11)) {
-			lua_createtable(L, 3, 0);
-			lua_pushstring(L, m->name + 11);
-			lua_rawseti(L, -2, 1);
-			lua_pushstring(L, m->path);
-			lua_rawseti(L, -2, 2);
-			lua_pushlightuserdata(L, (void *)m);
-			lua_rawseti(L, -2, 3);
-			lua_rawseti(L, cand, ++nc);
-		}
-	for (lua_Integer i = 1; i <= nc; i++) {
-		lua_rawgeti(L, cand, i);
-		int c = lua_gettop(L);
-		lua_rawgeti(L, c, 1);
-		const char *name = lua_tostring(L, -1);
-		if (lua_getfield(L, seen, name) == LUA_TNIL) {
-			lua_pushvalue(L, describe);
-			lua_rawgeti(L, c, 2);
-			lua_rawgeti(L, c, 3);
-			int shipped = !lua_isnil(L, -1);
-			lua_pushcfunction(L, msghandler);
-			lua_insert(L, -4);
-			int ok = lua_pcall(L, 2, 1, -4) == LUA_OK;
-			if (!ok || !lua_isnil(L, -1)) {
-				lua_pushboolean(L, 1);
-				lua_setfield(L, seen, name);
-				lua_rawgeti(L, c, 2);
-				const char *desc = ok ? lua_tostring(L, -2) : "(fails to load; run it to see why)";
-				fprintf(out, "  %-12s %s\n  %-12s (%s)\n", name, desc, "", shipped ? "shipped with hmem" : lua_tostring(L, -1));
-			}
-		}
-		lua_settop(L, cand);
-	}
-	return 0;
-}
-
-int hm_script_list_packs(const hm_script_opts *o, FILE *out)
-{
-	lua_State *L = luaL_newstate();
-	if (!L)
-		return HM_EXIT_INTERNAL;
-	fprintf(out, "rule packs (use a name in place of a rule file: hmem run NAME PATH...):\n");
-	lua_pushcfunction(L, packs_protected);
-	lua_pushlightuserdata(L, (void *)o);
-	lua_pushlightuserdata(L, out);
-	int rc = HM_EXIT_OK;
-	if (hm_lua_docall(L, 2, 0) != LUA_OK) {
-		fprintf(stderr, "hmem: %s\n", lua_tostring(L, -1));
-		rc = HM_EXIT_SCRIPT;
-	}
-	lua_close(L);
-	return rc;
+		if (!strncmp(m->name, "hmem.rules.", 11))
+			list_pack(o, out, m->name + 11, m->path, m->source);
+	return HM_EXIT_OK;
 }
 
 uint64_t hm_script_calls(const hm_script *s)
@@ -1028,6 +1186,32 @@ hm_rows *hm_lua_rows(lua_State *L)
 	return &(*(hm_script **)lua_getextraspace(L))->rows;
 }
 
+hm_decls *hm_lua_decls(lua_State *L)
+{
+	return &(*(hm_script **)lua_getextraspace(L))->decls;
+}
+
+void hm_lua_charge(lua_State *L, size_t bytes)
+{
+	hm_script *s = *(hm_script **)lua_getextraspace(L);
+	if (s->mem_limit && s->mem_used + bytes > s->mem_limit + (s->mem_hit ? 16u << 20 : 0)) {
+		s->mem_hit = 1;
+		luaL_error(L, "not enough memory (what the rule file made hmem keep in C counts against --lua-mem)");
+	}
+	s->mem_used += bytes;
+}
+
+size_t hm_lua_mem_left(lua_State *L)
+{
+	hm_script *s = *(hm_script **)lua_getextraspace(L);
+	return !s->mem_limit ? SIZE_MAX : s->mem_used < s->mem_limit ? s->mem_limit - s->mem_used : 0;
+}
+
+void hm_lua_uncharge(lua_State *L, size_t bytes)
+{
+	(*(hm_script **)lua_getextraspace(L))->mem_used -= bytes;
+}
+
 void hm_script_close(hm_script *s)
 {
 	if (!s)
@@ -1038,7 +1222,9 @@ void hm_script_close(hm_script *s)
 	free(s->path);
 	free(s->name);
 	free(s->pack_name);
+	free(s->rule_dir);
 	free(s->colors);
+	hm_lua_decls_free(&s->decls);
 	hm_strtab_free(&s->cache_keys);
 	free(s->cache_cat);
 	free(s->keybuf);

@@ -1,7 +1,8 @@
 -- hmem: helpers for rule files. `local hmem = require "hmem"` in a rule file, or from
 -- plain lua5.4 / busted with package.path including "lua/?.lua;lua/?/init.lua".
--- Inside `hmem run`, the host adds its own functions (hmem.write); declarations made
--- here (aggregate, cache_by) are read by the host after the rule file has loaded.
+-- Inside `hmem run`, each chunk that requires it gets its own instance, and the host puts
+-- its own functions in it: hmem.write, and hmem.aggregate and hmem.cache_by, which check a
+-- declaration and copy it into hmem (the Lua versions below serve plain lua5.4 and busted).
 local hmem = {}
 
 hmem.version = "0.1.0"
@@ -42,7 +43,7 @@ function hmem.bucket(bytes, limits, otherwise)
   return otherwise
 end
 
--- Declarations the host reads after loading the rule file.
+-- Declarations, outside hmem run.
 hmem._aggregations = {}
 hmem._cache_by = nil
 
