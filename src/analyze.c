@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "analyze.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,7 +331,10 @@ static void am_del(addrmap *m, size_t i)
 static void pair(hm_series *s, const hm_mem *m, int32_t *prev)
 {
 	addrmap am;
-	am_init(&am, 10);
+	unsigned bits = 4; /* room for the live allocations: few, or up to all of a short series */
+	while (bits < 10 && ((size_t)1 << bits) < 2 * s->n)
+		bits++;
+	am_init(&am, bits);
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
 		s->partner[k] = -1;
@@ -363,16 +367,120 @@ static void pair(hm_series *s, const hm_mem *m, int32_t *prev)
 	free(am.slot);
 }
 
-static int cmp_dev(const void *a, const void *b)
+/* A device as one integer that sorts like (type, id). */
+static uint64_t dev_key(int32_t type, int32_t id)
 {
-	const hm_series *x = a, *y = b;
-	if (x->dev_type != y->dev_type)
-		return x->dev_type < y->dev_type ? -1 : 1;
-	return (x->dev_id > y->dev_id) - (x->dev_id < y->dev_id);
+	return (uint64_t)((uint32_t)type ^ 0x80000000u) << 32 | ((uint32_t)id ^ 0x80000000u);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Series, one per device, ordered by device; their events in time order. The devices are
+ * found through a hash map (a trace may have many thousands: a search per event was
+ * quadratic). sidx has room for m->n: the series of each event in time order. */
+static void split(hm_file *f, uint32_t *order, uint32_t *sidx)
+{
+	const hm_mem *m = &f->t->mem;
+	addrmap am;
+	am_init(&am, 4);
+	uint64_t *keys = NULL; /* by first appearance */
+	size_t nkeys = 0, cap = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t key = dev_key(m->dev_type[order[i]], m->dev_id[order[i]]);
+		size_t slot = am_find(&am, key);
+		if (am.slot[slot].val < 0) {
+			hm_grow(&keys, &cap, nkeys + 1, sizeof *keys);
+			keys[nkeys] = key;
+			am_add(&am, slot, key, (int32_t)nkeys++);
+			slot = am_find(&am, key);
+		}
+		sidx[i] = (uint32_t)am.slot[slot].val;
+	}
+	/* rank: from the order of first appearance to the order of devices */
+	if (nkeys)
+		qsort(keys, nkeys, sizeof *keys, cmp_u64);
+	uint32_t *rank = hm_xrealloc(NULL, (nkeys ? nkeys : 1) * sizeof *rank);
+	for (size_t s = 0; s < nkeys; s++)
+		rank[am.slot[am_find(&am, keys[s])].val] = (uint32_t)s;
+	for (size_t i = 0; i < m->n; i++)
+		sidx[i] = rank[sidx[i]];
+	free(rank);
+	free(am.slot);
+	f->nseries = nkeys;
+	f->series = nkeys ? hm_xcalloc(nkeys, sizeof *f->series) : NULL;
+	for (size_t i = 0; i < m->n; i++)
+		f->series[sidx[i]].n++;
+	for (size_t s = 0; s < nkeys; s++) {
+		hm_series *x = &f->series[s];
+		x->dev_type = (int32_t)((uint32_t)(keys[s] >> 32) ^ 0x80000000u);
+		x->dev_id = (int32_t)((uint32_t)keys[s] ^ 0x80000000u);
+		hm_device_name(x->device, sizeof x->device, x->dev_type, x->dev_id);
+		x->partner = hm_xrealloc(NULL, x->n * sizeof *x->partner); /* all set by pair */
+		x->before = hm_xcalloc(x->n, 1);
+		x->cat = hm_xcalloc(x->n, sizeof *x->cat);
+		if (nkeys > 1) {
+			x->ev = hm_xrealloc(NULL, x->n * sizeof *x->ev);
+			x->n = 0;
+		}
+	}
+	if (nkeys == 1) /* one device, the usual case: its events are all of them */
+		f->series[0].ev = order;
+	else
+		for (size_t i = 0; i < m->n; i++) {
+			hm_series *x = &f->series[sidx[i]];
+			x->ev[x->n++] = order[i];
+		}
+	free(keys);
+}
+
+/* Shrink a column to its n elements: columns are sized ahead while a file is read (from
+ * its size, or doubling), and what is kept for the report should hold what the file held.
+ * A block mapped on its own (util.c maps those of 1 MiB and more) shrinks in place, its
+ * tail going back to the system without a copy. A smaller one moves to a block of its
+ * size, so that its old block is freed whole for the next file's columns: shrunk in place,
+ * it would leave a hole just too small for them, and thousands of small files would
+ * spread over fresh memory. Plain realloc: hm_xrealloc keeps big blocks as they are. */
+static void *fit(void *p, size_t n, size_t elsz)
+{
+	size_t size = (n ? n : 1) * elsz;
+	if (malloc_usable_size(p) < (1u << 20)) {
+		void *q = malloc(size);
+		if (!q)
+			return p;
+		memcpy(q, p, size);
+		free(p);
+		return q;
+	}
+	void *q = realloc(p, size);
+	return q ? q : p;
+}
+
+#define FIT(arr, n) ((arr) = fit((arr), (n), sizeof *(arr)))
+
+static void fit_columns(hm_trace *t)
+{
+	hm_mem *m = &t->mem;
+	if (m->cap > m->n) {
+		FIT(m->ts, m->n), FIT(m->bytes, m->n), FIT(m->addr, m->n), FIT(m->total_alloc, m->n);
+		FIT(m->total_res, m->n), FIT(m->ev_idx, m->n), FIT(m->dev_type, m->n), FIT(m->dev_id, m->n);
+		FIT(m->thread, m->n), FIT(m->has_addr, m->n);
+		m->cap = m->n;
+	}
+	hm_slices *o = &t->sl;
+	if (o->cap > o->n) {
+		FIT(o->ts, o->n), FIT(o->dur, o->n), FIT(o->name, o->n), FIT(o->thread, o->n);
+		FIT(o->cat, o->n), FIT(o->kind, o->n);
+		o->cap = o->n;
+	}
 }
 
 hm_file *hm_analyze(hm_trace *t)
 {
+	fit_columns(t);
 	hm_file *f = hm_xcalloc(1, sizeof *f);
 	f->t = t;
 	hm_mem *m = &t->mem;
@@ -382,45 +490,7 @@ hm_file *hm_analyze(hm_trace *t)
 		order[i] = (uint32_t)i;
 	sort_indices(order, m->n, cmp_mem_time, m->ts, tmp);
 
-	size_t cap = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		uint32_t e = order[i];
-		size_t s = 0;
-		while (s < f->nseries && (f->series[s].dev_type != m->dev_type[e] || f->series[s].dev_id != m->dev_id[e]))
-			s++;
-		if (s == f->nseries) {
-			hm_grow(&f->series, &cap, s + 1, sizeof *f->series);
-			memset(&f->series[s], 0, sizeof *f->series);
-			f->series[s].dev_type = m->dev_type[e];
-			f->series[s].dev_id = m->dev_id[e];
-			f->nseries++;
-		}
-		f->series[s].n++;
-	}
-	if (f->nseries)
-		qsort(f->series, f->nseries, sizeof *f->series, cmp_dev);
-	for (size_t s = 0; s < f->nseries; s++) {
-		hm_series *x = &f->series[s];
-		hm_device_name(x->device, sizeof x->device, x->dev_type, x->dev_id);
-		x->partner = hm_xrealloc(NULL, x->n * sizeof *x->partner); /* all set by pair */
-		x->before = hm_xcalloc(x->n, 1);
-		x->cat = hm_xcalloc(x->n, sizeof *x->cat);
-	}
-	if (f->nseries == 1) /* one device, the usual case: its events are all of them */
-		f->series[0].ev = order;
-	else {
-		for (size_t s = 0; s < f->nseries; s++) {
-			f->series[s].ev = hm_xrealloc(NULL, f->series[s].n * sizeof *f->series[s].ev);
-			f->series[s].n = 0;
-		}
-		for (size_t i = 0; i < m->n; i++) {
-			uint32_t e = order[i];
-			size_t s = 0;
-			while (f->series[s].dev_type != m->dev_type[e] || f->series[s].dev_id != m->dev_id[e])
-				s++;
-			f->series[s].ev[f->series[s].n++] = e;
-		}
-	}
+	split(f, order, tmp);
 	for (size_t s = 0; s < f->nseries; s++)
 		pair(&f->series[s], m, (int32_t *)tmp);
 	sweep(f, order, tmp);

@@ -37,59 +37,105 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Directories are walked depth first; the final list is sorted as a whole, so the
- * order of files never depends on the file system. */
-static int walk(const char *dir, pathlist *l, char *err, size_t errsz)
+/* The directories a walk has entered, by device and inode: a symbolic link back up
+ * the tree (ln -s . self) or two links to one folder would otherwise list the same
+ * files again, or never end. Open addressing, at most half full. */
+typedef struct dirset {
+	struct dirkey { dev_t dev; ino_t ino; int used; } *v;
+	size_t n, cap; /* cap: 0 or a power of two */
+} dirset;
+
+/* Adds (dev, ino); returns 0 when it was there already. */
+static int dirset_add(dirset *s, dev_t dev, ino_t ino)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		dirset old = *s;
+		s->cap = old.cap ? 2 * old.cap : 64;
+		s->v = hm_xcalloc(s->cap, sizeof *s->v);
+		s->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.v[i].used)
+				dirset_add(s, old.v[i].dev, old.v[i].ino);
+		free(old.v);
+	}
+	size_t i = (size_t)(((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ (uint64_t)dev) & (s->cap - 1);
+	for (; s->v[i].used; i = (i + 1) & (s->cap - 1))
+		if (s->v[i].dev == dev && s->v[i].ino == ino)
+			return 0;
+	s->v[i] = (struct dirkey){dev, ino, 1};
+	s->n++;
+	return 1;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = hm_xrealloc(NULL, n);
+	snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", name);
+	return p;
+}
+
+/* Directories are walked depth first, each once, the names of each in sorted order: when
+ * two links lead to one directory, the name it is listed under never depends on the file
+ * system (nor does the order of files: the final list is sorted as a whole). A walk takes
+ * regular files (symbolic links to them too) named *.json or *.json.gz: a FIFO or device
+ * there would block the run or never end. A name that cannot be looked at (a dangling
+ * link) and a directory that cannot be listed go on the list as they are: reading them
+ * fails, and that is reported (or skipped, with --keep-going) like any unreadable trace. */
+static void walk(const char *dir, dirset *seen, pathlist *l)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
-		snprintf(err, errsz, "%s: cannot list directory: %s", dir, strerror(errno));
-		return -1;
+		pathlist_add(l, hm_xstrdup(dir));
+		return;
 	}
+	pathlist names = {0};
 	struct dirent *e;
-	int rc = 0;
-	while (rc == 0 && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		size_t n = strlen(dir) + strlen(e->d_name) + 2;
-		char *p = hm_xrealloc(NULL, n);
-		snprintf(p, n, "%s%s%s", dir, ends_with(dir, "/") ? "" : "/", e->d_name);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			pathlist_add(&names, join(dir, e->d_name));
+	closedir(d);
+	if (names.n)
+		qsort(names.v, names.n, sizeof *names.v, cmp_str);
+	for (size_t i = 0; i < names.n; i++) {
+		char *p = names.v[i];
 		struct stat st;
-		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc = walk(p, l, err, errsz);
+		int ok = stat(p, &st) == 0, named = ends_with(p, ".json") || ends_with(p, ".json.gz");
+		if (ok && S_ISDIR(st.st_mode)) {
+			if (dirset_add(seen, st.st_dev, st.st_ino))
+				walk(p, seen, l);
 			free(p);
-		} else if (ends_with(p, ".json") || ends_with(p, ".json.gz")) {
+		} else if (named && (!ok || S_ISREG(st.st_mode))) {
 			pathlist_add(l, p);
 		} else {
 			free(p);
 		}
 	}
-	closedir(d);
-	return rc;
+	free(names.v);
 }
 
 int hm_input_expand(char **paths, int npaths, char ***out, int *nout, char *err, size_t errsz)
 {
 	pathlist all = {0};
-	int rc = -1;
 	for (int i = 0; i < npaths; i++) {
 		struct stat st;
 		if (stat(paths[i], &st) != 0) {
 			snprintf(err, errsz, "%s: %s", paths[i], strerror(errno));
-			rc = errno == ENOENT || errno == ENOTDIR ? -2 : -1;
-			goto fail;
+			int rc = errno == ENOENT || errno == ENOTDIR ? -2 : -1;
+			for (size_t j = 0; j < all.n; j++)
+				free(all.v[j]);
+			free(all.v);
+			return rc;
 		}
 		if (!S_ISDIR(st.st_mode)) {
 			pathlist_add(&all, hm_xstrdup(paths[i]));
 			continue;
 		}
 		pathlist found = {0};
-		if (walk(paths[i], &found, err, errsz) != 0) {
-			for (size_t j = 0; j < found.n; j++)
-				free(found.v[j]);
-			free(found.v);
-			goto fail;
-		}
+		dirset seen = {0};
+		dirset_add(&seen, st.st_dev, st.st_ino);
+		walk(paths[i], &seen, &found);
+		free(seen.v);
 		if (found.n)
 			qsort(found.v, found.n, sizeof *found.v, cmp_str);
 		for (size_t j = 0; j < found.n; j++)
@@ -99,11 +145,6 @@ int hm_input_expand(char **paths, int npaths, char ***out, int *nout, char *err,
 	*out = all.v;
 	*nout = (int)all.n;
 	return 0;
-fail:
-	for (size_t j = 0; j < all.n; j++)
-		free(all.v[j]);
-	free(all.v);
-	return rc;
 }
 
 /* Gzip members are inflated with ISA-L where the build found it (about 5x faster than
@@ -133,6 +174,8 @@ struct hm_src {
 	z_stream z;
 #endif
 	unsigned char in[1 << 17];
+	unsigned char peek[2]; /* the first bytes of the file, read to tell gzip from JSON */
+	unsigned npeek;        /* how many of them are still to be handed out */
 	uint64_t size, pos; /* pos: file bytes consumed (read with atomics across threads) */
 	char err[256];
 	/* the inflating thread */
@@ -150,10 +193,21 @@ hm_src *hm_src_open(const char *path, char *err, size_t errsz)
 	return hm_src_open_threads(path, 1, err, errsz);
 }
 
+/* The first two bytes tell gzip from JSON. They are read and kept (raw_read hands them
+ * out first), never read again by seeking: a pipe, a FIFO or <(...) cannot seek. A
+ * directory here is one the walk could not list: opening it says why. */
 hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t errsz)
 {
-	FILE *f = fopen(path, "rb");
 	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		snprintf(err, errsz, "%s: %s%s", path, d ? "is a directory" : "cannot list directory: ",
+			 d ? "" : strerror(errno));
+		if (d)
+			closedir(d);
+		return NULL;
+	}
+	FILE *f = fopen(path, "rb");
 	if (!f || fstat(fileno(f), &st) != 0) {
 		snprintf(err, errsz, "%s: cannot open: %s", path, strerror(errno));
 		if (f)
@@ -168,9 +222,14 @@ hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t er
 	hm_src *s = hm_xcalloc(1, sizeof *s);
 	s->f = f;
 	s->size = (uint64_t)st.st_size;
-	int c1 = getc(f), c2 = getc(f);
-	s->gzip = c1 == 0x1f && c2 == 0x8b;
-	rewind(f);
+	s->npeek = (unsigned)fread(s->peek, 1, sizeof s->peek, f);
+	if (ferror(f)) {
+		snprintf(err, errsz, "%s: cannot read: %s", path, strerror(errno));
+		fclose(f);
+		free(s);
+		return NULL;
+	}
+	s->gzip = s->npeek == 2 && s->peek[0] == 0x1f && s->peek[1] == 0x8b;
 	if (s->gzip && threaded)
 		start_thread(s);
 	return s;
@@ -178,7 +237,11 @@ hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t er
 
 static long raw_read(hm_src *s, void *buf, size_t cap)
 {
-	size_t n = fread(buf, 1, cap, s->f);
+	size_t h = s->npeek < cap ? s->npeek : cap;
+	memcpy(buf, s->peek, h);
+	memmove(s->peek, s->peek + h, s->npeek - h);
+	s->npeek -= (unsigned)h;
+	size_t n = h + fread((char *)buf + h, 1, cap - h, s->f);
 	if (n == 0 && ferror(s->f)) {
 		snprintf(s->err, sizeof s->err, "read error: %s", strerror(errno));
 		return -1;

@@ -6,10 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Expand paths: a file is taken as given (whatever its name); a directory contributes
- * every *.json / *.json.gz below it, sorted by path. Returns 0; -2 when a path does not
- * exist, -1 when one cannot be read or listed, with a message in err. The caller frees
- * (*out)[i] and *out. */
+/* Expand paths: a file is taken as given (whatever its name, a pipe too); a directory
+ * contributes every regular file (or link to one) named *.json / *.json.gz below it,
+ * sorted by path, entering each directory once; a directory it cannot list is put on
+ * the list itself (opening it says why). Returns 0; -2 when a path does not exist, -1
+ * when one cannot be looked at, with a message in err. The caller frees (*out)[i] and
+ * *out. */
 int hm_input_expand(char **paths, int npaths, char ***out, int *nout, char *err, size_t errsz);
 
 /* A byte source: gzip is detected by its magic bytes, not by the file name;

@@ -36,10 +36,13 @@ static void load_one(hm_loader *l, int i)
 	ld->code = HM_EXIT_INPUT;
 	double t0 = now();
 	hm_read_opts o = {l->keep_partial, &s->progress, l->threads_per_file};
-	hm_trace *t = hm_trace_read_opts(l->paths[i], &o, ld->err, sizeof ld->err, &ld->code, &ld->lost);
+	char err[2048]; /* each file's outcome is kept to the end of the run: its message only if it failed */
+	hm_trace *t = hm_trace_read_opts(l->paths[i], &o, err, sizeof err, &ld->code, &ld->lost);
 	double t1 = now();
 	ld->read_s = t1 - t0;
-	if (t) {
+	if (!t)
+		ld->err = hm_xstrdup(err);
+	else {
 		ld->f = hm_analyze(t);
 		ld->analyze_s = now() - t1;
 	}
@@ -137,8 +140,10 @@ void hm_loader_stop(hm_loader *l)
 	pthread_mutex_unlock(&l->mu);
 	for (int i = 0; i < l->nthreads; i++)
 		pthread_join(l->threads[i], NULL);
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n; i++) {
 		hm_file_free(l->slots[i].load.f);
+		free(l->slots[i].load.err);
+	}
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cv);
 	free(l->threads);

@@ -10,7 +10,7 @@ typedef struct hm_load {
 	hm_file *f;          /* NULL on failure; the caller takes it (and sets this to NULL) */
 	int code;            /* exit code class on failure */
 	uint64_t lost;       /* events read before the error */
-	char err[2048];
+	char *err;           /* why it failed (NULL on success); the loader frees it */
 	double read_s, analyze_s; /* seconds of this file's thread */
 } hm_load;
 
