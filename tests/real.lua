@@ -56,7 +56,7 @@ for _, path in ipairs(traces) do
     plan = plan + 5 + ndev + (e.pairs and 1 or 0) + (e.memory > 0 and #packs or 0)
   end
 end
-plan = plan + 1 -- the whole directory with -j 1, 2, 8
+plan = plan + 1 + 3 -- the whole directory with -j 1, 2, 8; random traces
 print("1.." .. plan)
 
 local function name_of(path) return path:match("[^/]+$") end
@@ -148,6 +148,27 @@ local function timeline_diff(path, want)
   return extra and (extra .. ": rows of a device the reference has not") or nil
 end
 
+-- hmem's size --json, op --json and op --timeline against the reference's series of a trace:
+-- the first difference of each (or why hmem failed), nil where they agree, and the op --json.
+local function compare(path, size, op)
+  local json, tl = tmp .. ".json", tmp .. ".csv"
+  local ok, out, err = run(("./hmem run -q size %q --json -"):format(path))
+  local doc = ok and cjson.decode(out)
+  local d_size = doc and diff(doc, size) or not doc and err or nil
+  ok, out, err = run(("./hmem run -q op %q --json %s --timeline %s"):format(path, json, tl))
+  doc = nil
+  if ok then
+    local f = io.open(json)
+    doc = cjson.decode(f:read("a"))
+    f:close()
+  end
+  local d_op = doc and diff(doc, op) or not doc and err or nil
+  local d_tl = ok and timeline_diff(tl, op) or not ok and err or nil
+  os.remove(json)
+  os.remove(tl)
+  return d_size, d_op, d_tl, doc
+end
+
 local reference = {} -- per trace: the reference's series of the size rule (device totals)
 for _, path in ipairs(traces) do
   local name = name_of(path)
@@ -163,22 +184,10 @@ for _, path in ipairs(traces) do
   check(bad == 0, ("%s: the trace's Total Allocated after every event (%d) = the total before it + the running sum of Bytes")
     :format(name, with_ta), ("%d events differ; the first: %s"):format(bad, tostring(first)))
 
-  local json, tl = tmp .. ".json", tmp .. ".csv"
-  local ok, out, err = run(("./hmem run -q size %q --json -"):format(path))
-  local doc = ok and cjson.decode(out)
-  check(doc and not diff(doc, size), name .. ": hmem run size --json = the reference", doc and diff(doc, size) or err)
-  ok, out, err = run(("./hmem run -q op %q --json %s --timeline %s"):format(path, json, tl))
-  doc = nil
-  if ok then
-    local f = io.open(json)
-    doc = cjson.decode(f:read("a"))
-    f:close()
-  end
-  check(doc and not diff(doc, op), name .. ": hmem run op --json = the reference", doc and diff(doc, op) or err)
-  local tdiff = ok and timeline_diff(tl, op)
-  check(ok and not tdiff, name .. ": hmem run op --timeline = the reference's state after every event", ok and tdiff or err)
-  os.remove(json)
-  os.remove(tl)
+  local d_size, d_op, d_tl, doc = compare(path, size, op)
+  check(not d_size, name .. ": hmem run size --json = the reference", d_size)
+  check(not d_op, name .. ": hmem run op --json = the reference", d_op)
+  check(not d_tl, name .. ": hmem run op --timeline = the reference's state after every event", d_tl)
 
   local e = expected_of[path]
   if e then
@@ -210,6 +219,27 @@ for _, path in ipairs(traces) do
     end
   end
 end
+
+-- Random small traces (tests/random_trace.lua, the same seeds every run) for the cases real
+-- traces rarely hold, checked the same way.
+local random_trace, RANDOM = dofile("tests/random_trace.lua"), 150
+local first = {}
+for seed = 1, RANDOM do
+  local path = tmp .. ".random.json"
+  local f = assert(io.open(path, "w"))
+  f:write(random_trace(seed))
+  f:close()
+  local trace = ref.load(path)
+  local d = { compare(path, ref.series(trace, "size"), ref.series(trace, "op")) }
+  for k = 1, 3 do
+    if d[k] and not first[k] then first[k] = ("seed %d (lua5.4 -e 'io.write(dofile(\"tests/random_trace.lua\")(%d))'): %s")
+      :format(seed, seed, d[k]) end
+  end
+  os.remove(path)
+end
+check(not first[1], RANDOM .. " random traces: hmem run size --json = the reference", first[1])
+check(not first[2], RANDOM .. " random traces: hmem run op --json = the reference", first[2])
+check(not first[3], RANDOM .. " random traces: hmem run op --timeline = the reference's state after every event", first[3])
 
 -- Every shipped pack on every real trace of tests/data: it runs, the device totals (before
 -- the trace, peak, its time, end) are the reference's whatever the categories, and a pack

@@ -18,8 +18,8 @@
 --   its category holds its size from the start; a free without Addr (2021 traces) is
 --   classified itself and subtracted;
 -- - "(before trace)" starts at Total Allocated minus the signed sizes up to the first event
---   that has it, minus the before-trace frees; without Total Allocated, at the least total
---   that keeps the device total non-negative;
+--   that has it, minus the before-trace frees; without Total Allocated, at the least amount
+--   (0 or more) that keeps the device total non-negative;
 -- - op: the innermost cpu_op ("Operator" in 2021 traces) slice on the same pid and tid (as
 --   integers) whose [ts, ts+dur] contains the event: latest start, then shorter, then later
 --   in the file; "(no op)" outside any op or when it is a ProfilerStep#N marker.
@@ -207,9 +207,13 @@ local function one_series(path, dev, evs, classify)
     if e.ta and not before then before = e.ta - sum end
     if sum < low then low = sum end
   end
-  before = before or -low
+  if before then
+    start[BEFORE] = before - rule3
+  else
+    start[BEFORE] = math.max(0, -(rule3 + low))
+    before = start[BEFORE] + rule3
+  end
   s.before_trace_bytes = before
-  start[BEFORE] = before - rule3
   -- Pass 1: the device total (from Bytes alone), its peak, and every category's peak and end.
   local cur = {}
   for name, c in pairs(cats) do
