@@ -4,10 +4,11 @@
 -- the trace), zero-byte events, traces without Addr or Total Allocated, events at the same ts,
 -- events exactly at an op's start or end, ops with the same start (and the same duration),
 -- negative durations, string pids and tids, 2021 "Operator" slices, ProfilerStep#N ops, and
--- sizes on both sides of the size pack's limits.
+-- sizes on both sides of the size pack's limits, several devices of one type.
 --   local text = dofile("tests/random_trace.lua")(seed)
 local GiB, MiB = 1 << 30, 1 << 20
 local sizes = { 512, MiB - 1, MiB, 2 * MiB, GiB, GiB + 512, 5 * GiB, 5 * GiB + 1, 6 * GiB }
+local devices = { { 0, 0 }, { 1, 0 }, { 1, 1 }, { 6, 10 }, { 3, 2 } }
 local names = { "aten::empty", "aten::add", "aten::mm", "ProfilerStep#3", "aten::to", "c10d::allreduce_" }
 
 return function(seed)
@@ -31,9 +32,11 @@ return function(seed)
     ev[#ev + 1] = ('{"ph": "X", "cat": "%s", "name": "%s", "pid": %s, "tid": %s, "ts": %s, "dur": %s}')
       :format(cat, names[R(#names)], id(1), id(R(1, 2)), us(start), d)
   end
-  local live, total = { {}, {} }, { R(0, 3) * MiB, R(0, 3) * MiB }
+  local ndev = R(1, 3)
+  local live, total = {}, {}
+  for d = 1, ndev do live[d], total[d] = {}, R(0, 3) * MiB end
   for _ = 1, R(1, 40) do
-    local d = R(1, 2)
+    local d = R(1, ndev)
     local t = R(0, 70) * 1000 + (R() < 0.1 and R(1, 999) or 0)
     local bytes, addr
     local r = R()
@@ -49,7 +52,8 @@ return function(seed)
       bytes, addr = 0, R(1, 6) * 4096
     end
     total[d] = total[d] + bytes
-    local args = { ('"Bytes": %d'):format(bytes), ('"Device Type": %d'):format(d == 1 and 0 or 1), '"Device Id": 0' }
+    local args = { ('"Bytes": %d'):format(bytes), ('"Device Type": %d'):format(devices[d][1]),
+      ('"Device Id": %d'):format(devices[d][2]) }
     if with_addr then args[#args + 1] = ('"Addr": %d'):format(addr) end
     if with_ta and R() < 0.9 then args[#args + 1] = ('"Total Allocated": %d'):format(total[d]) end
     if R() < 0.5 then args[#args + 1] = ('"Total Reserved": %d'):format(R(0, 9) * MiB) end
