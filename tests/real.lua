@@ -70,6 +70,9 @@ local function same(a, b)
   if a == cjson.null then a = nil end
   return a == b or (a and b and math.tointeger(a) == math.tointeger(b))
 end
+local function show(v)
+  return tostring(v ~= cjson.null and math.tointeger(v) or v)
+end
 local function diff(doc, want)
   local got = {}
   for _, s in ipairs(doc.series) do got[s.device] = s end
@@ -78,7 +81,7 @@ local function diff(doc, want)
     if not s then return w.device .. ": no such series in hmem's --json" end
     got[w.device] = nil
     for _, f in ipairs(series_fields) do
-      if not same(s[f], w[f]) then return ("%s: %s: hmem %s, reference %s"):format(w.device, f, tostring(s[f]), tostring(w[f])) end
+      if not same(s[f], w[f]) then return ("%s: %s: hmem %s, reference %s"):format(w.device, f, show(s[f]), show(w[f])) end
     end
     if ref.ns(s.peak_ts) ~= w.peak_ts then
       return ("%s: peak_ts: hmem %s, reference %.3f"):format(w.device, tostring(s.peak_ts), w.peak_ts / 1000)
@@ -95,7 +98,7 @@ local function diff(doc, want)
       local c, r = cats[n] or zero, w.categories[n] or zero
       for _, f in ipairs(category_fields) do
         if not same(c[f], r[f]) then
-          return ("%s: category %q: %s: hmem %s, reference %s"):format(w.device, n, f, tostring(c[f]), tostring(r[f]))
+          return ("%s: category %q: %s: hmem %s, reference %s"):format(w.device, n, f, show(c[f]), show(r[f]))
         end
       end
     end
@@ -260,7 +263,7 @@ for _, pack in ipairs(packs) do
         for _, w in ipairs(reference[path]) do
           if w.device == s.device and not why then
             for _, f in ipairs({ "before_trace_bytes", "peak_bytes", "end_bytes" }) do
-              if not same(s[f], w[f]) then why = ("%s: %s %s, reference %s"):format(s.device, f, s[f], w[f]) end
+              if not same(s[f], w[f]) then why = ("%s: %s %s, reference %s"):format(s.device, f, show(s[f]), show(w[f])) end
             end
             if ref.ns(s.peak_ts) ~= w.peak_ts then why = s.device .. ": peak_ts " .. s.peak_ts end
           end
