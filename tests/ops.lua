@@ -32,6 +32,7 @@ local function dev_key(dt, di)
   return (names[dt] or ("type" .. dt)) .. ":" .. math.tointeger(di)
 end
 
+print("1.." .. 2 * #cases) -- the plan: two checks per trace (tests/suite counts them)
 for _, case in ipairs(cases) do
   local path, every = case[1], case[2]
   local name = path:match("[^/]+$")
