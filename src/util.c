@@ -105,9 +105,10 @@ static uint64_t strtab_hash(const char *s, size_t len)
 	return h ^ h >> 29;
 }
 
+/* Tables start small: every input file has its own, and most hold a handful of names. */
 static void strtab_rehash(hm_strtab *t)
 {
-	size_t nslot = t->nslot ? t->nslot * 2 : 1024;
+	size_t nslot = t->nslot ? t->nslot * 2 : 16;
 	uint32_t *slot = hm_xcalloc(nslot, sizeof *slot);
 	for (size_t id = 0; id < t->n; id++) {
 		size_t i = strtab_hash(t->str[id], t->len[id]) & (nslot - 1);
