@@ -2,6 +2,7 @@
  * by reference, classify called once per allocation (or answered from the cache_by memo). */
 #include "script.h"
 #include "lbind.h"
+#include "lbounds.h"
 #include "watchdog.h"
 
 #include <dirent.h>
@@ -437,6 +438,7 @@ static int open_protected(lua_State *L)
 	hm_script *s = c->s;
 	const hm_script_opts *o = s->o;
 	luaL_openlibs(L);
+	hm_lua_bound_libs(L, s->mem_limit, &s->killed);
 	hm_lua_row_register(L);
 	hm_lua_series_register(L);
 	lua_newtable(L);

@@ -72,10 +72,9 @@ static void kill_run(hm_watchdog *w)
 	char msg[1024];
 	const char *what = __atomic_load_n(&w->what, __ATOMIC_RELAXED);
 	int n = snprintf(msg, sizeof msg,
-			 "hmem: %s: stopped: %s ran longer than the --timeout of %s s and did not stop when asked "
-			 "(code that cannot be interrupted: a finalizer, an error handler, a coroutine or a library "
-			 "function such as a backtracking string.find); the run is ended, no output written "
-			 "(--timeout SEC raises the limit)\n",
+			 "hmem: %s: stopped: %s ran longer than %s s and did not stop when asked (--timeout SEC "
+			 "raises the limit)\n  the run is ended, no output written (hooks cannot stop a loop in a __gc "
+			 "finalizer, a coroutine or a C library function such as a backtracking string.find)\n",
 			 w->who, what ? what : "a call into the rule file", w->limit_text);
 	if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
 		n = 0;
