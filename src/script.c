@@ -37,6 +37,7 @@ struct hm_script {
 	size_t mem_used, mem_limit;
 	int mem_hit;     /* an allocation was refused (the limit then allows headroom to report) */
 	hm_watchdog *wd; /* --timeout (watchdog.h), NULL for none */
+	hm_watch_call *wcall; /* the call it watches */
 	volatile sig_atomic_t killed;  /* timed out: every instruction raises until C has control */
 	volatile sig_atomic_t closing; /* in lua_close: no hook to set (the state is going away) */
 	char kill_where[256];
@@ -91,12 +92,12 @@ static void stop_lua(void *ud)
 /* Before each call into the rules, and after it. */
 static void limits_arm(hm_script *s, const char *what)
 {
-	hm_watchdog_arm(s->wd, what);
+	hm_watchdog_arm(s->wcall, what);
 }
 
 static void limits_done(hm_script *s)
 {
-	hm_watchdog_done(s->wd);
+	hm_watchdog_done(s->wcall);
 }
 
 /* After a failed call: a message for the limit that stopped it, or NULL. */
@@ -573,6 +574,7 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	*(hm_script **)lua_getextraspace(L) = s;
 	if (o->timeout_s > 0)
 		s->wd = hm_watchdog_start(o->timeout_s, o->rules, stop_lua, s);
+	s->wcall = hm_watchdog_call(s->wd);
 	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
 	open_ctx c = {s, cats};
 	lua_pushcfunction(L, open_protected);

@@ -26,10 +26,8 @@ struct hm_watchdog {
 	char who[512], limit_text[32];
 	void (*stop)(void *);
 	void *ud;
-	uint64_t ncalls;
-	uint64_t call;      /* the running call's number, 0 between calls (the thread reads it) */
+	hm_watch_call c;    /* the running call (watchdog.h) */
 	uint64_t kill_call; /* the call asked to stop (the signal handler reads it) */
-	const char *what;   /* the running call's kind, for the message */
 	pthread_t lua_thread, thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -61,7 +59,7 @@ static void on_alarm(int sig)
 {
 	(void)sig;
 	hm_watchdog *w = __atomic_load_n(&expired, __ATOMIC_ACQUIRE);
-	if (w && __atomic_load_n(&w->call, __ATOMIC_RELAXED) == __atomic_load_n(&w->kill_call, __ATOMIC_RELAXED))
+	if (w && __atomic_load_n(&w->c.call, __ATOMIC_RELAXED) == __atomic_load_n(&w->kill_call, __ATOMIC_RELAXED))
 		w->stop(w->ud);
 }
 
@@ -70,7 +68,7 @@ static void on_alarm(int sig)
 static void kill_run(hm_watchdog *w)
 {
 	char msg[1024];
-	const char *what = __atomic_load_n(&w->what, __ATOMIC_RELAXED);
+	const char *what = __atomic_load_n(&w->c.what, __ATOMIC_RELAXED);
 	int n = snprintf(msg, sizeof msg,
 			 "hmem: %s: stopped: %s ran longer than %s s and did not stop when asked (--timeout SEC "
 			 "raises the limit)\n  the run is ended, no output written (hooks cannot stop a loop in a __gc "
@@ -98,7 +96,7 @@ static void *watch(void *arg)
 		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 		if (w->quit)
 			break;
-		uint64_t c = __atomic_load_n(&w->call, __ATOMIC_RELAXED);
+		uint64_t c = __atomic_load_n(&w->c.call, __ATOMIC_RELAXED);
 		double now = mono();
 		if (c != seen) {
 			seen = c, since = now, asked = 0;
@@ -150,18 +148,10 @@ hm_watchdog *hm_watchdog_start(double limit_s, const char *who, void (*stop)(voi
 	return w;
 }
 
-void hm_watchdog_arm(hm_watchdog *w, const char *what)
+hm_watch_call *hm_watchdog_call(hm_watchdog *w)
 {
-	if (!w)
-		return;
-	__atomic_store_n(&w->what, what, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->call, ++w->ncalls, __ATOMIC_RELEASE);
-}
-
-void hm_watchdog_done(hm_watchdog *w)
-{
-	if (w)
-		__atomic_store_n(&w->call, 0, __ATOMIC_RELAXED);
+	static hm_watch_call unwatched; /* only ever written (by the thread running Lua) */
+	return w ? &w->c : &unwatched;
 }
 
 void hm_watchdog_stop(hm_watchdog *w)

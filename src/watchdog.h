@@ -3,6 +3,8 @@
 #ifndef HM_WATCHDOG_H
 #define HM_WATCHDOG_H
 
+#include <stdint.h>
+
 typedef struct hm_watchdog hm_watchdog;
 
 /* Watch the calls the calling thread makes between hm_watchdog_arm and
@@ -15,9 +17,28 @@ typedef struct hm_watchdog hm_watchdog;
  * cannot start (then there is no limit). */
 hm_watchdog *hm_watchdog_start(double limit_s, const char *who, void (*stop)(void *), void *ud);
 
-/* A call begins; what ("classify", ...) is a static string for the message. */
-void hm_watchdog_arm(hm_watchdog *w, const char *what);
-void hm_watchdog_done(hm_watchdog *w);
+/* The watched call, which the watchdog thread reads: classify arms it once per row, so
+ * arming is inline. */
+typedef struct hm_watch_call {
+	uint64_t call;    /* the running call's number, 0 between calls */
+	uint64_t ncalls;  /* calls so far */
+	const char *what; /* the running call's kind ("classify", a static string) */
+} hm_watch_call;
+
+/* w's call, or one that nobody watches when w is NULL (so arming needs no test). */
+hm_watch_call *hm_watchdog_call(hm_watchdog *w);
+
+/* A call begins, and ends. */
+static inline void hm_watchdog_arm(hm_watch_call *c, const char *what)
+{
+	__atomic_store_n(&c->what, what, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->call, ++c->ncalls, __ATOMIC_RELEASE);
+}
+
+static inline void hm_watchdog_done(hm_watch_call *c)
+{
+	__atomic_store_n(&c->call, 0, __ATOMIC_RELAXED);
+}
 
 /* Joins the thread and frees w (NULL is fine). */
 void hm_watchdog_stop(hm_watchdog *w);
