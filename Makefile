@@ -25,7 +25,7 @@ PREFIX   ?= /usr/local
 
 CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/loader.c src/perfetto.c src/html.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
-OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o build/script.o build/lrow.o build/lreport.o build/lcjson.o build/embedded.o build/main.o
+OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o build/watchdog.o build/lbounds.o build/script.o build/lrow.o build/lreport.o build/lcjson.o build/embedded.o build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install
 all: hmem

@@ -2,11 +2,12 @@
  * by reference, classify called once per allocation (or answered from the cache_by memo). */
 #include "script.h"
 #include "lbind.h"
+#include "lbounds.h"
+#include "watchdog.h"
 
 #include <dirent.h>
 #include <lauxlib.h>
 #include <lualib.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +36,10 @@ struct hm_script {
 	/* limits: a runaway or greedy rule file is stopped, whatever its own pcall does */
 	size_t mem_used, mem_limit;
 	int mem_hit;     /* an allocation was refused (the limit then allows headroom to report) */
-	uint64_t ncalls; /* calls into the rule file so far */
-	uint64_t call;   /* the running call's number, 0 between calls (the watchdog reads it) */
-	uint64_t kill_call; /* the call the watchdog stopped (the signal handler reads it) */
-	volatile sig_atomic_t killed; /* timed out: every instruction raises until C has control */
-	pthread_t lua_thread, watchdog;
-	pthread_mutex_t wd_mu;
-	pthread_cond_t wd_cv;
-	int watching, wd_stop;
+	hm_watchdog *wd; /* --timeout (watchdog.h), NULL for none */
+	hm_watch_call *wcall; /* the call it watches */
+	volatile sig_atomic_t killed;  /* timed out: every instruction raises until C has control */
+	volatile sig_atomic_t closing; /* in lua_close: no hook to set (the state is going away) */
 	char kill_where[256];
 	char *pack_name; /* the pack table's name field */
 	char (*colors)[8]; /* category id -> declared "#rrggbb", "" if none */
@@ -59,13 +56,6 @@ static char *dir_of(const char *path)
 	if (slash)
 		d[slash == path ? 1 : slash - path] = 0;
 	return d;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Lua's allocator with a count: past the limit, allocations fail (Lua raises "not enough
@@ -89,15 +79,7 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return q;
 }
 
-/* ---- the timeout ----
- * Each call into the rule file gets a number (limits_arm). A watchdog thread looks at the
- * running call a few times per limit; when one has lasted longer, it signals the thread
- * running Lua, whose handler sets a hook on every instruction that raises (lua.c stops a
- * script on Ctrl-C the same way). Until then Lua runs without hooks: a count hook would
- * cost every instruction of every rule (about 300 instructions per classify call).
- * (ThreadSanitizer holds signals back until the thread calls into libc: under it, a loop
- * that never does is not stopped.) */
-static hm_script *timed_out; /* for the signal handler (atomic) */
+/* ---- the timeout (watchdog.c watches the calls) ---- */
 
 /* Raises at every instruction, so a pcall in the rule file cannot swallow it for long. */
 static void time_hook(lua_State *L, lua_Debug *ar)
@@ -108,91 +90,26 @@ static void time_hook(lua_State *L, lua_Debug *ar)
 	luaL_error(L, "stopped: ran longer than the --timeout of %g s", s->o->timeout_s);
 }
 
-/* SIGALRM on the thread running Lua: stop the call, if it is still the one that ran long. */
-static void on_timeout(int sig)
+/* The watchdog's first expiry, in a signal handler on the thread running Lua
+ * (lua_sethook may be called there). */
+static void stop_lua(void *ud)
 {
-	(void)sig;
-	hm_script *s = __atomic_load_n(&timed_out, __ATOMIC_ACQUIRE);
-	if (s && __atomic_load_n(&s->call, __ATOMIC_RELAXED) == __atomic_load_n(&s->kill_call, __ATOMIC_RELAXED)) {
-		s->killed = 1;
-		lua_sethook(s->L, time_hook, LUA_MASKCOUNT, 1);
-	}
-}
-
-static void *watchdog(void *arg)
-{
-	hm_script *s = arg;
-	double limit = s->o->timeout_s, tick = limit / 10 < 0.01 ? 0.01 : limit / 10 > 1 ? 1 : limit / 10;
-	uint64_t seen = 0;
-	double since = mono();
-	pthread_mutex_lock(&s->wd_mu);
-	while (!s->wd_stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		long long ns = ts.tv_nsec + (long long)(tick * 1e9);
-		ts.tv_sec += (time_t)(ns / 1000000000), ts.tv_nsec = (long)(ns % 1000000000);
-		pthread_cond_timedwait(&s->wd_cv, &s->wd_mu, &ts);
-		uint64_t c = __atomic_load_n(&s->call, __ATOMIC_RELAXED);
-		double now = mono();
-		if (c != seen) {
-			seen = c, since = now;
-		} else if (c && now - since > limit) {
-			__atomic_store_n(&s->kill_call, c, __ATOMIC_RELAXED);
-			__atomic_store_n(&timed_out, s, __ATOMIC_RELEASE);
-			pthread_kill(s->lua_thread, SIGALRM);
-			since = now; /* again a limit later, should it still run (blocked in C code) */
-		}
-	}
-	pthread_mutex_unlock(&s->wd_mu);
-	return NULL;
-}
-
-static void watchdog_start(hm_script *s)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_timeout;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	sigset_t set; /* a parent may have blocked it */
-	sigemptyset(&set);
-	sigaddset(&set, SIGALRM);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->wd_cv, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_mutex_init(&s->wd_mu, NULL);
-	s->lua_thread = pthread_self();
-	s->watching = pthread_create(&s->watchdog, NULL, watchdog, s) == 0;
-}
-
-static void watchdog_stop(hm_script *s)
-{
-	if (!s->watching)
+	hm_script *s = ud;
+	if (s->closing)
 		return;
-	pthread_mutex_lock(&s->wd_mu);
-	s->wd_stop = 1;
-	pthread_cond_signal(&s->wd_cv);
-	pthread_mutex_unlock(&s->wd_mu);
-	pthread_join(s->watchdog, NULL);
-	pthread_mutex_destroy(&s->wd_mu);
-	pthread_cond_destroy(&s->wd_cv);
-	hm_script *was = s;
-	__atomic_compare_exchange_n(&timed_out, &was, NULL, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	s->killed = 1;
+	lua_sethook(s->L, time_hook, LUA_MASKCOUNT, 1);
 }
 
 /* Before each call into the rules, and after it. */
-static void limits_arm(hm_script *s)
+static void limits_arm(hm_script *s, const char *what)
 {
-	__atomic_store_n(&s->call, ++s->ncalls, __ATOMIC_RELAXED);
+	hm_watchdog_arm(s->wcall, what);
 }
 
 static void limits_done(hm_script *s)
 {
-	__atomic_store_n(&s->call, 0, __ATOMIC_RELAXED);
+	hm_watchdog_done(s->wcall);
 }
 
 /* After a failed call: a message for the limit that stopped it, or NULL. */
@@ -417,9 +334,11 @@ static void drop_relative(lua_State *L, const char *field)
 
 /* The standard libraries and hmem's metatables, for a state that will run rule files.
  * [-0, +0, e] */
-static void open_libs(lua_State *L, const hm_script_opts *o)
+static void open_libs(lua_State *L, hm_script *s)
 {
+	const hm_script_opts *o = s->o;
 	luaL_openlibs(L);
+	hm_lua_bound_libs(L, s->mem_limit, &s->killed);
 	hm_lua_row_register(L);
 	hm_lua_series_register(L);
 	seal_metatables(L);
@@ -703,7 +622,7 @@ static int open_protected(lua_State *L)
 	open_ctx *c = lua_touserdata(L, 1);
 	hm_script *s = c->s;
 	const hm_script_opts *o = s->o;
-	open_libs(L, o);
+	open_libs(L, s);
 
 	/* The rules: a file, or a pack by name. */
 	const hm_embedded *m = NULL;
@@ -804,7 +723,8 @@ static hm_script *state_new(const hm_script_opts *o, char *err, size_t errsz)
 	s->L = L;
 	*(hm_script **)lua_getextraspace(L) = s;
 	if (o->timeout_s > 0)
-		watchdog_start(s);
+		s->wd = hm_watchdog_start(o->timeout_s, o->rules, stop_lua, s);
+	s->wcall = hm_watchdog_call(s->wd);
 	s->classify_ref = s->init_ref = s->done_ref = LUA_NOREF;
 	return s;
 }
@@ -818,7 +738,7 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	open_ctx c = {s, cats};
 	lua_pushcfunction(L, open_protected);
 	lua_pushlightuserdata(L, &c);
-	limits_arm(s);
+	limits_arm(s, "loading the rule file");
 	int status = hm_lua_docall(L, 1, 0);
 	limits_done(s);
 	if (status != LUA_OK) {
@@ -958,7 +878,7 @@ static int classify_protected(lua_State *L)
 			lua_pushvalue(L, fn);
 			hm_lua_row_push(L, f, x, (uint32_t)k, NULL);
 			s->calls++;
-			limits_arm(s);
+			limits_arm(s, "classify");
 			lua_call(L, 1, 1);
 			limits_done(s);
 			int type = lua_type(L, -1);
@@ -1017,6 +937,20 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 	return status != LUA_OK || c.bad_type != LUA_TNIL ? -1 : 0;
 }
 
+/* lua_close runs the finalizers the rule file set (__gc), so it is a call into the rule
+ * file too: under the watchdog. Only its second expiry can end it (hooks do not run in
+ * finalizers). */
+static void close_lua(hm_script *s)
+{
+	if (!s->L)
+		return;
+	s->closing = 1;
+	limits_arm(s, "closing its Lua state (running its __gc finalizers)");
+	lua_close(s->L);
+	limits_done(s);
+	s->L = NULL;
+}
+
 typedef struct finish_ctx {
 	hm_script *s;
 	hm_report *rep;
@@ -1042,7 +976,7 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 	rep->ncolors = s->ncolors;
 	lua_pushcfunction(s->L, finish_protected);
 	lua_pushlightuserdata(s->L, &c);
-	limits_arm(s);
+	limits_arm(s, "done");
 	int status = hm_lua_docall(s->L, 1, 0);
 	limits_done(s);
 	if (status != LUA_OK) {
@@ -1051,6 +985,7 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 		lua_pop(s->L, 1);
 		return -1;
 	}
+	close_lua(s);
 	return 0;
 }
 
@@ -1059,10 +994,11 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
  * [-2, +1, e] */
 static int describe_pack(lua_State *L)
 {
-	const hm_script_opts *o = (*(hm_script **)lua_getextraspace(L))->o;
+	hm_script *s = *(hm_script **)lua_getextraspace(L);
+	const hm_script_opts *o = s->o;
 	const char *path = luaL_checkstring(L, 1);
 	const char *source = lua_touserdata(L, 2);
-	open_libs(L, o);
+	open_libs(L, s);
 	load_chunk(L, o, path, source);
 	lua_getupvalue(L, -1, 1);
 	int env = lua_gettop(L);
@@ -1102,7 +1038,7 @@ static void list_pack(const hm_script_opts *o, FILE *out, const char *name, cons
 		lua_pushcfunction(L, describe_pack);
 		lua_pushstring(L, path);
 		lua_pushlightuserdata(L, (void *)source);
-		limits_arm(s);
+		limits_arm(s, "loading the pack");
 		int status = hm_lua_docall(L, 2, 1);
 		limits_done(s);
 		if (status != LUA_OK) {
@@ -1216,8 +1152,8 @@ void hm_script_close(hm_script *s)
 {
 	if (!s)
 		return;
-	watchdog_stop(s);
-	lua_close(s->L);
+	close_lua(s);
+	hm_watchdog_stop(s->wd);
 	free(s->rows.v);
 	free(s->path);
 	free(s->name);

@@ -37,7 +37,10 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 
 /* After the timelines: compute the declared aggregations into rep, point rep->colors at
  * the colours the pack declared (owned by s, valid until hm_script_close) and call
- * done(report). Returns 0 or -1 with err. */
+ * done(report). On success the Lua state is then closed (its finalizers run under the
+ * --timeout too, before any output is written): after it only hm_script_name,
+ * hm_script_calls, hm_script_cache_hits and hm_script_close may be called. Returns 0 or
+ * -1 with err. */
 int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz);
 
 /* classify calls made, and allocations answered from the cache_by memo. */
