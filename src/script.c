@@ -1034,7 +1034,6 @@ void hm_script_close(hm_script *s)
 		return;
 	watchdog_stop(s);
 	lua_close(s->L);
-	free(s->rows.v);
 	free(s->path);
 	free(s->name);
 	free(s->pack_name);
