@@ -197,12 +197,14 @@ end
 
 local row_data = setmetatable({}, { __mode = "k" })
 
--- A new object for a row: a userdata as hmem's rows are, when plain Lua can make one (a
--- closed temporary file given the row metatable; Lua 5.4 has no newproxy), else a table.
+-- A new object for a row: a userdata as hmem's rows are, when plain Lua can make one (Lua
+-- 5.4 has no newproxy: a file handle, closed at once and given the row metatable; this
+-- file opened for reading is the cheapest, a temporary file the fallback), else a table.
 local debug_lib, io_lib = rawget(_G, "debug"), rawget(_G, "io")
+local self_path = debug_lib and debug_lib.getinfo(1, "S").source:match("^@(.+)$")
 local function new_object(mt)
   if debug_lib and io_lib then
-    local f = io_lib.tmpfile()
+    local f = self_path and io_lib.open(self_path, "rb") or io_lib.tmpfile()
     if f then
       f:close()
       return debug_lib.setmetatable(f, mt)
