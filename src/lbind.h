@@ -18,26 +18,21 @@ int hm_lua_docall(lua_State *L, int nargs, int nres);
 /* Register the row metatable. [-0, +0, m] */
 void hm_lua_row_register(lua_State *L);
 
-/* Rows are light userdata, so that making one allocates nothing: the address of the
- * event's slot in its series' ev array, bit 0 set when row.category can be read. The state
- * keeps every series rows were made for, sorted by that address, to find a row's series. */
-typedef struct hm_rowspan {
-	const uint32_t *lo, *hi; /* the series' ev array */
-	const hm_file *f;
-	const hm_series *s;
-} hm_rowspan;
-
+/* A row is a full userdata, one per event while Lua holds it anywhere, so that rows of
+ * the same event are == and the same table key from classify to done: the rows made so
+ * far are in the registry's "hmem.rows", a table keyed by the event's slot in its series
+ * (light userdata) whose metatable, the row metatable, makes its values weak. */
 typedef struct hm_rows {
-	hm_rowspan *v;
-	size_t n, cap, last; /* last: the span of the latest row made */
-	const hm_strtab *cats;
+	int made_ref;          /* "hmem.rows" (0 until the first row) */
+	const hm_strtab *cats; /* names categories once classify is over (row.category) */
 } hm_rows;
 
 /* The state's rows (kept by script.c). */
 hm_rows *hm_lua_rows(lua_State *L);
 
-/* Push the row for position k of series s. cats (may be NULL) names categories for
- * row.category; it must outlive the row. [-0, +1, m] */
+/* Push the row for position k of series s: the one already made for it if Lua still holds
+ * it. cats (NULL inside classify) names categories for row.category from then on, for
+ * every row; it must outlive the state. [-0, +1, m] */
 void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats);
 
 /* Push a scalar field value (lists are not scalars: pushes nil). [-0, +1, m] */

@@ -5,40 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A row's userdata: its event, and the state's rows, which tell a row from any other
+ * userdata of its size (a rule file cannot write the bytes of a userdata). */
 typedef struct row {
 	hm_rowref r;
-	const hm_strtab *cats;
+	const hm_rows *rows;
 } row;
 
-/* The span holding p, or NULL (a binary search: a run has a series per file and device). */
-static const hm_rowspan *span_of(hm_rows *t, const uint32_t *p)
-{
-	if (t->last < t->n && t->v[t->last].lo <= p && p < t->v[t->last].hi)
-		return &t->v[t->last];
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->v[mid].hi <= p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == t->n || p < t->v[lo].lo)
-		return NULL;
-	t->last = lo;
-	return &t->v[lo];
-}
-
 /* The row at argument i, or an error naming what it is instead. [-0, +0, v] */
-static row check_row(lua_State *L, int i)
+static const row *check_row(lua_State *L, int i)
 {
-	hm_rows *t = hm_lua_rows(L);
-	/* a full userdata's block is never inside a series: span_of tells rows from anything else */
-	uintptr_t a = (uintptr_t)lua_touserdata(L, i);
-	const hm_rowspan *sp = a ? span_of(t, (const uint32_t *)(a & ~(uintptr_t)1)) : NULL;
-	if (!sp)
+	const row *r = lua_touserdata(L, i);
+	if (!r || lua_rawlen(L, i) != sizeof *r || r->rows != hm_lua_rows(L))
 		luaL_typeerror(L, i, HM_ROW_META);
-	row r = {{sp->f, sp->s, (uint32_t)((const uint32_t *)(a & ~(uintptr_t)1) - sp->s->ev)}, a & 1 ? t->cats : NULL};
 	return r;
 }
 
@@ -54,14 +33,14 @@ void hm_lua_push_value(lua_State *L, const hm_value *v)
 }
 
 /* A list field as a table of names, or of {name=, cat=} for stack. [-0, +1, m] */
-static void push_list(lua_State *L, const row *r, int field)
+static void push_list(lua_State *L, const hm_rowref *r, int field)
 {
 	int32_t buf[64];
-	size_t n = hm_field_list(&r->r, field, buf, 64);
+	size_t n = hm_field_list(r, field, buf, 64);
 	int32_t *sl = n <= 64 ? buf : hm_xcalloc(n, sizeof *sl);
 	if (sl != buf)
-		hm_field_list(&r->r, field, sl, n);
-	const hm_trace *t = r->r.f->t;
+		hm_field_list(r, field, sl, n);
+	const hm_trace *t = r->f->t;
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t nm = t->sl.name[sl[i]];
@@ -103,8 +82,7 @@ static unsigned fslot_hash(const char *p)
 /* row[key]: the field id from upvalue 2 (fslot[FSLOTS]). [-0, +1, e] */
 static int row_index(lua_State *L)
 {
-	row rw = check_row(L, 1);
-	const row *r = &rw;
+	const row *r = check_row(L, 1);
 	int field = HM_F_NONE;
 	const char *k = lua_tolstring(L, 2, NULL); /* a number key becomes a string, never a name */
 	if (k) {
@@ -118,9 +96,9 @@ static int row_index(lua_State *L)
 	if (field == HM_F_NONE)
 		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_field_names());
 	hm_value v;
-	hm_field_get(&r->r, field, r->cats, &v);
+	hm_field_get(&r->r, field, r->rows->cats, &v);
 	if (v.type == HM_V_LIST)
-		push_list(L, r, field);
+		push_list(L, &r->r, field);
 	else
 		hm_lua_push_value(L, &v);
 	return 1;
@@ -135,20 +113,25 @@ static int row_newindex(lua_State *L)
 /* [-0, +1, m] */
 static int row_tostring(lua_State *L)
 {
-	row rw = check_row(L, 1);
-	const row *r = &rw;
-	const hm_mem *m = &r->r.f->t->mem;
-	uint32_t e = r->r.s->ev[r->r.k];
+	const hm_rowref *r = &check_row(L, 1)->r;
+	const hm_mem *m = &r->f->t->mem;
+	uint32_t e = r->s->ev[r->k];
 	char ts[32];
 	hm_fmt_us(ts, m->ts[e]);
 	lua_pushfstring(L, "hmem.row(%s %I bytes on %s at ts %s)", m->bytes[e] < 0 ? "free" : "alloc",
-			(lua_Integer)(m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]), r->r.s->device, ts);
+			(lua_Integer)(m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]), r->s->device, ts);
 	return 1;
 }
 
+/* The metatable names "hmem.row" (__name, and __metatable so that rule files cannot reach or
+ * change the metamethods). No light userdata gets a metatable: cjson.null stays as
+ * lua-cjson made it. */
 void hm_lua_row_register(lua_State *L)
 {
 	luaL_newmetatable(L, HM_ROW_META);
+	int mt = lua_gettop(L);
+	lua_pushliteral(L, HM_ROW_META);
+	lua_setfield(L, mt, "__metatable");
 	lua_createtable(L, 0, HM_F_COUNT);
 	fslot *fs = lua_newuserdatauv(L, FSLOTS * sizeof *fs, 0);
 	memset(fs, 0, FSLOTS * sizeof *fs);
@@ -162,33 +145,38 @@ void hm_lua_row_register(lua_State *L)
 		lua_rawset(L, -4); /* names[name] = true: keeps the string */
 	}
 	lua_pushcclosure(L, row_index, 2);
-	lua_setfield(L, -2, "__index");
+	lua_setfield(L, mt, "__index");
 	lua_pushcfunction(L, row_newindex);
-	lua_setfield(L, -2, "__newindex");
+	lua_setfield(L, mt, "__newindex");
 	lua_pushcfunction(L, row_tostring);
-	lua_setfield(L, -2, "__tostring");
-	/* rows are the only light userdata Lua code sees: theirs is the metatable of all */
-	lua_pushlightuserdata(L, NULL);
-	lua_pushvalue(L, -2);
-	lua_setmetatable(L, -2);
-	lua_pop(L, 2);
+	lua_setfield(L, mt, "__tostring");
+	lua_pushliteral(L, "v"); /* for the table of rows made */
+	lua_setfield(L, mt, "__mode");
+	lua_pop(L, 1);
+	lua_newtable(L);
+	luaL_setmetatable(L, HM_ROW_META);
+	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.rows");
 }
 
 void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats)
 {
 	hm_rows *t = hm_lua_rows(L);
-	const uint32_t *p = s->ev + k;
-	if (!(t->last < t->n && t->v[t->last].s == s) && !span_of(t, p)) {
-		size_t i = 0; /* a series rows were not made for yet: into the table, in order */
-		while (i < t->n && t->v[i].lo < s->ev)
-			i++;
-		hm_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v);
-		memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof *t->v);
-		t->v[i] = (hm_rowspan){s->ev, s->ev + s->n, f, s};
-		t->n++;
-		t->last = i;
-	}
 	if (cats)
 		t->cats = cats;
-	lua_pushlightuserdata(L, (void *)((uintptr_t)p | (cats != NULL)));
+	if (!t->made_ref) {
+		lua_getfield(L, LUA_REGISTRYINDEX, "hmem.rows");
+		t->made_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	}
+	lua_rawgeti(L, LUA_REGISTRYINDEX, t->made_ref);
+	const void *key = s->ev + k; /* the event's slot in its series: one per event of the run */
+	if (lua_rawgetp(L, -1, key) != LUA_TUSERDATA) {
+		lua_pop(L, 1);
+		row *r = lua_newuserdatauv(L, sizeof *r, 0);
+		*r = (row){{f, s, k}, t};
+		lua_getmetatable(L, -2);
+		lua_setmetatable(L, -2);
+		lua_pushvalue(L, -1);
+		lua_rawsetp(L, -3, key);
+	}
+	lua_replace(L, -2);
 }

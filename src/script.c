@@ -284,8 +284,9 @@ static void push_sealed_view(lua_State *L, int idx)
 	lua_setmetatable(L, -2);
 }
 
-/* Every chunk shares the metatables of strings and rows: getmetatable gives a read-only
- * view ({__index = the string library}, read-only) or false, never the metatable itself.
+/* Every chunk shares the metatable of strings: getmetatable gives a read-only
+ * view ({__index = the string library}, read-only), never the metatable itself (rows and
+ * series hide theirs with __metatable where they are registered).
  * [-0, +0, m] */
 static void seal_metatables(lua_State *L)
 {
@@ -299,10 +300,6 @@ static void seal_metatables(lua_State *L)
 	push_sealed_view(L, -1);
 	lua_setfield(L, -5, "__metatable");
 	lua_pop(L, 5);
-	luaL_getmetatable(L, HM_ROW_META);
-	lua_pushboolean(L, 0);
-	lua_setfield(L, -2, "__metatable");
-	lua_pop(L, 1);
 }
 
 /* --allow-io gives Lua's own require for other modules: not from the working directory,
@@ -1154,7 +1151,6 @@ void hm_script_close(hm_script *s)
 		return;
 	close_lua(s);
 	hm_watchdog_stop(s->wd);
-	free(s->rows.v);
 	free(s->path);
 	free(s->name);
 	free(s->pack_name);

@@ -8,8 +8,11 @@
 -- files: inside `hmem run` rules get real rows.
 --
 -- testing.row(t) -> row
---   A read-only row built from the table t that behaves like hmem's row: every field of the
---   contract (testing.fields) is readable; reading another field raises
+--   A read-only row built from the table t that behaves like hmem's row: a userdata
+--   (type(row) == "userdata", getmetatable(row) == "hmem.row"; where the debug library or
+--   io.tmpfile is missing, as inside hmem's sandbox, a table); every field of the contract
+--   (testing.fields) is readable; ts, free_ts, lifetime and the stack's ts and dur are floats,
+--   as in hmem; reading another field raises
 --   "row has no field 'x' (fields: ...)"; assigning any field raises
 --   "rows are read-only (tried to set 'x')"; tostring(row) is
 --   "hmem.row(alloc 1024 bytes on cuda:0 at ts 0.0)". List fields (ops, annotations, python,
@@ -53,7 +56,8 @@
 --   The names of the row's fields, in hmem's order.
 --
 -- testing.is_row(x) -> boolean
---   Whether x is a row made by testing.row.
+--   Whether x is a row made by testing.row. Each call of testing.row makes a new row: like
+--   hmem's rows of different events, two rows are never ==, and each is its own table key.
 --
 -- testing.load(pack) -> {name=, description=, categories=, classify=, done=, init=, cache_by=}
 --   Loads a pack as hmem does and returns it normalised. pack is a module table, a module
@@ -63,15 +67,19 @@
 --   file runs in hmem's strict sandbox: the base library without dofile and loadfile, load
 --   for text only, string, table, math, utf8, os.time/clock/date/difftime, require; reading
 --   an undefined global is an error. Its require gives cjson, then modules next to the rule
---   file or on HMEM_PATH (each in its own sandbox), then Lua's require (the shipped hmem and
---   hmem.rules.* modules on package.path). Modules are shared through package.loaded, so a
---   test and the pack it loads see the same hmem.rules.phase.
+--   file or on HMEM_PATH (each in its own sandbox), then the modules built into hmem (hmem,
+--   hmem.testing, hmem.rules.*: Lua's require, on package.path); any other name raises
+--   "module 'x' not found (looked in ...)", as in hmem. Modules are shared through
+--   package.loaded, so a test and the pack it loads see the same hmem.rules.phase.
 --   The pack's init, if any, is called once per load, without arguments, as hmem does.
 --   Normalised: name (the table's, else the file name without ".lua", else the module
 --   name), description (the table's, else the file's leading comment lines, else ""),
 --   categories (a list of {name=, color=}; color nil or "#rrggbb"), classify, done, init,
---   cache_by (the pack table's list of row fields its category depends on, or nil; testing
---   never memoises). Raises when there is no classify function, cache_by names a field that
+--   cache_by (the pack table's list of row fields its category depends on, or the list a rule
+--   file gave hmem.cache_by, or nil). With cache_by, classify is memoised as hmem does:
+--   called once per distinct combination of those fields' values (types included) per load,
+--   repeats answered from the memo, so a cache_by that leaves out a field classify reads
+--   gives the same wrong categories as in hmem. Raises when there is no classify function, cache_by names a field that
 --   is not a single-valued row field, or a category is malformed or listed twice (stricter
 --   than hmem, which ignores the last two mistakes).
 --
@@ -189,6 +197,22 @@ end
 
 local row_data = setmetatable({}, { __mode = "k" })
 
+-- A new object for a row: a userdata as hmem's rows are, when plain Lua can make one (Lua
+-- 5.4 has no newproxy: a file handle, closed at once and given the row metatable; this
+-- file opened for reading is the cheapest, a temporary file the fallback), else a table.
+local debug_lib, io_lib = rawget(_G, "debug"), rawget(_G, "io")
+local self_path = debug_lib and debug_lib.getinfo(1, "S").source:match("^@(.+)$")
+local function new_object(mt)
+  if debug_lib and io_lib then
+    local f = self_path and io_lib.open(self_path, "rb") or io_lib.tmpfile()
+    if f then
+      f:close()
+      return debug_lib.setmetatable(f, mt)
+    end
+  end
+  return setmetatable({}, mt)
+end
+
 local row_mt = {
   __name = "hmem.row",
   __index = function(self, k)
@@ -213,7 +237,7 @@ local row_mt = {
 }
 
 function testing.is_row(x)
-  return type(x) == "table" and row_data[x] ~= nil
+  return (type(x) == "userdata" or type(x) == "table") and row_data[x] ~= nil
 end
 
 function testing.row(t)
@@ -301,7 +325,7 @@ function testing.row(t)
   end
 
   -- context lists: from stack when not given
-  local stack = d.stack or {}
+  local stack = copy_list(d.stack or {})
   for i, e in ipairs(stack) do
     if type(e) ~= "table" or type(e.name) ~= "string" then
       error(("testing.row: stack[%d] must be a {name=, cat=} table"):format(i), 2)
@@ -381,7 +405,18 @@ function testing.row(t)
     end
   end
 
-  local row = setmetatable({}, row_mt)
+  -- times are floats in hmem, whatever number a test gives
+  for _, f in ipairs({ "ts", "free_ts", "lifetime" }) do
+    if d[f] ~= nil then
+      d[f] = d[f] + 0.0
+    end
+  end
+  for _, e in ipairs(stack) do
+    if e.ts ~= nil then e.ts = e.ts + 0.0 end
+    if e.dur ~= nil then e.dur = e.dur + 0.0 end
+  end
+
+  local row = new_object(row_mt)
   row_data[row] = d
   return row
 end
@@ -442,9 +477,16 @@ local sandbox_base = {
 
 local sandbox
 
--- require as hmem gives it to rule files: cjson is the real one; a module next to the rule
--- file or on HMEM_PATH runs in its own sandbox; anything else (the shipped hmem and
--- hmem.rules.* modules, found on package.path) is Lua's require.
+-- The modules built into hmem: the only ones past the search directories.
+local function built_in(name)
+  return name == "hmem" or name == "hmem.testing" or name:match("^hmem%.rules%.[%w_]+$") ~= nil
+end
+
+local not_found = "module '%s' not found (looked in the rule file's directory, -I directories, HMEM_PATH and the modules built into hmem)"
+
+-- require as hmem gives it to rule files: cjson is the real one; then a module next to the
+-- rule file or on HMEM_PATH, run in its own sandbox; then the modules built into hmem (on
+-- package.path here); nothing else (not io, not a module that happens to be on package.path).
 local function sandbox_require(rule_dir)
   local dirs = search_dirs(rule_dir)
   return function(name)
@@ -454,13 +496,13 @@ local function sandbox_require(rule_dir)
     if name == "cjson" or name == "cjson.safe" then
       return require(name)
     end
-    if package.loaded[name] ~= nil then
-      return package.loaded[name]
-    end
     local rel = name:gsub("%.", "/")
     for _, dir in ipairs(dirs) do
       for _, cand in ipairs({ dir .. "/" .. rel .. ".lua", dir .. "/" .. rel .. "/init.lua" }) do
         if file_exists(cand) then
+          if package.loaded[name] ~= nil then
+            return package.loaded[name]
+          end
           local chunk, err = load(read_file(cand), "@" .. cand, "t", sandbox(rule_dir))
           if not chunk then
             error(err, 2)
@@ -474,7 +516,10 @@ local function sandbox_require(rule_dir)
         end
       end
     end
-    return require(name)
+    if built_in(name) and (package.loaded[name] ~= nil or package.searchpath(name, package.path)) then
+      return require(name)
+    end
+    error(not_found:format(name), 2)
   end
 end
 
@@ -568,28 +613,61 @@ local function load_path(path)
   if not chunk then
     error(err, 3)
   end
+  local hmem = require "hmem"
+  hmem._cache_by = nil -- what this file declares with hmem.cache_by, as hmem reads it
   local ret = chunk()
   local base = path:match("([^/]+)$"):gsub("%.lua$", "")
   local pack
   if ret ~= nil then
     pack = normalise(ret, path, base, header_comment(src))
   else
-    pack = normalise({ classify = rawget(env, "classify"), init = rawget(env, "init"), done = rawget(env, "done") },
-      path, base, header_comment(src))
+    pack = normalise({ classify = rawget(env, "classify"), init = rawget(env, "init"), done = rawget(env, "done"),
+      cache_by = hmem._cache_by }, path, base, header_comment(src))
   end
   return pack
 end
 
+-- classify answered from a memo keyed by the cache_by fields' values, types included (1 and
+-- 1.0 differ, as in hmem's key), as hmem calls it: once per distinct combination.
+local function memoised(classify, fields)
+  local memo, key = {}, {}
+  return function(row)
+    for i, f in ipairs(fields) do
+      key[i] = ("%q"):format(row[f])
+    end
+    local k = table.concat(key, "\0", 1, #fields)
+    local cat = memo[k]
+    if cat == nil then
+      cat = classify(row)
+      if cat == nil then
+        cat = memo -- nil (unclassified) is remembered too
+      end
+      memo[k] = cat
+    end
+    if cat == memo then
+      return nil
+    end
+    return cat
+  end
+end
+
 local function load_any(pack)
+  local p
   if type(pack) == "table" then
-    return normalise(pack, "pack", "pack")
+    p = normalise(pack, "pack", "pack")
   elseif type(pack) == "string" then
     if pack:find("/", 1, true) or pack:match("%.lua$") then
-      return load_path(pack)
+      p = load_path(pack)
+    else
+      p = normalise(require(pack), pack, pack)
     end
-    return normalise(require(pack), pack, pack)
+  else
+    error(("testing.load: expected a pack table, module name or path, got %s"):format(type(pack)), 3)
   end
-  error(("testing.load: expected a pack table, module name or path, got %s"):format(type(pack)), 3)
+  if p.cache_by then
+    p.classify = memoised(p.classify, p.cache_by)
+  end
+  return p
 end
 
 function testing.load(pack)

@@ -372,7 +372,8 @@ describe("testing.load", function()
     local by_table = testing.load(size)
     local by_name = testing.load("hmem.rules.size")
     assert.are.equal("size", by_table.name)
-    assert.are.equal(size.classify, by_name.classify)
+    assert.are.same(size.cache_by, by_name.cache_by)
+    assert.are.equal("normal", by_name.classify(testing.row { bytes = 2 * hmem.MiB }))
     assert.are.equal("very big (> 5 GiB)", by_table.categories[1].name)
   end)
 
@@ -413,5 +414,97 @@ describe("testing.classify", function()
     local ok, err = pcall(testing.classify, { classify = function(row) return row.catgory end }, {})
     assert.is_false(ok)
     assert.matches("row has no field 'catgory'", err, 1, true)
+  end)
+end)
+
+-- issue 11: hmem.testing is faithful to the row and the sandbox hmem gives.
+describe("testing is faithful to hmem (issue 11)", function()
+  it("makes rows of hmem's type: userdata, whose metatable reads hmem.row", function()
+    local row = testing.row { bytes = 1 }
+    assert.are.equal("userdata", type(row))
+    assert.are.equal("hmem.row", getmetatable(row))
+    assert.is_true(testing.is_row(row))
+  end)
+
+  it("makes a new row each time: never == to another, each its own table key", function()
+    local a, b = testing.row { bytes = 1 }, testing.row { bytes = 1 }
+    local seen = { [a] = true }
+    assert.is_false(a == b)
+    assert.is_nil(seen[b])
+    assert.is_true(seen[a])
+  end)
+
+  it("gives ts, free_ts, lifetime and the stack's times as floats, as hmem does", function()
+    local row = testing.row { ts = 5, lifetime = 2, stack = { { name = "a", cat = "cpu_op", ts = 4, dur = 3 } } }
+    assert.are.equal("float", math.type(row.ts))
+    assert.are.equal("float", math.type(row.free_ts))
+    assert.are.equal("float", math.type(row.lifetime))
+    assert.are.equal("float", math.type(row.stack[1].ts))
+    assert.are.equal("float", math.type(row.stack[1].dur))
+    assert.are.equal("float", math.type(testing.row({}).ts))
+    assert.are.equal(7.0, row.free_ts)
+  end)
+
+  it("leaves the caller's stack table as it was", function()
+    local stack = { { name = "a", cat = "cpu_op", ts = 4 } }
+    testing.row { stack = stack }
+    assert.are.equal("integer", math.type(stack[1].ts))
+  end)
+
+  it("lets a rule file require only what hmem gives: no standard library, nothing else on package.path", function()
+    for _, name in ipairs({ "io", "os", "debug", "string", "busted", "hmem.rules.nope", "hmem.nope" }) do
+      local p = temp_lua(("local m = require %q\nfunction classify() return 'x' end"):format(name))
+      local ok, err = pcall(testing.load, p)
+      assert.is_false(ok, name)
+      assert.matches("module '" .. name .. "' not found (looked in the rule file's directory, -I directories, HMEM_PATH "
+        .. "and the modules built into hmem)", err, 1, true)
+    end
+    local p = temp_lua [[
+      local a, b, c = require "hmem", require "hmem.rules.size", require "hmem.testing"
+      local j = require "cjson.safe"
+      function classify() return type(a.human) .. type(b.classify) .. type(c.row) .. type(j.encode) end
+    ]]
+    assert.are.equal("functionfunctionfunctionfunction", testing.classify(p, {}))
+  end)
+
+  it("honours a pack's cache_by as hmem does: classify once per distinct combination", function()
+    local calls = 0
+    local pack = testing.load {
+      cache_by = { "bytes" },
+      classify = function(row) calls = calls + 1; return row.op end, -- reads a field cache_by leaves out
+    }
+    assert.are.equal("aten::a", pack.classify(testing.row { bytes = 8, op = "aten::a" }))
+    assert.are.equal("aten::a", pack.classify(testing.row { bytes = 8, op = "aten::b" }))
+    assert.are.equal("aten::c", pack.classify(testing.row { bytes = 9, op = "aten::c" }))
+    assert.are.equal(2, calls)
+  end)
+
+  it("remembers nil (unclassified) too; ts 1 and 1.0 are one float, one key", function()
+    local calls = 0
+    local pack = testing.load { cache_by = { "op" }, classify = function() calls = calls + 1 end }
+    assert.is_nil(pack.classify(testing.row {}))
+    assert.is_nil(pack.classify(testing.row {}))
+    assert.are.equal(1, calls)
+    local seen = {}
+    local keyed = testing.load { cache_by = { "ts" }, classify = function(row) seen[#seen + 1] = row.ts; return "x" end }
+    keyed.classify(testing.row { ts = 1 })
+    keyed.classify(testing.row { ts = 1.0 })
+    assert.are.equal(1, #seen) -- both are the float 1.0, as in hmem
+  end)
+
+  it("honours hmem.cache_by in a rule file with global hooks", function()
+    local p = temp_lua [[
+      local hmem = require "hmem"
+      hmem.cache_by { "bytes" }
+      local n = 0
+      function classify(row) n = n + 1; return "call " .. n end
+    ]]
+    local pack = testing.load(p)
+    assert.are.same({ "bytes" }, pack.cache_by)
+    assert.are.equal("call 1", pack.classify(testing.row { bytes = 1 }))
+    assert.are.equal("call 1", pack.classify(testing.row { bytes = 1, op = "other" }))
+    assert.are.equal("call 2", pack.classify(testing.row { bytes = 2 }))
+    local plain = testing.load(temp_lua "function classify() return 'x' end")
+    assert.is_nil(plain.cache_by)
   end)
 end)
