@@ -8,6 +8,7 @@
 #include "perfetto.h"
 #include "script.h"
 #include "timeline.h"
+#include "watchdog.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -544,6 +545,9 @@ done:
 
 int main(int argc, char **argv)
 {
+	/* A rule stopped by the watchdog's second expiry ends the run at once: its
+	 * hmem.write files being written go with it. */
+	hm_watchdog_at_kill(hm_out_remove_tmp);
 	if (argc < 2)
 		return usage_error("%s", "missing command (run or events)");
 	const char *cmd = argv[1];

@@ -34,13 +34,18 @@ void hm_agg_free(hm_agg *a)
 static char *tmp_names[TMP_SLOTS];
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 
-static void remove_tmp_and_die(int sig)
+void hm_out_remove_tmp(void)
 {
 	for (int i = 0; i < TMP_SLOTS; i++) {
 		char *name = __atomic_load_n(&tmp_names[i], __ATOMIC_SEQ_CST);
 		if (name)
 			unlink(name);
 	}
+}
+
+static void remove_tmp_and_die(int sig)
+{
+	hm_out_remove_tmp();
 	/* SA_RESETHAND restored the default action: the signal, pending until this handler
 	 * returns, then ends the process as it would have without us. */
 	raise(sig);

@@ -64,6 +64,9 @@ typedef struct hm_out {
 int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz);
 int hm_out_commit(hm_out *o, char *err, size_t errsz); /* also closes */
 void hm_out_abort(hm_out *o);                          /* removes the temporary file */
+/* Removes every temporary file being written, from any thread or a signal handler (only
+ * unlink: no lock, no allocation); for a run that ends at once (the watchdog's kill). */
+void hm_out_remove_tmp(void);
 
 /* Whether writing path would replace (or create) a regular file: 1 with its canonical
  * name in *canon (malloc'd, the caller frees) and *st filled when it exists (st_nlink 0
