@@ -25,7 +25,9 @@ PREFIX   ?= /usr/local
 
 CORE     := src/util.c src/input.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/loader.c src/perfetto.c src/html.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
-OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o build/watchdog.o build/lbounds.o build/script.o build/lrow.o build/lreport.o build/lcjson.o build/embedded.o build/main.o
+# The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
+LUA_SIDE := watchdog.o lbounds.o script.o lrow.o lreport.o lcjson.o embedded.o
+OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install
 all: hmem
@@ -83,7 +85,6 @@ build/replay-pipeline: tests/fuzz/fuzz_pipeline.c tests/fuzz/replay.c $(REPLAY_C
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -Wl,--wrap=hm_src_read -o $@ $^ $(LDLIBS)
 
 # The Lua API target (issue 12) runs rule files: it links the Lua side too.
-LUA_SIDE := script.o lrow.o lreport.o lcjson.o embedded.o
 build/replay-lua-api: tests/fuzz/fuzz_lua_api.c tests/fuzz/replay.c $(REPLAY_CORE) $(LUA_SIDE:%=build/%)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -o $@ $^ $(LDLIBS) $(CJSON_LIB)
 
