@@ -1055,7 +1055,11 @@ static void list_pack(const hm_script_opts *o, FILE *out, const char *name, cons
 		const char *e = !strncmp(err, path, n) && !strncmp(err + n, ": ", 2) ? err + n + 2 : err; /* a limit */
 		snprintf(desc, sizeof desc, "(fails to load: %.*s)", (int)strcspn(e, "\n"), e);
 	}
-	fprintf(out, "  %-12s %s\n  %-12s (%s)\n", name, desc, "", source ? "shipped with hmem" : path);
+	/* A pack's description and file name are terminal text (hm_esc): never control bytes. */
+	char *ename = hm_esc(name, strlen(name), 0, NULL), *edesc = hm_esc(desc, strlen(desc), 0, NULL);
+	char *epath = hm_esc(path, strlen(path), 0, NULL);
+	fprintf(out, "  %-12s %s\n  %-12s (%s)\n", ename, edesc, "", source ? "shipped with hmem" : epath);
+	free(ename), free(edesc), free(epath);
 }
 
 static int shipped(const char *name)

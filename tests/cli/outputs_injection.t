@@ -58,3 +58,7 @@ hmem: no\x1b]0;T\x07such.json: No such file or directory
 $ d=$(mktemp -d) && cp tests/tiny/y_pair_basic.json "$d/$(printf 'a\177b\302\233c\303\251\303\233.json')" && cd $d && hmem run size . --color never | head -1
 ./a\x7fb\xc2\x9bcéÛ.json  (6 events, 4 memory events)
 ? 0
+# hmem packs: a pack's description reaches the terminal escaped too (issue 12).
+$ d=$(mktemp -d) && printf 'return {description = "evil \\27]0;TITLE\\7 pack", classify = function(r) return "x" end}\n' > "$d/evil.lua" && hmem packs -I "$d" | grep '^  evil'; rc=$?; rm -rf "$d"; exit $rc
+  evil         evil \x1b]0;TITLE\x07 pack
+? 0
