@@ -6,6 +6,7 @@
 #include "trace.h"
 #include "input.h"
 
+#include <assert.h>
 #include <ctype.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -1177,14 +1178,33 @@ static void slice_event(rd *r, const char *p, const char *e, const tok *t, size_
  * inflating thread and go back to it once parsed (hm_src_take, hm_src_give). Only the handler
  * touches the columns and tables; the scanner keeps to the buffers, the top level and
  * the cut-off fields. Errors stay in file order: every event the handler sees comes
- * before anything the scanner fails on, so the handler's error wins. */
+ * before anything the scanner fails on, so the handler's error wins.
+ *
+ * Who owns a batch (every function below keeps this; batch.owner asserts it):
+ * - A batch belongs to one party at a time: the free list, the scanner (p->cur only), the
+ *   queue of full batches, or the handler. Only its owner touches its buffer, containers
+ *   and event records; owner changes under the mutex.
+ * - While the scanner holds p->cur, r->buf/r->cap and r->tok/r->tokcap ARE that batch's
+ *   buffer and containers (the scanner may reallocate them); the batch's own fields are
+ *   written when it leaves the scanner (pipe_publish, pipe_finish), never read before.
+ * - The scanner takes its next batch before it publishes the full one, and copies what it
+ *   still needs (the unfinished event's containers, and on the plain-read path its bytes)
+ *   while both are its own. After publishing, it never reads or writes that batch again,
+ *   however soon the handler gives it back. (Publishing first let the scanner be handed
+ *   the batch it had just published and copy the unfinished event out of freed memory:
+ *   issue 11.)
+ * HMEM_TEST_SCHEDULE=lockstep (for tests) forces the tightest schedule: two batches only,
+ * and the handler gives each one back before the scanner goes on. */
 #define NBATCH 4
+
+enum batch_owner { B_FREE, B_SCANNER, B_QUEUED, B_HANDLER };
 
 typedef struct batch {
 	char *buf;
 	size_t cap;
 	int give; /* buf goes back to the source when parsed (hm_src_give) */
 	int walk; /* the scanner walked the members of these events (see pipe_publish) */
+	int owner; /* enum batch_owner; written under the mutex */
 	uint64_t base;
 	uint32_t *ev; /* REC(batch) numbers per event */
 	size_t nev, evcap;
@@ -1202,6 +1222,7 @@ typedef struct pipe {
 	int cur;                        /* the batch the scanner fills (its buf is r->buf) */
 	int end, stop;                  /* no more batches; the handler failed */
 	int walk;                       /* -1: the scanner walks members while the handler lags; 0, 1: never, always */
+	int lockstep, busy;             /* HMEM_TEST_SCHEDULE=lockstep; the handler holds a batch */
 	rd h;                           /* the handler's reader state */
 } pipe;
 
@@ -1230,8 +1251,10 @@ static void *handler(void *arg)
 		}
 		int k = p->full[p->headf];
 		p->headf = (p->headf + 1) % NBATCH, p->nfull--;
-		pthread_mutex_unlock(&p->mu);
 		batch *b = &p->b[k];
+		assert(b->owner == B_QUEUED);
+		b->owner = B_HANDLER, p->busy = 1;
+		pthread_mutex_unlock(&p->mu);
 		h->buf = b->buf, h->base = b->base;
 		for (size_t i = 0; i < b->nev && !h->failed; i++) {
 			uint32_t *e = b->ev + REC(b) * i;
@@ -1253,6 +1276,7 @@ static void *handler(void *arg)
 		pthread_mutex_lock(&p->mu);
 		if (h->failed)
 			p->stop = 1;
+		b->owner = B_FREE, p->busy = 0;
 		p->freel[p->nfree++] = k;
 		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
@@ -1294,30 +1318,50 @@ static void event_done(rd *r, size_t s, size_t e)
 
 /* Pass the current batch (its events are in r->buf, which goes with it; give: back to the
  * source when parsed) to the handler and make a free one current, with the containers of the
- * event in progress. A failed handler stops the scanner through r->failed (its error is
+ * event in progress and, unless keep is SIZE_MAX, the bytes of r->buf from keep on (in the
+ * new batch's buffer, which becomes r->buf). The order is the ownership rule above: take,
+ * copy, then publish. A failed handler stops the scanner through r->failed (its error is
  * the one reported). */
-static batch *pipe_publish(rd *r, int give)
+static batch *pipe_publish(rd *r, int give, size_t keep)
 {
 	pipe *p = r->pipe;
-	batch *b = &p->b[p->cur];
-	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = give;
-	tok *old_tok = r->tok;
-	b->tok = r->tok, b->tokcap = r->tokcap;
+	int k = p->cur;
+	batch *b = &p->b[k];
 	pthread_mutex_lock(&p->mu);
-	fifo_put(p->full, &p->nfull, p->headf, p->cur);
-	pthread_cond_broadcast(&p->cv);
 	while (!p->nfree)
 		pthread_cond_wait(&p->cv, &p->mu);
-	p->cur = p->freel[--p->nfree];
-	int stop = p->stop, behind = p->nfull >= 2; /* the handler has a batch waiting after this one */
+	int nk = p->freel[--p->nfree];
+	batch *n = &p->b[nk];
+	assert(nk != k && b->owner == B_SCANNER && n->owner == B_FREE);
+	n->owner = B_SCANNER;
 	pthread_mutex_unlock(&p->mu);
-	batch *n = &p->b[p->cur];
-	n->walk = p->walk < 0 ? behind : p->walk;
 	size_t part = r->ntok - r->tok0;
 	hm_grow(&n->tok, &n->tokcap, part + 64, sizeof *n->tok);
 	if (part)
-		memcpy(n->tok, old_tok + r->tok0, part * sizeof *n->tok);
+		memcpy(n->tok, r->tok + r->tok0, part * sizeof *n->tok);
+	if (keep != SIZE_MAX) {
+		if (n->cap < r->cap) {
+			free(n->buf);
+			n->buf = hm_xrealloc(NULL, r->cap);
+			n->cap = r->cap;
+		}
+		memcpy(n->buf, r->buf + keep, r->len - keep);
+	}
+	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = give;
+	b->tok = r->tok, b->tokcap = r->tokcap;
 	r->tok = n->tok, r->tokcap = n->tokcap, r->ntok = part, r->tok0 = 0;
+	if (keep != SIZE_MAX)
+		r->buf = n->buf, r->cap = n->cap;
+	pthread_mutex_lock(&p->mu);
+	b->owner = B_QUEUED;
+	fifo_put(p->full, &p->nfull, p->headf, k);
+	p->cur = nk;
+	pthread_cond_broadcast(&p->cv);
+	while (p->lockstep && (p->nfull || p->busy))
+		pthread_cond_wait(&p->cv, &p->mu);
+	int stop = p->stop, behind = p->nfull >= 2; /* the handler has a batch waiting after this one */
+	pthread_mutex_unlock(&p->mu);
+	n->walk = p->walk < 0 ? behind : p->walk;
 	if (stop) {
 		r->failed = 1;
 		r->eof = 1;
@@ -1332,34 +1376,23 @@ static int pipe_handover(rd *r, size_t keep)
 {
 	if (!r->pipe->b[r->pipe->cur].nev)
 		return 0;
-	char *old = r->buf;
-	size_t len = r->len;
-	batch *n = pipe_publish(r, 0);
-	if (n->cap < r->cap) {
-		free(n->buf);
-		n->buf = hm_xrealloc(NULL, r->cap);
-		n->cap = r->cap;
-	}
-	memcpy(n->buf, old + keep, len - keep);
-	r->buf = n->buf, r->cap = n->cap;
+	pipe_publish(r, 0, keep);
 	return 1;
 }
 
 /* r->buf is done with (its last bytes are copied to nb, which becomes r->buf): to the
- * handler with its events, or back to the source. The current batch then holds no buffer
- * (a spare one it had goes to the source too). */
+ * handler with its events, or back to the source. A spare buffer of the batch the scanner
+ * goes on in goes to the source too (nb is used instead). */
 static void pass_on(rd *r, char *nb, size_t ncap)
 {
-	batch *cur = r->pipe ? &r->pipe->b[r->pipe->cur] : NULL;
-	if (cur && cur->nev) {
-		cur = pipe_publish(r, 1);
+	pipe *p = r->pipe;
+	if (p && p->b[p->cur].nev) {
+		batch *n = pipe_publish(r, 1, SIZE_MAX);
+		if (n->buf)
+			hm_src_give(r->src, n->buf, n->cap), n->buf = NULL, n->cap = 0;
 	} else {
 		hm_src_give(r->src, r->buf, r->cap);
-		if (cur && cur->buf == r->buf)
-			cur->buf = NULL, cur->cap = 0;
 	}
-	if (cur && cur->buf)
-		hm_src_give(r->src, cur->buf, cur->cap), cur->buf = NULL, cur->cap = 0;
 	r->buf = nb, r->cap = ncap;
 }
 
@@ -1370,13 +1403,15 @@ static void pipe_start(rd *r)
 	p->h.buf = NULL, p->h.tok = NULL, p->h.scratch = NULL, p->h.scratch_cap = 0;
 	p->h.err = hm_xcalloc(1, r->errsz);
 	p->h.failed = 0, p->h.code = 0;
-	for (int i = 1; i < NBATCH; i++)
+	const char *sched = getenv("HMEM_TEST_SCHEDULE");
+	p->lockstep = sched && strcmp(sched, "lockstep") == 0;
+	for (int i = 1; i < (p->lockstep ? 2 : NBATCH); i++)
 		p->freel[p->nfree++] = i;
 	/* HMEM_WALK=handler or =scanner fixes which thread walks members, to compare them */
 	const char *w = getenv("HMEM_WALK");
 	p->walk = w && strcmp(w, "handler") == 0 ? 0 : w && strcmp(w, "scanner") == 0 ? 1 : -1;
 	p->b[0].walk = p->walk > 0;
-	p->b[0].buf = r->buf, p->b[0].cap = r->cap;
+	p->b[0].owner = B_SCANNER; /* its buffer and containers are r->buf and r->tok */
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	if (pthread_create(&p->thread, NULL, handler, p) != 0) {
@@ -1397,10 +1432,11 @@ static void pipe_finish(rd *r)
 	batch *b = &p->b[p->cur];
 	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = 0;
 	b->tok = r->tok, b->tokcap = r->tokcap;
-	r->tok = NULL; /* freed below with the batches */
+	r->buf = NULL, r->tok = NULL; /* freed below with the batches */
 	pthread_mutex_lock(&p->mu);
+	assert(b->owner == B_SCANNER);
 	if (b->nev)
-		fifo_put(p->full, &p->nfull, p->headf, p->cur);
+		b->owner = B_QUEUED, fifo_put(p->full, &p->nfull, p->headf, p->cur);
 	p->end = 1;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -1410,10 +1446,8 @@ static void pipe_finish(rd *r)
 		r->failed = 1, r->code = h->code;
 		snprintf(r->err, r->errsz, "%s", h->err);
 	}
-	/* r->buf is one of the batch buffers: all of them are freed here */
 	for (int i = 0; i < NBATCH; i++)
 		free(p->b[i].buf), free(p->b[i].ev), free(p->b[i].tok);
-	r->buf = NULL;
 	free(h->scratch);
 	free(h->err);
 	pthread_mutex_destroy(&p->mu);

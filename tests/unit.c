@@ -2205,6 +2205,61 @@ static void test_trace_read(void)
 	sb_free(&b);
 }
 
+/* Issue 11: the scanner thread hands each full batch of events to the parsing thread and
+ * goes on in another. HMEM_TEST_SCHEDULE=lockstep forces the schedule that broke it: two
+ * batches only, and the parser gives each batch back before the scanner takes its next one
+ * (so the batch just handed over is the only free one). The event cut by the batch's end has
+ * containers the scanner must still have: read with it, plain and gzip, every walk mode,
+ * the columns equal those of the text parsed in memory. */
+static void test_trace_handoff(void)
+{
+	sb b = {0};
+	tr_open(&b);
+	for (int i = 0; i < 40000; i++) {
+		char ts[32];
+		snprintf(ts, sizeof ts, "%d.%03d", 1000 + i, i % 1000);
+		mem_ev(&b, ts, 1, i % 3, 0x1000 + 16 * (i / 2), (i % 2) ? -64 : 64, 64, NOTOT, "1", "2");
+		sb_item(&b);
+		/* several containers per event: the cut one has some before and after the cut */
+		sb_printf(&b, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op%d\", \"pid\": 1, \"tid\": 2, "
+			     "\"ts\": %s, \"dur\": 1, \"a\": [1, 2], \"b\": {\"c\": [3]}, \"d\": [], \"args\": {\"x\": %d}}",
+			  i % 50, ts, i);
+	}
+	tr_close(&b);
+	write_file(tpath("handoff.json"), b.p, b.n);
+	write_gz(tpath("handoff.json.gz"), b.p, b.n);
+	char err[512];
+	hm_trace *ref = parse_text("handoff", b.p, b.n, err, sizeof err);
+	check(ref && ref->mem.n == 40000 && ref->sl.n == 40000, "trace: the hand-off fixture parses in memory", "err=%s", err);
+	const char *walks[] = {"scanner", "handler", NULL};
+	const char *files[] = {"handoff.json", "handoff.json.gz"};
+	setenv("HMEM_TEST_SCHEDULE", "lockstep", 1);
+	for (int w = 0; w < 3; w++) {
+		if (walks[w])
+			setenv("HMEM_WALK", walks[w], 1);
+		else
+			unsetenv("HMEM_WALK");
+		for (int f = 0; f < 2; f++) {
+			hm_read_opts o = {0, NULL, 2};
+			int code = 0;
+			err[0] = 0;
+			hm_trace *t = hm_trace_read_opts(tpath(files[f]), &o, err, sizeof err, &code, NULL);
+			grp g = {0};
+			if (g_true(&g, t && ref, "read failed: %s", err))
+				same_trace(&g, t, ref);
+			char name[200];
+			snprintf(name, sizeof name, "trace: issue 11: batches handed back at once (lockstep), HMEM_WALK=%s, %s: same columns",
+				 walks[w] ? walks[w] : "(unset)", files[f]);
+			g_done(&g, name);
+			hm_trace_free(t);
+		}
+	}
+	unsetenv("HMEM_TEST_SCHEDULE");
+	unsetenv("HMEM_WALK");
+	hm_trace_free(ref);
+	sb_free(&b);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2228,6 +2283,7 @@ int main(void)
 		test_expand();
 		test_src();
 		test_trace_read();
+		test_trace_handoff();
 		nftw(g_tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	}
 	fprintf(stderr, "# unit: %d passed, %d failed\n", g_pass, g_fail);
