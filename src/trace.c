@@ -423,9 +423,10 @@ typedef struct slice {
 #define slice_is(s, lit) \
 	((s).p && (size_t)((s).q - (s).p) == sizeof lit + 1 && *(s).p == '"' && memcmp((s).p + 1, lit, sizeof lit - 1) == 0)
 
-static const char *kind_of(slice s)
+/* What a JSON value is, from its first byte. */
+static const char *kind_at(char c)
 {
-	switch (*s.p) {
+	switch (c) {
 	case '"': return "a string";
 	case '{': return "an object";
 	case '[': return "an array";
@@ -433,6 +434,17 @@ static const char *kind_of(slice s)
 	case 'n': return "null";
 	default: return "a number";
 	}
+}
+
+/* What the whole value s is: true, false and null only as those exact words ("nan" is
+ * no null: issue 11). */
+static const char *kind_of(slice s)
+{
+	size_t n = (size_t)(s.q - s.p);
+	if ((*s.p == 't' && (n != 4 || memcmp(s.p, "true", 4) != 0)) || (*s.p == 'f' && (n != 5 || memcmp(s.p, "false", 5) != 0)) ||
+	    (*s.p == 'n' && (n != 4 || memcmp(s.p, "null", 4) != 0)))
+		return "not valid JSON";
+	return kind_at(*s.p);
 }
 
 /* Walk the members of the object [p, e); calls fn for each key/value. Returns NULL, or
@@ -481,26 +493,46 @@ static const size_t ev_at[8] = {offsetof(ev, ph), offsetof(ev, name), offsetof(e
 				offsetof(ev, tid), offsetof(ev, ts), offsetof(ev, dur), offsetof(ev, args)};
 #define EV_MEMBER(x, i) ((slice *)(void *)((char *)(x) + ev_at[i]))
 
-static void ev_member(rd *r, const char *key, size_t klen, slice v, void *ud)
+/* Keys are matched as written; a key with escapes is matched again decoded ("B\u0079tes"
+ * is "Bytes" in JSON, though no profiler writes it so: issue 11). The decoded key is in
+ * r->scratch. Returns 0 for a key without escapes (or a bad one). */
+static int unescaped_key(rd *r, const char **key, size_t *klen)
 {
-	(void)r;
-	ev *x = ud;
+	if (!memchr(*key, '\\', *klen))
+		return 0;
+	size_t n;
+	const char *d = str_value(r, *key - 1, *key + *klen + 1, &n);
+	if (!d)
+		return 0;
+	*key = d, *klen = n;
+	return 1;
+}
+
+static int ev_key(ev *x, const char *key, size_t klen, slice v)
+{
 	switch (klen) { /* every event has these keys: the length decides before any compare */
 	case 2:
-		if (KEY("ph")) x->ph = v;
-		else if (KEY("ts")) x->ts = v;
+		if (KEY("ph")) return x->ph = v, 1;
+		if (KEY("ts")) return x->ts = v, 1;
 		break;
 	case 3:
-		if (KEY("cat")) x->cat = v;
-		else if (KEY("pid")) x->pid = v;
-		else if (KEY("tid")) x->tid = v;
-		else if (KEY("dur")) x->dur = v;
+		if (KEY("cat")) return x->cat = v, 1;
+		if (KEY("pid")) return x->pid = v, 1;
+		if (KEY("tid")) return x->tid = v, 1;
+		if (KEY("dur")) return x->dur = v, 1;
 		break;
 	case 4:
-		if (KEY("name")) x->name = v;
-		else if (KEY("args")) x->args = v;
+		if (KEY("name")) return x->name = v, 1;
+		if (KEY("args")) return x->args = v, 1;
 		break;
 	}
+	return 0;
+}
+
+static void ev_member(rd *r, const char *key, size_t klen, slice v, void *ud)
+{
+	if (!ev_key(ud, key, klen, v) && unescaped_key(r, &key, &klen))
+		ev_key(ud, key, klen, v);
 }
 
 /* Columns grow together: every array of a struct of arrays gets the same new capacity. */
@@ -541,19 +573,24 @@ typedef struct memargs {
 	slice bytes, addr, talloc, tres, evidx, dtype, did;
 } memargs;
 
+static int mem_key(memargs *m, const char *key, size_t klen, slice v)
+{
+	switch (klen) { /* the keys have different lengths */
+	case 5: if (KEY("Bytes")) return m->bytes = v, 1; break;
+	case 4: if (KEY("Addr")) return m->addr = v, 1; break;
+	case 15: if (KEY("Total Allocated")) return m->talloc = v, 1; break;
+	case 14: if (KEY("Total Reserved")) return m->tres = v, 1; break;
+	case 6: if (KEY("Ev Idx")) return m->evidx = v, 1; break;
+	case 11: if (KEY("Device Type")) return m->dtype = v, 1; break;
+	case 9: if (KEY("Device Id")) return m->did = v, 1; break;
+	}
+	return 0;
+}
+
 static void mem_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
-	(void)r;
-	memargs *m = ud;
-	switch (klen) { /* the keys have different lengths */
-	case 5: if (KEY("Bytes")) m->bytes = v; break;
-	case 4: if (KEY("Addr")) m->addr = v; break;
-	case 15: if (KEY("Total Allocated")) m->talloc = v; break;
-	case 14: if (KEY("Total Reserved")) m->tres = v; break;
-	case 6: if (KEY("Ev Idx")) m->evidx = v; break;
-	case 11: if (KEY("Device Type")) m->dtype = v; break;
-	case 9: if (KEY("Device Id")) m->did = v; break;
-	}
+	if (!mem_key(ud, key, klen, v) && unescaped_key(r, &key, &klen))
+		mem_key(ud, key, klen, v);
 }
 
 static uint64_t off_of(rd *r, const char *p)
@@ -823,8 +860,10 @@ static void add_memory(rd *r, ev *x, const char *evp, const int64_t *tsp)
 			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": %s", e, 0);
 			return;
 		}
-		if (neg)
-			uaddr = 0 - uaddr; /* written as a signed intptr_t: same bits */
+		if (neg && uaddr) { /* an address is never negative: no wrapping to 2^64 - 1 (issue 11) */
+			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": negative (an address is 0 or more)", 0, 0);
+			return;
+		}
 	}
 	if (dt < -32768 || dt > 32767 || di < INT32_MIN || di > INT32_MAX) {
 		fail_at(r, off_of(r, m.dtype.p), "[memory] event: device type or id out of range", 0, 0);
@@ -882,7 +921,15 @@ static uint32_t intern_cat(rd *r, slice v)
 	return id;
 }
 
-static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp)
+/* What a slice is, from its category (cat: compared as JSON means it, see plain). */
+static uint8_t slice_kind(slice cat)
+{
+	return slice_is(cat, "cpu_op") || slice_is(cat, "Operator") ? HM_SL_OP
+		: slice_is(cat, "user_annotation") ? HM_SL_ANNOTATION
+		: slice_is(cat, "python_function") ? HM_SL_PYTHON : HM_SL_OTHER;
+}
+
+static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp, uint8_t kind)
 {
 	int64_t ts, dur = 0;
 	if (!x->ts.p) {
@@ -895,9 +942,6 @@ static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp)
 		return;
 	if (x->dur.p && ts_field(r, x->dur, "dur", "slice (ph X)", &dur))
 		return;
-	uint8_t kind = slice_is(x->cat, "cpu_op") || slice_is(x->cat, "Operator") ? HM_SL_OP
-		: slice_is(x->cat, "user_annotation") ? HM_SL_ANNOTATION
-		: slice_is(x->cat, "python_function") ? HM_SL_PYTHON : HM_SL_OTHER;
 	uint32_t name = intern_str(r, x->name), cat = intern_cat(r, x->cat);
 	if (r->failed)
 		return;
@@ -915,8 +959,7 @@ static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp)
 
 static void name_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
-	(void)r;
-	if (KEY("name"))
+	if (KEY("name") || (unescaped_key(r, &key, &klen) && KEY("name")))
 		*(slice *)ud = v;
 }
 
@@ -935,11 +978,29 @@ static void add_thread_name(rd *r, ev *x)
 	t->thread_name[th] = id;
 }
 
-static void not_an_event(rd *r, const char *p, const char *e)
+static void not_an_event(rd *r, const char *p)
 {
 	fail_at(r, off_of(r, p), r->top_array ? "not a Chrome trace: the top-level array holds %s, not event objects "
 						 "(export_memory_timeline output is not a trace)"
-					       : "an element of traceEvents is %s, not an event object", kind_of((slice){p, e}), 0);
+					       : "an element of traceEvents is %s, not an event object", kind_at(*p), 0);
+}
+
+/* The string s (quotes included) for comparing with literals: s itself, or when it has
+ * escapes (profilers write none, but "[m\u0065mory]" is "[memory]" in JSON: issue 11) its
+ * decoded text, quoted, in buf (cut to cap bytes: longer text equals no literal compared,
+ * and a prefix stays a prefix). */
+static slice plain(rd *r, slice s, char *buf, size_t cap)
+{
+	size_t n;
+	const char *d;
+	if (!s.p || !memchr(s.p + 1, '\\', (size_t)(s.q - s.p - 1)) || !(d = str_value(r, s.p, s.q, &n)))
+		return s;
+	if (n > cap - 2)
+		n = cap - 2;
+	buf[0] = '"';
+	memcpy(buf + 1, d, n);
+	buf[n + 1] = '"';
+	return (slice){buf, buf + n + 2};
 }
 
 /* What the event's fields say it is, and what is kept of it. */
@@ -962,16 +1023,24 @@ static void handle_event(rd *r, ev *xp, const char *p)
 	}
 	/* ph is one letter in every event a profiler writes */
 	char ph = x.ph.p && x.ph.q - x.ph.p == 3 ? x.ph.p[1] : 0;
+	char pb[8], nb[32], cb[64];
+	if (!ph && x.ph.p) {
+		slice d = plain(r, x.ph, pb, sizeof pb);
+		ph = d.q - d.p == 3 ? d.p[1] : 0;
+	}
+	/* the name decides only for these, the category only for slices */
+	slice name = ph == 'i' || ph == 'I' || ph == 'M' ? plain(r, x.name, nb, sizeof nb) : x.name;
+	slice cat = ph == 'X' ? plain(r, x.cat, cb, sizeof cb) : x.cat;
 	uint64_t *n = r->t->count;
-	if ((ph == 'i' || ph == 'I') && slice_is(x.name, "[memory]"))
+	if ((ph == 'i' || ph == 'I') && slice_is(name, "[memory]"))
 		add_memory(r, &x, p, tsp), n[HM_EV_MEMORY]++;
-	else if ((ph == 'i' || ph == 'I') && slice_is(x.name, "[OutOfMemory]"))
+	else if ((ph == 'i' || ph == 'I') && slice_is(name, "[OutOfMemory]"))
 		r->t->oom_events++, n[HM_EV_OOM]++;
-	else if (ph == 'X' && !device_side(x.cat))
-		add_slice(r, &x, p, tsp), n[HM_EV_HOST_SLICE]++;
+	else if (ph == 'X' && !device_side(cat))
+		add_slice(r, &x, p, tsp, slice_kind(cat)), n[HM_EV_HOST_SLICE]++;
 	else if (ph == 'X')
 		n[HM_EV_DEVICE_SLICE]++;
-	else if (ph == 'M' && slice_is(x.name, "thread_name"))
+	else if (ph == 'M' && slice_is(name, "thread_name"))
 		add_thread_name(r, &x), n[HM_EV_THREAD_NAME]++;
 	else if (ph == 'M')
 		n[HM_EV_METADATA]++;
@@ -1456,34 +1525,40 @@ static void pipe_finish(rd *r)
 	r->pipe = NULL;
 }
 
-/* The bytes between two events: white space, and one comma unless first. */
-static int gap_ok(rd *r, size_t from, size_t to, int first, int closing)
+/* The bytes [from, to) between two events: white space, and one comma unless first. A gap
+ * is checked in parts as the buffer refills (end 0), so a long run of white space is never
+ * held whole (issue 11); *comma carries the offset of the comma seen (UINT64_MAX: none yet).
+ * The last part (end 1) stops at the next event's '{' or, closing, at the ']'. */
+static int gap_ok(rd *r, size_t from, size_t to, int first, int closing, int end, uint64_t *comma)
 {
-	if (!first && !closing && from < to && r->buf[from] == ',') { /* the usual ",\n  " */
+	if (end && *comma == UINT64_MAX && !first && !closing && from < to && r->buf[from] == ',') { /* the usual ",\n  " */
 		size_t k = from + 1;
 		while (k < to && is_ws(r->buf[k]))
 			k++;
 		if (k == to)
 			return 1;
 	}
-	int comma = 0;
 	for (size_t k = from; k < to; k++) {
 		char c = r->buf[k];
-		if (c == ',' && !comma && !first && !closing) {
-			comma = 1;
+		if (is_ws(c))
+			continue;
+		if (c == ',' && *comma == UINT64_MAX && !first) {
+			*comma = r->base + k;
 			continue;
 		}
-		if (!is_ws(c)) {
-			if (c == ',' && closing)
-				fail_at(r, r->base + k, "a comma after the last event (not valid JSON)", 0, 0);
-			else if (c == ',')
-				fail_at(r, r->base + k, first ? "a comma before the first event" : "two commas between events", 0, 0);
-			else
-				not_an_event(r, r->buf + k, r->buf + to);
-			return 0;
-		}
+		if (c == ',')
+			fail_at(r, r->base + k, first ? "a comma before the first event" : "two commas between events", 0, 0);
+		else
+			not_an_event(r, r->buf + k);
+		return 0;
 	}
-	if (!comma && !first && !closing) {
+	if (!end)
+		return 1;
+	if (closing && *comma != UINT64_MAX) {
+		fail_at(r, *comma, "a comma after the last event (not valid JSON)", 0, 0);
+		return 0;
+	}
+	if (!closing && !first && *comma == UINT64_MAX) {
 		fail_at(r, r->base + to, "expected ',' or ']' between events", 0, 0);
 		return 0;
 	}
@@ -1501,6 +1576,7 @@ static void parse_events(rd *r)
 	r->pos++; /* '[' */
 	r->t->events_at = r->base + r->pos;
 	size_t i = r->pos, ev_start = 0, gap = r->pos, cont_start = 0;
+	uint64_t gap_at = r->base + gap, comma = UINT64_MAX; /* where the gap started; its comma (see gap_ok) */
 	int depth = 0, first = 1;
 	uint64_t esc_carry = 0, str_carry = 0; /* from the block before: next byte escaped; inside a string */
 	classify_fn classify = pick_classify();
@@ -1508,10 +1584,13 @@ static void parse_events(rd *r)
 	size_t cb_at = 1, cb_end = 0;
 	for (;;) {
 		if (i >= r->len) {
+			/* the gap so far first: an error in it comes before the end of the input */
+			if ((r->eof || r->failed) && !depth && !r->failed && !gap_ok(r, gap, i, first, 0, 0, &comma))
+				return;
 			if ((r->eof || r->failed) && r->keep_partial) {
 				/* A job killed while writing: keep every complete event before the cut. */
 				hm_trace *t = r->t;
-				t->cut_at = r->base + (depth ? ev_start : gap);
+				t->cut_at = depth ? r->base + ev_start : gap_at;
 				t->lost_bytes = r->base + r->len - t->cut_at;
 				if (!r->failed)
 					snprintf(r->err, r->errsz, "%s:%llu: the file ends inside %s (cut-off JSON: was the job killed "
@@ -1531,7 +1610,13 @@ static void parse_events(rd *r)
 			}
 		}
 		if (r->len - i < 64 && !r->eof && !r->failed) {
-			/* Whole blocks only until the end: the carries are right at a block's end. */
+			/* Whole blocks only until the end: the carries are right at a block's end. The gap
+			 * read so far is checked and let go. */
+			if (!depth) {
+				if (!gap_ok(r, gap, i, first, 0, 0, &comma))
+					return;
+				gap = i;
+			}
 			size_t shift = fill(r, depth ? ev_start : gap);
 			i -= shift, ev_start -= shift, gap -= shift, cont_start -= shift;
 			cb_at = 1, cb_end = 0; /* the bytes have moved */
@@ -1563,10 +1648,10 @@ static void parse_events(rd *r)
 			char c = buf[j];
 			if (c == '{' || c == '[') {
 				if (depth == 0) {
-					if (!gap_ok(r, gap, j, first, 0))
+					if (!gap_ok(r, gap, j, first, 0, 1, &comma))
 						return;
 					if (c == '[') {
-						not_an_event(r, r->buf + j, r->buf + r->len);
+						not_an_event(r, r->buf + j);
 						return;
 					}
 					ev_start = j;
@@ -1576,7 +1661,7 @@ static void parse_events(rd *r)
 				}
 				depth++;
 			} else if (depth == 0) { /* '}' or ']' between events */
-				if (c == '}' || !gap_ok(r, gap, j, first, 1)) {
+				if (c == '}' || !gap_ok(r, gap, j, first, 1, 1, &comma)) {
 					if (c == '}' && !r->failed)
 						fail_at(r, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
 					return;
@@ -1590,6 +1675,7 @@ static void parse_events(rd *r)
 				if (r->failed)
 					return;
 				gap = j + 1;
+				gap_at = r->base + gap, comma = UINT64_MAX;
 				first = 0;
 			}
 		}
@@ -1600,7 +1686,7 @@ static void parse_events(rd *r)
 static void dist_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
 	int64_t *rank = ud, x;
-	if (!KEY("rank"))
+	if (!KEY("rank") && !(unescaped_key(r, &key, &klen) && KEY("rank")))
 		return;
 	const char *s = v.p;
 	size_t n = (size_t)(v.q - v.p);
@@ -1645,8 +1731,10 @@ static void parse_top(rd *r)
 			if (scan_value(r, 1, &ks) < 0)
 				return;
 			size_t klen = r->pos - ks - 2;
-			int is_events = klen == 11 && memcmp(r->buf + ks + 1, "traceEvents", 11) == 0;
-			int is_dist = klen == 15 && memcmp(r->buf + ks + 1, "distributedInfo", 15) == 0;
+			const char *key = r->buf + ks + 1;
+			int is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
+			if (!is_events && !is_dist && unescaped_key(r, &key, &klen))
+				is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
 			if (peek(r) != ':') {
 				fail_at(r, r->base + r->pos, "expected ':' after a key", 0, 0);
 				return;
@@ -1675,6 +1763,10 @@ static void parse_top(rd *r)
 				}
 			} else if (is_events && c != 'n') {
 				fail_at(r, r->base + r->pos, "traceEvents is not an array", 0, 0);
+			} else if (is_events) {
+				/* null is no events; "nope" is no null (issue 11) */
+				if (scan_value(r, 1, &vs) == 0 && (r->pos - vs != 4 || memcmp(r->buf + vs, "null", 4) != 0))
+					fail_at(r, r->base + vs, "traceEvents is not valid JSON (expected an array or null)", 0, 0);
 			} else {
 				scan_value(r, 0, &vs);
 			}

@@ -791,11 +791,23 @@ static void test_trace_shapes(void)
 		hm_trace_free(t);
 	}
 
-	/* Addr written as a negative intptr_t and as 2^64-1; Bytes 0; Bytes with an exponent. */
+	/* Addr 2^64-1; Bytes 0; Bytes with an exponent. A negative Addr is an error at its offset,
+	 * not its 64-bit pattern (issue 11). */
 	{
 		sb b = {0};
 		tr_open(&b);
 		mem_ev(&b, "1", 1, 0, -16, 8, NOTOT, NOTOT, "1", "1");
+		tr_close(&b);
+		t = parse_text("neg.json", b.p, b.n, err, sizeof err);
+		const char *at = strstr(b.p, "\"Addr\": -16");
+		char want[128];
+		snprintf(want, sizeof want, "neg.json:%td: [memory] event: \"Addr\": negative", at ? at - b.p + 8 : 0);
+		check(!t && strncmp(err, want, strlen(want)) == 0, "trace: issue 11: Addr -16 is an error at its offset",
+		      "err=%s want prefix %s", err, want);
+		hm_trace_free(t);
+		sb_free(&b);
+		tr_open(&b);
+		mem_ev(&b, "1", 1, 0, 16, 8, NOTOT, NOTOT, "1", "1");
 		sb_item(&b);
 		sb_printf(&b, "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"args\": "
 			      "{\"Device Type\": 1, \"Device Id\": 0, \"Addr\": 18446744073709551615, \"Bytes\": 0}}");
@@ -806,13 +818,13 @@ static void test_trace_shapes(void)
 		t = parse_text("addr.json", b.p, b.n, err, sizeof err);
 		g = (grp){0};
 		if (g_true(&g, t && t->mem.n == 3, "parse failed: %s", err)) {
-			g_true(&g, t->mem.addr[0] == UINT64_MAX - 15, "addr -16 -> %" PRIx64, t->mem.addr[0]);
+			g_true(&g, t->mem.addr[0] == 16, "addr 16 -> %" PRIx64, t->mem.addr[0]);
 			g_true(&g, t->mem.addr[1] == UINT64_MAX, "addr 2^64-1 -> %" PRIx64, t->mem.addr[1]);
 			g_i64(&g, "bytes 0", t->mem.bytes[1], 0);
 			g_i64(&g, "bytes 1e3", t->mem.bytes[2], 1000);
 			g_i64(&g, "total -0", t->mem.total_alloc[2], 0);
 		}
-		g_done(&g, "trace: Addr -16 is read as its 64-bit pattern, 2^64-1 fits, Bytes 1e3 is 1000");
+		g_done(&g, "trace: Addr 2^64-1 fits, Bytes 1e3 is 1000");
 		hm_trace_free(t);
 		sb_free(&b);
 	}
