@@ -496,7 +496,7 @@ static const size_t ev_at[8] = {offsetof(ev, ph), offsetof(ev, name), offsetof(e
 /* Keys are matched as written; a key with escapes is matched again decoded ("B\u0079tes"
  * is "Bytes" in JSON, though no profiler writes it so: issue 11). The decoded key is in
  * r->scratch. Returns 0 for a key without escapes (or a bad one). */
-static int unescaped_key(rd *r, const char **key, size_t *klen)
+static __attribute__((noinline)) int unescaped_key(rd *r, const char **key, size_t *klen)
 {
 	if (!memchr(*key, '\\', *klen))
 		return 0;
@@ -508,31 +508,39 @@ static int unescaped_key(rd *r, const char **key, size_t *klen)
 	return 1;
 }
 
-static int ev_key(ev *x, const char *key, size_t klen, slice v)
-{
-	switch (klen) { /* every event has these keys: the length decides before any compare */
-	case 2:
-		if (KEY("ph")) return x->ph = v, 1;
-		if (KEY("ts")) return x->ts = v, 1;
-		break;
-	case 3:
-		if (KEY("cat")) return x->cat = v, 1;
-		if (KEY("pid")) return x->pid = v, 1;
-		if (KEY("tid")) return x->tid = v, 1;
-		if (KEY("dur")) return x->dur = v, 1;
-		break;
-	case 4:
-		if (KEY("name")) return x->name = v, 1;
-		if (KEY("args")) return x->args = v, 1;
-		break;
+/* The keys of an event: the member goes to its field, and the caller returns. */
+#define EV_KEYS(x, v)                                                                   \
+	switch (klen) { /* every event has these keys: the length decides before any compare */ \
+	case 2:                                                                         \
+		if (KEY("ph")) { x->ph = v; return; }                                   \
+		if (KEY("ts")) { x->ts = v; return; }                                   \
+		break;                                                                  \
+	case 3:                                                                         \
+		if (KEY("cat")) { x->cat = v; return; }                                 \
+		if (KEY("pid")) { x->pid = v; return; }                                 \
+		if (KEY("tid")) { x->tid = v; return; }                                 \
+		if (KEY("dur")) { x->dur = v; return; }                                 \
+		break;                                                                  \
+	case 4:                                                                         \
+		if (KEY("name")) { x->name = v; return; }                               \
+		if (KEY("args")) { x->args = v; return; }                               \
+		break;                                                                  \
 	}
-	return 0;
+
+/* A key that matched nothing as written, decoded. An escape that spells a letter takes six
+ * bytes, so only a key of seven bytes or more can spell one of those with escapes. */
+static __attribute__((noinline)) void ev_member_escaped(rd *r, const char *key, size_t klen, slice v, ev *x)
+{
+	if (klen < 7 || !unescaped_key(r, &key, &klen))
+		return;
+	EV_KEYS(x, v)
 }
 
 static void ev_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
-	if (!ev_key(ud, key, klen, v) && unescaped_key(r, &key, &klen))
-		ev_key(ud, key, klen, v);
+	ev *x = ud;
+	EV_KEYS(x, v)
+	ev_member_escaped(r, key, klen, v, x);
 }
 
 /* Columns grow together: every array of a struct of arrays gets the same new capacity. */
@@ -573,24 +581,31 @@ typedef struct memargs {
 	slice bytes, addr, talloc, tres, evidx, dtype, did;
 } memargs;
 
-static int mem_key(memargs *m, const char *key, size_t klen, slice v)
-{
-	switch (klen) { /* the keys have different lengths */
-	case 5: if (KEY("Bytes")) return m->bytes = v, 1; break;
-	case 4: if (KEY("Addr")) return m->addr = v, 1; break;
-	case 15: if (KEY("Total Allocated")) return m->talloc = v, 1; break;
-	case 14: if (KEY("Total Reserved")) return m->tres = v, 1; break;
-	case 6: if (KEY("Ev Idx")) return m->evidx = v, 1; break;
-	case 11: if (KEY("Device Type")) return m->dtype = v, 1; break;
-	case 9: if (KEY("Device Id")) return m->did = v, 1; break;
+/* The keys of a [memory] event's args: the member goes to its field, and the caller returns. */
+#define MEM_KEYS(m, v)                                                                       \
+	switch (klen) { /* the keys have different lengths */                               \
+	case 5: if (KEY("Bytes")) { m->bytes = v; return; } break;                          \
+	case 4: if (KEY("Addr")) { m->addr = v; return; } break;                            \
+	case 15: if (KEY("Total Allocated")) { m->talloc = v; return; } break;              \
+	case 14: if (KEY("Total Reserved")) { m->tres = v; return; } break;                 \
+	case 6: if (KEY("Ev Idx")) { m->evidx = v; return; } break;                         \
+	case 11: if (KEY("Device Type")) { m->dtype = v; return; } break;                   \
+	case 9: if (KEY("Device Id")) { m->did = v; return; } break;                        \
 	}
-	return 0;
+
+/* A key that matched nothing as written, decoded (see ev_member). */
+static __attribute__((noinline)) void mem_member_escaped(rd *r, const char *key, size_t klen, slice v, memargs *m)
+{
+	if (klen < 9 || !unescaped_key(r, &key, &klen))
+		return;
+	MEM_KEYS(m, v)
 }
 
 static void mem_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
-	if (!mem_key(ud, key, klen, v) && unescaped_key(r, &key, &klen))
-		mem_key(ud, key, klen, v);
+	memargs *m = ud;
+	MEM_KEYS(m, v)
+	mem_member_escaped(r, key, klen, v, m);
 }
 
 static uint64_t off_of(rd *r, const char *p)
@@ -1028,26 +1043,44 @@ static void handle_event(rd *r, ev *xp, const char *p)
 		slice d = plain(r, x.ph, pb, sizeof pb);
 		ph = d.q - d.p == 3 ? d.p[1] : 0;
 	}
-	/* the name decides only for these, the category only for slices */
-	slice name = ph == 'i' || ph == 'I' || ph == 'M' ? plain(r, x.name, nb, sizeof nb) : x.name;
-	slice cat = ph == 'X' ? plain(r, x.cat, cb, sizeof cb) : x.cat;
+	/* The name decides only for these, the category only for slices; either is decoded only
+	 * where its text as written matches nothing. */
 	uint64_t *n = r->t->count;
-	if ((ph == 'i' || ph == 'I') && slice_is(name, "[memory]"))
-		add_memory(r, &x, p, tsp), n[HM_EV_MEMORY]++;
-	else if ((ph == 'i' || ph == 'I') && slice_is(name, "[OutOfMemory]"))
-		r->t->oom_events++, n[HM_EV_OOM]++;
-	else if (ph == 'X' && !device_side(cat))
-		add_slice(r, &x, p, tsp, slice_kind(cat)), n[HM_EV_HOST_SLICE]++;
-	else if (ph == 'X')
-		n[HM_EV_DEVICE_SLICE]++;
-	else if (ph == 'M' && slice_is(name, "thread_name"))
-		add_thread_name(r, &x), n[HM_EV_THREAD_NAME]++;
-	else if (ph == 'M')
-		n[HM_EV_METADATA]++;
-	else if (ph == 's' || ph == 'f' || ph == 't')
+	if (ph == 'i' || ph == 'I') {
+		slice name = x.name;
+		int mem = slice_is(name, "[memory]"), oom = !mem && slice_is(name, "[OutOfMemory]");
+		if (!mem && !oom && (name = plain(r, x.name, nb, sizeof nb)).p != x.name.p)
+			mem = slice_is(name, "[memory]"), oom = slice_is(name, "[OutOfMemory]");
+		if (mem)
+			add_memory(r, &x, p, tsp), n[HM_EV_MEMORY]++;
+		else if (oom)
+			r->t->oom_events++, n[HM_EV_OOM]++;
+		else
+			n[HM_EV_OTHER]++;
+	} else if (ph == 'X') {
+		slice cat = x.cat;
+		int dev = device_side(cat);
+		uint8_t kind = dev ? HM_SL_OTHER : slice_kind(cat);
+		if (!dev && kind == HM_SL_OTHER && (cat = plain(r, x.cat, cb, sizeof cb)).p != x.cat.p)
+			dev = device_side(cat), kind = dev ? HM_SL_OTHER : slice_kind(cat);
+		if (dev)
+			n[HM_EV_DEVICE_SLICE]++;
+		else
+			add_slice(r, &x, p, tsp, kind), n[HM_EV_HOST_SLICE]++;
+	} else if (ph == 'M') {
+		slice name = x.name;
+		int tn = slice_is(name, "thread_name");
+		if (!tn && (name = plain(r, x.name, nb, sizeof nb)).p != x.name.p)
+			tn = slice_is(name, "thread_name");
+		if (tn)
+			add_thread_name(r, &x), n[HM_EV_THREAD_NAME]++;
+		else
+			n[HM_EV_METADATA]++;
+	} else if (ph == 's' || ph == 'f' || ph == 't') {
 		n[HM_EV_FLOW]++;
-	else
+	} else {
 		n[HM_EV_OTHER]++;
+	}
 }
 
 const char *const hm_ev_kind_names[HM_EV_KINDS] = {
