@@ -1226,7 +1226,12 @@ static int walk_event(rd *r, const char *p, const char *e, const tok *t, size_t 
 	for (;;) {
 		if (*c != '"')
 			goto bad;
+		/* A string that runs to e is not closed before the event's '}': the scanner saw the
+		 * quotes otherwise (a stray quote in a number, say), and the scans past it would leave
+		 * the event. */
 		const char *ks = c, *ke = quote_end(c, e);
+		if (ke >= e)
+			goto bad;
 		c = past_ws(ke);
 		if (*c != ':')
 			goto bad;
@@ -1234,6 +1239,8 @@ static int walk_event(rd *r, const char *p, const char *e, const tok *t, size_t 
 		slice v = {c, c};
 		if (*c == '"') {
 			v.q = quote_end(c, e);
+			if (v.q >= e)
+				goto bad;
 		} else if (*c == '{' || *c == '[') {
 			if (t == end || p + t->start != c)
 				goto bad;
