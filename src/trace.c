@@ -1701,9 +1701,11 @@ static void parse_events(rd *r)
 				}
 				depth++;
 			} else if (depth == 0) { /* '}' or ']' between events */
-				if (c == '}' || !gap_ok(r, gap, j, first, 1, 1, &comma)) {
-					if (c == '}' && !r->failed)
-						fail_at(r, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
+				/* the gap before it first, as it would have been checked in parts */
+				if (!gap_ok(r, gap, j, first, 1, c == ']', &comma))
+					return;
+				if (c == '}') {
+					fail_at(r, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
 					return;
 				}
 				r->pos = j + 1;
