@@ -6,6 +6,7 @@
 #include "trace.h"
 #include "input.h"
 
+#include <assert.h>
 #include <ctype.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -422,9 +423,10 @@ typedef struct slice {
 #define slice_is(s, lit) \
 	((s).p && (size_t)((s).q - (s).p) == sizeof lit + 1 && *(s).p == '"' && memcmp((s).p + 1, lit, sizeof lit - 1) == 0)
 
-static const char *kind_of(slice s)
+/* What a JSON value is, from its first byte. */
+static const char *kind_at(char c)
 {
-	switch (*s.p) {
+	switch (c) {
 	case '"': return "a string";
 	case '{': return "an object";
 	case '[': return "an array";
@@ -432,6 +434,17 @@ static const char *kind_of(slice s)
 	case 'n': return "null";
 	default: return "a number";
 	}
+}
+
+/* What the whole value s is: true, false and null only as those exact words ("nan" is
+ * no null: issue 11). */
+static const char *kind_of(slice s)
+{
+	size_t n = (size_t)(s.q - s.p);
+	if ((*s.p == 't' && (n != 4 || memcmp(s.p, "true", 4) != 0)) || (*s.p == 'f' && (n != 5 || memcmp(s.p, "false", 5) != 0)) ||
+	    (*s.p == 'n' && (n != 4 || memcmp(s.p, "null", 4) != 0)))
+		return "not valid JSON";
+	return kind_at(*s.p);
 }
 
 /* Walk the members of the object [p, e); calls fn for each key/value. Returns NULL, or
@@ -480,26 +493,54 @@ static const size_t ev_at[8] = {offsetof(ev, ph), offsetof(ev, name), offsetof(e
 				offsetof(ev, tid), offsetof(ev, ts), offsetof(ev, dur), offsetof(ev, args)};
 #define EV_MEMBER(x, i) ((slice *)(void *)((char *)(x) + ev_at[i]))
 
+/* Keys are matched as written; a key with escapes is matched again decoded ("B\u0079tes"
+ * is "Bytes" in JSON, though no profiler writes it so: issue 11). The decoded key is in
+ * r->scratch. Returns 0 for a key without escapes (or a bad one). */
+static __attribute__((noinline)) int unescaped_key(rd *r, const char **key, size_t *klen)
+{
+	if (!memchr(*key, '\\', *klen))
+		return 0;
+	size_t n;
+	const char *d = str_value(r, *key - 1, *key + *klen + 1, &n);
+	if (!d)
+		return 0;
+	*key = d, *klen = n;
+	return 1;
+}
+
+/* The keys of an event: the member goes to its field, and the caller returns. */
+#define EV_KEYS(x, v)                                                                   \
+	switch (klen) { /* every event has these keys: the length decides before any compare */ \
+	case 2:                                                                         \
+		if (KEY("ph")) { x->ph = v; return; }                                   \
+		if (KEY("ts")) { x->ts = v; return; }                                   \
+		break;                                                                  \
+	case 3:                                                                         \
+		if (KEY("cat")) { x->cat = v; return; }                                 \
+		if (KEY("pid")) { x->pid = v; return; }                                 \
+		if (KEY("tid")) { x->tid = v; return; }                                 \
+		if (KEY("dur")) { x->dur = v; return; }                                 \
+		break;                                                                  \
+	case 4:                                                                         \
+		if (KEY("name")) { x->name = v; return; }                               \
+		if (KEY("args")) { x->args = v; return; }                               \
+		break;                                                                  \
+	}
+
+/* A key that matched nothing as written, decoded. An escape that spells a letter takes six
+ * bytes, so only a key of seven bytes or more can spell one of those with escapes. */
+static __attribute__((noinline)) void ev_member_escaped(rd *r, const char *key, size_t klen, slice v, ev *x)
+{
+	if (klen < 7 || !unescaped_key(r, &key, &klen))
+		return;
+	EV_KEYS(x, v)
+}
+
 static void ev_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
-	(void)r;
 	ev *x = ud;
-	switch (klen) { /* every event has these keys: the length decides before any compare */
-	case 2:
-		if (KEY("ph")) x->ph = v;
-		else if (KEY("ts")) x->ts = v;
-		break;
-	case 3:
-		if (KEY("cat")) x->cat = v;
-		else if (KEY("pid")) x->pid = v;
-		else if (KEY("tid")) x->tid = v;
-		else if (KEY("dur")) x->dur = v;
-		break;
-	case 4:
-		if (KEY("name")) x->name = v;
-		else if (KEY("args")) x->args = v;
-		break;
-	}
+	EV_KEYS(x, v)
+	ev_member_escaped(r, key, klen, v, x);
 }
 
 /* Columns grow together: every array of a struct of arrays gets the same new capacity. */
@@ -540,19 +581,31 @@ typedef struct memargs {
 	slice bytes, addr, talloc, tres, evidx, dtype, did;
 } memargs;
 
+/* The keys of a [memory] event's args: the member goes to its field, and the caller returns. */
+#define MEM_KEYS(m, v)                                                                       \
+	switch (klen) { /* the keys have different lengths */                               \
+	case 5: if (KEY("Bytes")) { m->bytes = v; return; } break;                          \
+	case 4: if (KEY("Addr")) { m->addr = v; return; } break;                            \
+	case 15: if (KEY("Total Allocated")) { m->talloc = v; return; } break;              \
+	case 14: if (KEY("Total Reserved")) { m->tres = v; return; } break;                 \
+	case 6: if (KEY("Ev Idx")) { m->evidx = v; return; } break;                         \
+	case 11: if (KEY("Device Type")) { m->dtype = v; return; } break;                   \
+	case 9: if (KEY("Device Id")) { m->did = v; return; } break;                        \
+	}
+
+/* A key that matched nothing as written, decoded (see ev_member). */
+static __attribute__((noinline)) void mem_member_escaped(rd *r, const char *key, size_t klen, slice v, memargs *m)
+{
+	if (klen < 9 || !unescaped_key(r, &key, &klen))
+		return;
+	MEM_KEYS(m, v)
+}
+
 static void mem_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
-	(void)r;
 	memargs *m = ud;
-	switch (klen) { /* the keys have different lengths */
-	case 5: if (KEY("Bytes")) m->bytes = v; break;
-	case 4: if (KEY("Addr")) m->addr = v; break;
-	case 15: if (KEY("Total Allocated")) m->talloc = v; break;
-	case 14: if (KEY("Total Reserved")) m->tres = v; break;
-	case 6: if (KEY("Ev Idx")) m->evidx = v; break;
-	case 11: if (KEY("Device Type")) m->dtype = v; break;
-	case 9: if (KEY("Device Id")) m->did = v; break;
-	}
+	MEM_KEYS(m, v)
+	mem_member_escaped(r, key, klen, v, m);
 }
 
 static uint64_t off_of(rd *r, const char *p)
@@ -822,8 +875,10 @@ static void add_memory(rd *r, ev *x, const char *evp, const int64_t *tsp)
 			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": %s", e, 0);
 			return;
 		}
-		if (neg)
-			uaddr = 0 - uaddr; /* written as a signed intptr_t: same bits */
+		if (neg && uaddr) { /* an address is never negative: no wrapping to 2^64 - 1 (issue 11) */
+			fail_at(r, off_of(r, m.addr.p), "[memory] event: \"Addr\": negative (an address is 0 or more)", 0, 0);
+			return;
+		}
 	}
 	if (dt < -32768 || dt > 32767 || di < INT32_MIN || di > INT32_MAX) {
 		fail_at(r, off_of(r, m.dtype.p), "[memory] event: device type or id out of range", 0, 0);
@@ -881,7 +936,15 @@ static uint32_t intern_cat(rd *r, slice v)
 	return id;
 }
 
-static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp)
+/* What a slice is, from its category (cat: compared as JSON means it, see plain). */
+static uint8_t slice_kind(slice cat)
+{
+	return slice_is(cat, "cpu_op") || slice_is(cat, "Operator") ? HM_SL_OP
+		: slice_is(cat, "user_annotation") ? HM_SL_ANNOTATION
+		: slice_is(cat, "python_function") ? HM_SL_PYTHON : HM_SL_OTHER;
+}
+
+static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp, uint8_t kind)
 {
 	int64_t ts, dur = 0;
 	if (!x->ts.p) {
@@ -894,9 +957,6 @@ static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp)
 		return;
 	if (x->dur.p && ts_field(r, x->dur, "dur", "slice (ph X)", &dur))
 		return;
-	uint8_t kind = slice_is(x->cat, "cpu_op") || slice_is(x->cat, "Operator") ? HM_SL_OP
-		: slice_is(x->cat, "user_annotation") ? HM_SL_ANNOTATION
-		: slice_is(x->cat, "python_function") ? HM_SL_PYTHON : HM_SL_OTHER;
 	uint32_t name = intern_str(r, x->name), cat = intern_cat(r, x->cat);
 	if (r->failed)
 		return;
@@ -914,8 +974,7 @@ static void add_slice(rd *r, ev *x, const char *evp, const int64_t *tsp)
 
 static void name_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
-	(void)r;
-	if (KEY("name"))
+	if (KEY("name") || (unescaped_key(r, &key, &klen) && KEY("name")))
 		*(slice *)ud = v;
 }
 
@@ -934,11 +993,29 @@ static void add_thread_name(rd *r, ev *x)
 	t->thread_name[th] = id;
 }
 
-static void not_an_event(rd *r, const char *p, const char *e)
+static void not_an_event(rd *r, const char *p)
 {
 	fail_at(r, off_of(r, p), r->top_array ? "not a Chrome trace: the top-level array holds %s, not event objects "
 						 "(export_memory_timeline output is not a trace)"
-					       : "an element of traceEvents is %s, not an event object", kind_of((slice){p, e}), 0);
+					       : "an element of traceEvents is %s, not an event object", kind_at(*p), 0);
+}
+
+/* The string s (quotes included) for comparing with literals: s itself, or when it has
+ * escapes (profilers write none, but "[m\u0065mory]" is "[memory]" in JSON: issue 11) its
+ * decoded text, quoted, in buf (cut to cap bytes: longer text equals no literal compared,
+ * and a prefix stays a prefix). */
+static slice plain(rd *r, slice s, char *buf, size_t cap)
+{
+	size_t n;
+	const char *d;
+	if (!s.p || !memchr(s.p + 1, '\\', (size_t)(s.q - s.p - 1)) || !(d = str_value(r, s.p, s.q, &n)))
+		return s;
+	if (n > cap - 2)
+		n = cap - 2;
+	buf[0] = '"';
+	memcpy(buf + 1, d, n);
+	buf[n + 1] = '"';
+	return (slice){buf, buf + n + 2};
 }
 
 /* What the event's fields say it is, and what is kept of it. */
@@ -961,23 +1038,49 @@ static void handle_event(rd *r, ev *xp, const char *p)
 	}
 	/* ph is one letter in every event a profiler writes */
 	char ph = x.ph.p && x.ph.q - x.ph.p == 3 ? x.ph.p[1] : 0;
+	char pb[8], nb[32], cb[64];
+	if (!ph && x.ph.p) {
+		slice d = plain(r, x.ph, pb, sizeof pb);
+		ph = d.q - d.p == 3 ? d.p[1] : 0;
+	}
+	/* The name decides only for these, the category only for slices; either is decoded only
+	 * where its text as written matches nothing. */
 	uint64_t *n = r->t->count;
-	if ((ph == 'i' || ph == 'I') && slice_is(x.name, "[memory]"))
-		add_memory(r, &x, p, tsp), n[HM_EV_MEMORY]++;
-	else if ((ph == 'i' || ph == 'I') && slice_is(x.name, "[OutOfMemory]"))
-		r->t->oom_events++, n[HM_EV_OOM]++;
-	else if (ph == 'X' && !device_side(x.cat))
-		add_slice(r, &x, p, tsp), n[HM_EV_HOST_SLICE]++;
-	else if (ph == 'X')
-		n[HM_EV_DEVICE_SLICE]++;
-	else if (ph == 'M' && slice_is(x.name, "thread_name"))
-		add_thread_name(r, &x), n[HM_EV_THREAD_NAME]++;
-	else if (ph == 'M')
-		n[HM_EV_METADATA]++;
-	else if (ph == 's' || ph == 'f' || ph == 't')
+	if (ph == 'i' || ph == 'I') {
+		slice name = x.name;
+		int mem = slice_is(name, "[memory]"), oom = !mem && slice_is(name, "[OutOfMemory]");
+		if (!mem && !oom && (name = plain(r, x.name, nb, sizeof nb)).p != x.name.p)
+			mem = slice_is(name, "[memory]"), oom = slice_is(name, "[OutOfMemory]");
+		if (mem)
+			add_memory(r, &x, p, tsp), n[HM_EV_MEMORY]++;
+		else if (oom)
+			r->t->oom_events++, n[HM_EV_OOM]++;
+		else
+			n[HM_EV_OTHER]++;
+	} else if (ph == 'X') {
+		slice cat = x.cat;
+		int dev = device_side(cat);
+		uint8_t kind = dev ? HM_SL_OTHER : slice_kind(cat);
+		if (!dev && kind == HM_SL_OTHER && (cat = plain(r, x.cat, cb, sizeof cb)).p != x.cat.p)
+			dev = device_side(cat), kind = dev ? HM_SL_OTHER : slice_kind(cat);
+		if (dev)
+			n[HM_EV_DEVICE_SLICE]++;
+		else
+			add_slice(r, &x, p, tsp, kind), n[HM_EV_HOST_SLICE]++;
+	} else if (ph == 'M') {
+		slice name = x.name;
+		int tn = slice_is(name, "thread_name");
+		if (!tn && (name = plain(r, x.name, nb, sizeof nb)).p != x.name.p)
+			tn = slice_is(name, "thread_name");
+		if (tn)
+			add_thread_name(r, &x), n[HM_EV_THREAD_NAME]++;
+		else
+			n[HM_EV_METADATA]++;
+	} else if (ph == 's' || ph == 'f' || ph == 't') {
 		n[HM_EV_FLOW]++;
-	else
+	} else {
 		n[HM_EV_OTHER]++;
+	}
 }
 
 const char *const hm_ev_kind_names[HM_EV_KINDS] = {
@@ -1123,7 +1226,12 @@ static int walk_event(rd *r, const char *p, const char *e, const tok *t, size_t 
 	for (;;) {
 		if (*c != '"')
 			goto bad;
+		/* A string that runs to e is not closed before the event's '}': the scanner saw the
+		 * quotes otherwise (a stray quote in a number, say), and the scans past it would leave
+		 * the event. */
 		const char *ks = c, *ke = quote_end(c, e);
+		if (ke >= e)
+			goto bad;
 		c = past_ws(ke);
 		if (*c != ':')
 			goto bad;
@@ -1131,6 +1239,8 @@ static int walk_event(rd *r, const char *p, const char *e, const tok *t, size_t 
 		slice v = {c, c};
 		if (*c == '"') {
 			v.q = quote_end(c, e);
+			if (v.q >= e)
+				goto bad;
 		} else if (*c == '{' || *c == '[') {
 			if (t == end || p + t->start != c)
 				goto bad;
@@ -1177,14 +1287,33 @@ static void slice_event(rd *r, const char *p, const char *e, const tok *t, size_
  * inflating thread and go back to it once parsed (hm_src_take, hm_src_give). Only the handler
  * touches the columns and tables; the scanner keeps to the buffers, the top level and
  * the cut-off fields. Errors stay in file order: every event the handler sees comes
- * before anything the scanner fails on, so the handler's error wins. */
+ * before anything the scanner fails on, so the handler's error wins.
+ *
+ * Who owns a batch (every function below keeps this; batch.owner asserts it):
+ * - A batch belongs to one party at a time: the free list, the scanner (p->cur only), the
+ *   queue of full batches, or the handler. Only its owner touches its buffer, containers
+ *   and event records; owner changes under the mutex.
+ * - While the scanner holds p->cur, r->buf/r->cap and r->tok/r->tokcap ARE that batch's
+ *   buffer and containers (the scanner may reallocate them); the batch's own fields are
+ *   written when it leaves the scanner (pipe_publish, pipe_finish), never read before.
+ * - The scanner takes its next batch before it publishes the full one, and copies what it
+ *   still needs (the unfinished event's containers, and on the plain-read path its bytes)
+ *   while both are its own. After publishing, it never reads or writes that batch again,
+ *   however soon the handler gives it back. (Publishing first let the scanner be handed
+ *   the batch it had just published and copy the unfinished event out of freed memory:
+ *   issue 11.)
+ * HMEM_TEST_SCHEDULE=lockstep (for tests) forces the tightest schedule: two batches only,
+ * and the handler gives each one back before the scanner goes on. */
 #define NBATCH 4
+
+enum batch_owner { B_FREE, B_SCANNER, B_QUEUED, B_HANDLER };
 
 typedef struct batch {
 	char *buf;
 	size_t cap;
 	int give; /* buf goes back to the source when parsed (hm_src_give) */
 	int walk; /* the scanner walked the members of these events (see pipe_publish) */
+	int owner; /* enum batch_owner; written under the mutex */
 	uint64_t base;
 	uint32_t *ev; /* REC(batch) numbers per event */
 	size_t nev, evcap;
@@ -1202,6 +1331,7 @@ typedef struct pipe {
 	int cur;                        /* the batch the scanner fills (its buf is r->buf) */
 	int end, stop;                  /* no more batches; the handler failed */
 	int walk;                       /* -1: the scanner walks members while the handler lags; 0, 1: never, always */
+	int lockstep, busy;             /* HMEM_TEST_SCHEDULE=lockstep; the handler holds a batch */
 	rd h;                           /* the handler's reader state */
 } pipe;
 
@@ -1230,8 +1360,10 @@ static void *handler(void *arg)
 		}
 		int k = p->full[p->headf];
 		p->headf = (p->headf + 1) % NBATCH, p->nfull--;
-		pthread_mutex_unlock(&p->mu);
 		batch *b = &p->b[k];
+		assert(b->owner == B_QUEUED);
+		b->owner = B_HANDLER, p->busy = 1;
+		pthread_mutex_unlock(&p->mu);
 		h->buf = b->buf, h->base = b->base;
 		for (size_t i = 0; i < b->nev && !h->failed; i++) {
 			uint32_t *e = b->ev + REC(b) * i;
@@ -1253,6 +1385,7 @@ static void *handler(void *arg)
 		pthread_mutex_lock(&p->mu);
 		if (h->failed)
 			p->stop = 1;
+		b->owner = B_FREE, p->busy = 0;
 		p->freel[p->nfree++] = k;
 		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
@@ -1294,30 +1427,50 @@ static void event_done(rd *r, size_t s, size_t e)
 
 /* Pass the current batch (its events are in r->buf, which goes with it; give: back to the
  * source when parsed) to the handler and make a free one current, with the containers of the
- * event in progress. A failed handler stops the scanner through r->failed (its error is
+ * event in progress and, unless keep is SIZE_MAX, the bytes of r->buf from keep on (in the
+ * new batch's buffer, which becomes r->buf). The order is the ownership rule above: take,
+ * copy, then publish. A failed handler stops the scanner through r->failed (its error is
  * the one reported). */
-static batch *pipe_publish(rd *r, int give)
+static batch *pipe_publish(rd *r, int give, size_t keep)
 {
 	pipe *p = r->pipe;
-	batch *b = &p->b[p->cur];
-	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = give;
-	tok *old_tok = r->tok;
-	b->tok = r->tok, b->tokcap = r->tokcap;
+	int k = p->cur;
+	batch *b = &p->b[k];
 	pthread_mutex_lock(&p->mu);
-	fifo_put(p->full, &p->nfull, p->headf, p->cur);
-	pthread_cond_broadcast(&p->cv);
 	while (!p->nfree)
 		pthread_cond_wait(&p->cv, &p->mu);
-	p->cur = p->freel[--p->nfree];
-	int stop = p->stop, behind = p->nfull >= 2; /* the handler has a batch waiting after this one */
+	int nk = p->freel[--p->nfree];
+	batch *n = &p->b[nk];
+	assert(nk != k && b->owner == B_SCANNER && n->owner == B_FREE);
+	n->owner = B_SCANNER;
 	pthread_mutex_unlock(&p->mu);
-	batch *n = &p->b[p->cur];
-	n->walk = p->walk < 0 ? behind : p->walk;
 	size_t part = r->ntok - r->tok0;
 	hm_grow(&n->tok, &n->tokcap, part + 64, sizeof *n->tok);
 	if (part)
-		memcpy(n->tok, old_tok + r->tok0, part * sizeof *n->tok);
+		memcpy(n->tok, r->tok + r->tok0, part * sizeof *n->tok);
+	if (keep != SIZE_MAX) {
+		if (n->cap < r->cap) {
+			free(n->buf);
+			n->buf = hm_xrealloc(NULL, r->cap);
+			n->cap = r->cap;
+		}
+		memcpy(n->buf, r->buf + keep, r->len - keep);
+	}
+	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = give;
+	b->tok = r->tok, b->tokcap = r->tokcap;
 	r->tok = n->tok, r->tokcap = n->tokcap, r->ntok = part, r->tok0 = 0;
+	if (keep != SIZE_MAX)
+		r->buf = n->buf, r->cap = n->cap;
+	pthread_mutex_lock(&p->mu);
+	b->owner = B_QUEUED;
+	fifo_put(p->full, &p->nfull, p->headf, k);
+	p->cur = nk;
+	pthread_cond_broadcast(&p->cv);
+	while (p->lockstep && (p->nfull || p->busy))
+		pthread_cond_wait(&p->cv, &p->mu);
+	int stop = p->stop, behind = p->nfull >= 2; /* the handler has a batch waiting after this one */
+	pthread_mutex_unlock(&p->mu);
+	n->walk = p->walk < 0 ? behind : p->walk;
 	if (stop) {
 		r->failed = 1;
 		r->eof = 1;
@@ -1332,34 +1485,23 @@ static int pipe_handover(rd *r, size_t keep)
 {
 	if (!r->pipe->b[r->pipe->cur].nev)
 		return 0;
-	char *old = r->buf;
-	size_t len = r->len;
-	batch *n = pipe_publish(r, 0);
-	if (n->cap < r->cap) {
-		free(n->buf);
-		n->buf = hm_xrealloc(NULL, r->cap);
-		n->cap = r->cap;
-	}
-	memcpy(n->buf, old + keep, len - keep);
-	r->buf = n->buf, r->cap = n->cap;
+	pipe_publish(r, 0, keep);
 	return 1;
 }
 
 /* r->buf is done with (its last bytes are copied to nb, which becomes r->buf): to the
- * handler with its events, or back to the source. The current batch then holds no buffer
- * (a spare one it had goes to the source too). */
+ * handler with its events, or back to the source. A spare buffer of the batch the scanner
+ * goes on in goes to the source too (nb is used instead). */
 static void pass_on(rd *r, char *nb, size_t ncap)
 {
-	batch *cur = r->pipe ? &r->pipe->b[r->pipe->cur] : NULL;
-	if (cur && cur->nev) {
-		cur = pipe_publish(r, 1);
+	pipe *p = r->pipe;
+	if (p && p->b[p->cur].nev) {
+		batch *n = pipe_publish(r, 1, SIZE_MAX);
+		if (n->buf)
+			hm_src_give(r->src, n->buf, n->cap), n->buf = NULL, n->cap = 0;
 	} else {
 		hm_src_give(r->src, r->buf, r->cap);
-		if (cur && cur->buf == r->buf)
-			cur->buf = NULL, cur->cap = 0;
 	}
-	if (cur && cur->buf)
-		hm_src_give(r->src, cur->buf, cur->cap), cur->buf = NULL, cur->cap = 0;
 	r->buf = nb, r->cap = ncap;
 }
 
@@ -1370,13 +1512,15 @@ static void pipe_start(rd *r)
 	p->h.buf = NULL, p->h.tok = NULL, p->h.scratch = NULL, p->h.scratch_cap = 0;
 	p->h.err = hm_xcalloc(1, r->errsz);
 	p->h.failed = 0, p->h.code = 0;
-	for (int i = 1; i < NBATCH; i++)
+	const char *sched = getenv("HMEM_TEST_SCHEDULE");
+	p->lockstep = sched && strcmp(sched, "lockstep") == 0;
+	for (int i = 1; i < (p->lockstep ? 2 : NBATCH); i++)
 		p->freel[p->nfree++] = i;
 	/* HMEM_WALK=handler or =scanner fixes which thread walks members, to compare them */
 	const char *w = getenv("HMEM_WALK");
 	p->walk = w && strcmp(w, "handler") == 0 ? 0 : w && strcmp(w, "scanner") == 0 ? 1 : -1;
 	p->b[0].walk = p->walk > 0;
-	p->b[0].buf = r->buf, p->b[0].cap = r->cap;
+	p->b[0].owner = B_SCANNER; /* its buffer and containers are r->buf and r->tok */
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	if (pthread_create(&p->thread, NULL, handler, p) != 0) {
@@ -1397,10 +1541,11 @@ static void pipe_finish(rd *r)
 	batch *b = &p->b[p->cur];
 	b->buf = r->buf, b->cap = r->cap, b->base = r->base, b->give = 0;
 	b->tok = r->tok, b->tokcap = r->tokcap;
-	r->tok = NULL; /* freed below with the batches */
+	r->buf = NULL, r->tok = NULL; /* freed below with the batches */
 	pthread_mutex_lock(&p->mu);
+	assert(b->owner == B_SCANNER);
 	if (b->nev)
-		fifo_put(p->full, &p->nfull, p->headf, p->cur);
+		b->owner = B_QUEUED, fifo_put(p->full, &p->nfull, p->headf, p->cur);
 	p->end = 1;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -1410,10 +1555,8 @@ static void pipe_finish(rd *r)
 		r->failed = 1, r->code = h->code;
 		snprintf(r->err, r->errsz, "%s", h->err);
 	}
-	/* r->buf is one of the batch buffers: all of them are freed here */
 	for (int i = 0; i < NBATCH; i++)
 		free(p->b[i].buf), free(p->b[i].ev), free(p->b[i].tok);
-	r->buf = NULL;
 	free(h->scratch);
 	free(h->err);
 	pthread_mutex_destroy(&p->mu);
@@ -1422,34 +1565,40 @@ static void pipe_finish(rd *r)
 	r->pipe = NULL;
 }
 
-/* The bytes between two events: white space, and one comma unless first. */
-static int gap_ok(rd *r, size_t from, size_t to, int first, int closing)
+/* The bytes [from, to) between two events: white space, and one comma unless first. A gap
+ * is checked in parts as the buffer refills (end 0), so a long run of white space is never
+ * held whole (issue 11); *comma carries the offset of the comma seen (UINT64_MAX: none yet).
+ * The last part (end 1) stops at the next event's '{' or, closing, at the ']'. */
+static int gap_ok(rd *r, size_t from, size_t to, int first, int closing, int end, uint64_t *comma)
 {
-	if (!first && !closing && from < to && r->buf[from] == ',') { /* the usual ",\n  " */
+	if (end && *comma == UINT64_MAX && !first && !closing && from < to && r->buf[from] == ',') { /* the usual ",\n  " */
 		size_t k = from + 1;
 		while (k < to && is_ws(r->buf[k]))
 			k++;
 		if (k == to)
 			return 1;
 	}
-	int comma = 0;
 	for (size_t k = from; k < to; k++) {
 		char c = r->buf[k];
-		if (c == ',' && !comma && !first && !closing) {
-			comma = 1;
+		if (is_ws(c))
+			continue;
+		if (c == ',' && *comma == UINT64_MAX && !first) {
+			*comma = r->base + k;
 			continue;
 		}
-		if (!is_ws(c)) {
-			if (c == ',' && closing)
-				fail_at(r, r->base + k, "a comma after the last event (not valid JSON)", 0, 0);
-			else if (c == ',')
-				fail_at(r, r->base + k, first ? "a comma before the first event" : "two commas between events", 0, 0);
-			else
-				not_an_event(r, r->buf + k, r->buf + to);
-			return 0;
-		}
+		if (c == ',')
+			fail_at(r, r->base + k, first ? "a comma before the first event" : "two commas between events", 0, 0);
+		else
+			not_an_event(r, r->buf + k);
+		return 0;
 	}
-	if (!comma && !first && !closing) {
+	if (!end)
+		return 1;
+	if (closing && *comma != UINT64_MAX) {
+		fail_at(r, *comma, "a comma after the last event (not valid JSON)", 0, 0);
+		return 0;
+	}
+	if (!closing && !first && *comma == UINT64_MAX) {
 		fail_at(r, r->base + to, "expected ',' or ']' between events", 0, 0);
 		return 0;
 	}
@@ -1467,6 +1616,7 @@ static void parse_events(rd *r)
 	r->pos++; /* '[' */
 	r->t->events_at = r->base + r->pos;
 	size_t i = r->pos, ev_start = 0, gap = r->pos, cont_start = 0;
+	uint64_t gap_at = r->base + gap, comma = UINT64_MAX; /* where the gap started; its comma (see gap_ok) */
 	int depth = 0, first = 1;
 	uint64_t esc_carry = 0, str_carry = 0; /* from the block before: next byte escaped; inside a string */
 	classify_fn classify = pick_classify();
@@ -1474,10 +1624,13 @@ static void parse_events(rd *r)
 	size_t cb_at = 1, cb_end = 0;
 	for (;;) {
 		if (i >= r->len) {
+			/* the gap so far first: an error in it comes before the end of the input */
+			if ((r->eof || r->failed) && !depth && !r->failed && !gap_ok(r, gap, i, first, 0, 0, &comma))
+				return;
 			if ((r->eof || r->failed) && r->keep_partial) {
 				/* A job killed while writing: keep every complete event before the cut. */
 				hm_trace *t = r->t;
-				t->cut_at = r->base + (depth ? ev_start : gap);
+				t->cut_at = depth ? r->base + ev_start : gap_at;
 				t->lost_bytes = r->base + r->len - t->cut_at;
 				if (!r->failed)
 					snprintf(r->err, r->errsz, "%s:%llu: the file ends inside %s (cut-off JSON: was the job killed "
@@ -1497,7 +1650,13 @@ static void parse_events(rd *r)
 			}
 		}
 		if (r->len - i < 64 && !r->eof && !r->failed) {
-			/* Whole blocks only until the end: the carries are right at a block's end. */
+			/* Whole blocks only until the end: the carries are right at a block's end. The gap
+			 * read so far is checked and let go. */
+			if (!depth) {
+				if (!gap_ok(r, gap, i, first, 0, 0, &comma))
+					return;
+				gap = i;
+			}
 			size_t shift = fill(r, depth ? ev_start : gap);
 			i -= shift, ev_start -= shift, gap -= shift, cont_start -= shift;
 			cb_at = 1, cb_end = 0; /* the bytes have moved */
@@ -1529,10 +1688,10 @@ static void parse_events(rd *r)
 			char c = buf[j];
 			if (c == '{' || c == '[') {
 				if (depth == 0) {
-					if (!gap_ok(r, gap, j, first, 0))
+					if (!gap_ok(r, gap, j, first, 0, 1, &comma))
 						return;
 					if (c == '[') {
-						not_an_event(r, r->buf + j, r->buf + r->len);
+						not_an_event(r, r->buf + j);
 						return;
 					}
 					ev_start = j;
@@ -1542,9 +1701,11 @@ static void parse_events(rd *r)
 				}
 				depth++;
 			} else if (depth == 0) { /* '}' or ']' between events */
-				if (c == '}' || !gap_ok(r, gap, j, first, 1)) {
-					if (c == '}' && !r->failed)
-						fail_at(r, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
+				/* the gap before it first, as it would have been checked in parts */
+				if (!gap_ok(r, gap, j, first, 1, c == ']', &comma))
+					return;
+				if (c == '}') {
+					fail_at(r, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
 					return;
 				}
 				r->pos = j + 1;
@@ -1556,6 +1717,7 @@ static void parse_events(rd *r)
 				if (r->failed)
 					return;
 				gap = j + 1;
+				gap_at = r->base + gap, comma = UINT64_MAX;
 				first = 0;
 			}
 		}
@@ -1566,7 +1728,7 @@ static void parse_events(rd *r)
 static void dist_member(rd *r, const char *key, size_t klen, slice v, void *ud)
 {
 	int64_t *rank = ud, x;
-	if (!KEY("rank"))
+	if (!KEY("rank") && !(unescaped_key(r, &key, &klen) && KEY("rank")))
 		return;
 	const char *s = v.p;
 	size_t n = (size_t)(v.q - v.p);
@@ -1611,8 +1773,10 @@ static void parse_top(rd *r)
 			if (scan_value(r, 1, &ks) < 0)
 				return;
 			size_t klen = r->pos - ks - 2;
-			int is_events = klen == 11 && memcmp(r->buf + ks + 1, "traceEvents", 11) == 0;
-			int is_dist = klen == 15 && memcmp(r->buf + ks + 1, "distributedInfo", 15) == 0;
+			const char *key = r->buf + ks + 1;
+			int is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
+			if (!is_events && !is_dist && unescaped_key(r, &key, &klen))
+				is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
 			if (peek(r) != ':') {
 				fail_at(r, r->base + r->pos, "expected ':' after a key", 0, 0);
 				return;
@@ -1641,6 +1805,10 @@ static void parse_top(rd *r)
 				}
 			} else if (is_events && c != 'n') {
 				fail_at(r, r->base + r->pos, "traceEvents is not an array", 0, 0);
+			} else if (is_events) {
+				/* null is no events; "nope" is no null (issue 11) */
+				if (scan_value(r, 1, &vs) == 0 && (r->pos - vs != 4 || memcmp(r->buf + vs, "null", 4) != 0))
+					fail_at(r, r->base + vs, "traceEvents is not valid JSON (expected an array or null)", 0, 0);
 			} else {
 				scan_value(r, 0, &vs);
 			}
