@@ -176,6 +176,10 @@ struct hm_src {
 	unsigned char in[1 << 17];
 	unsigned char peek[2]; /* the first bytes of the file, read to tell gzip from JSON */
 	unsigned npeek;        /* how many of them are still to be handed out */
+	char *dhead;           /* the first decoded bytes, read by hm_src_peek to tell formats apart */
+	size_t nhead, head_at; /* how many are still to be handed out, from where */
+	int peeked, held;      /* held: hm_src_peek met the end or an error (held_rc), said after head */
+	long held_rc;
 	uint64_t size, pos; /* pos: file bytes consumed (read with atomics across threads) */
 	char err[256];
 	/* the inflating thread */
@@ -442,7 +446,7 @@ static void start_thread(hm_src *s)
 		pthread_setname_np(s->thread, "hmem-inflate"); /* for perf and top */
 }
 
-long hm_src_read(hm_src *s, char *buf, size_t cap)
+static long src_read(hm_src *s, char *buf, size_t cap)
 {
 	if (!s->gzip)
 		return raw_read(s, buf, cap);
@@ -469,10 +473,52 @@ long hm_src_read(hm_src *s, char *buf, size_t cap)
 	return (long)n;
 }
 
+/* The bytes hm_src_peek looked at come first, then what follows them; an end or error met
+ * after some bytes is said on the next read (as every source says it again). */
+long hm_src_read(hm_src *s, char *buf, size_t cap)
+{
+	if (!s->nhead && !s->held)
+		return src_read(s, buf, cap);
+	size_t h = s->nhead < cap ? s->nhead : cap;
+	memcpy(buf, s->dhead + s->head_at, h);
+	s->head_at += h, s->nhead -= h;
+	if (s->held)
+		return h ? (long)h : s->held_rc;
+	if (h == cap)
+		return (long)h;
+	long m = src_read(s, buf + h, cap - h);
+	if (m > 0)
+		return (long)h + m;
+	s->held = 1, s->held_rc = m;
+	return (long)h;
+}
+
+/* One read of a size the source reads anyway (a gzip stream inflated into a few bytes at
+ * a time ends its reads elsewhere), again while it gives fewer than 16 bytes. */
+#define PEEK_BYTES (64u << 10)
+
+size_t hm_src_peek(hm_src *s, const unsigned char **head)
+{
+	if (!s->peeked) {
+		s->peeked = 1;
+		s->dhead = hm_xrealloc(NULL, PEEK_BYTES);
+		while (s->nhead < 16) {
+			long m = src_read(s, s->dhead + s->nhead, PEEK_BYTES - s->nhead);
+			if (m <= 0) {
+				s->held = 1, s->held_rc = m;
+				break;
+			}
+			s->nhead += (size_t)m;
+		}
+	}
+	*head = (const unsigned char *)s->dhead + s->head_at;
+	return s->nhead;
+}
+
 /* The inflated bytes are handed over in the buffer they were inflated into: no copy. */
 long hm_src_take(hm_src *s, char **buf, size_t *cap, size_t *at)
 {
-	if (!s->threaded)
+	if (!s->threaded || s->nhead)
 		return -2;
 	pthread_mutex_lock(&s->mu);
 	while (!s->slots[s->head].full)
@@ -527,6 +573,7 @@ void hm_src_close(hm_src *s)
 	}
 	for (int i = 0; i < NSLOT; i++)
 		free(s->slots[i].buf);
+	free(s->dhead);
 	if (s->started) {
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);

@@ -22,6 +22,10 @@ typedef struct hm_src hm_src;
 hm_src *hm_src_open(const char *path, char *err, size_t errsz);
 /* The same; threaded 0 inflates on the caller's thread instead of its own. */
 hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t errsz);
+/* The first decoded bytes (at least 16 unless the data ends or fails first), to tell input
+ * formats apart; they stay to be read. *head points into the source, valid until the next
+ * read. Call it before the first read, or not at all. */
+size_t hm_src_peek(hm_src *s, const unsigned char **head);
 /* Read up to cap bytes of JSON; returns 0 at the end, -1 on error (hm_src_error says why). */
 long hm_src_read(hm_src *s, char *buf, size_t cap);
 /* Without copying (a gzip file inflating on its own thread, between buffers; else

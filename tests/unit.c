@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "analyze.h"
 #include "input.h"
+#include "jscan.h"
+#include "store.h"
 #include "timeline.h"
 #include "trace.h"
 #include "util.h"
@@ -230,6 +232,113 @@ static void num_err(const char *name, const char *text, int scale, int round)
 	int64_t v = 0;
 	const char *e = hm_num_i64(text, strlen(text), scale, round, &v);
 	check(e != NULL, name, "\"%s\" (scale %d, round %d) was accepted as %" PRId64, text, scale, round, v);
+}
+
+/* ---------------------------------------------------------------- jscan and store */
+
+/* text copied into a zeroed buffer with the padding the scans may read past its end */
+static const char *padded(char *buf, size_t cap, const char *text)
+{
+	memset(buf, 0, cap);
+	memcpy(buf, text, strlen(text));
+	return buf;
+}
+
+typedef struct keys_seen {
+	int n;
+	char keys[128];
+} keys_seen;
+
+static void note_key(void *ud, const char *key, size_t klen, hm_slice v)
+{
+	keys_seen *k = ud;
+	k->n++;
+	snprintf(k->keys + strlen(k->keys), sizeof k->keys - strlen(k->keys), "%.*s=%.*s;", (int)klen, key,
+		 (int)(v.q - v.p), v.p);
+}
+
+/* The reader's helpers on buffers alone, no threads (issue 13): the expected values are
+ * worked out by hand from the text. */
+static void test_jscan(void)
+{
+	char buf[256];
+	/* One 64-byte block: the brackets outside strings are the object's two and the array's
+	 * two; the '{' inside "x{" and the escaped quote do not count. */
+	const char *t = padded(buf, sizeof buf, "{\"a\\\"b\": \"x{\", \"c\": [1, 2]}");
+	hm_jscan_blk b = hm_jscan_classify64((const unsigned char *)t);
+	uint64_t carry = 0;
+	uint64_t quotes = b.quote & ~hm_jscan_escaped(b.bslash, &carry);
+	uint64_t in_str = hm_jscan_prefix_xor(quotes);
+	uint64_t br = b.bracket & ~in_str, want = 0;
+	for (size_t i = 0; t[i]; i++)
+		if (i == 0 || i == strlen(t) - 1 || t[i] == '[' || t[i] == ']')
+			want |= UINT64_C(1) << i;
+	check(br == want, "jscan: brackets in strings and escaped quotes are not structure", "got %#llx, want %#llx",
+	      (unsigned long long)br, (unsigned long long)want);
+	hm_jscan_blk cb[1];
+	hm_jscan_pick_classify()((const unsigned char *)t, 1, cb);
+	check(cb[0].quote == b.quote && cb[0].bslash == b.bslash && cb[0].bracket == b.bracket,
+	      "jscan: the picked block classifier agrees with the baseline", "masks differ");
+
+	t = padded(buf, sizeof buf, "\"ab\\\"c\" ,");
+	check(hm_jscan_quote_end(t, t + strlen(t)) == t + 7, "jscan: a string's end is past its closing quote, not an escaped one",
+	      "got %td", hm_jscan_quote_end(t, t + strlen(t)) - t);
+	check(hm_jscan_scalar_end(padded(buf, sizeof buf, "-12.5e3 }")) == buf + 7, "jscan: a number ends at white space",
+	      "got %td", hm_jscan_scalar_end(buf) - buf);
+
+	const struct { const char *text; int64_t ns; int ok; } ns[] = {
+		{"1.5", 1500, 1}, {"123456789012.345", 123456789012345, 1}, {"7", 7000, 1}, {"1e3", 1000000, 1},
+		{"0.0005", 1, 1}, {"01.5", 0, 0}, {"1.", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+		int64_t v = -1;
+		const char *e = hm_jscan_ns(ns[i].text, ns[i].text + strlen(ns[i].text), &v);
+		char name[128];
+		snprintf(name, sizeof name, "jscan: \"%s\" µs is %s", ns[i].text, ns[i].ok ? "exact ns" : "refused");
+		check(ns[i].ok ? !e && v == ns[i].ns : e != NULL, name, "got %lld (%s)", (long long)v, e ? e : "no error");
+	}
+	int64_t v = 0;
+	check(!hm_jscan_int("-42", "-42" + 3, &v) && v == -42, "jscan: -42 is an integer", "got %lld", (long long)v);
+	check(hm_jscan_int("4.5", "4.5" + 3, &v) != NULL, "jscan: 4.5 is no integer", "accepted");
+
+	hm_jscan_scratch sc = {0};
+	size_t n = 0;
+	const char *q = "\"a\\u00e9\\n\\ud83d\\ude00\"";
+	const char *d = hm_jscan_unescape(&sc, q, q + strlen(q), &n);
+	check(d && n == 8 && memcmp(d, "a\xc3\xa9\n\xf0\x9f\x98\x80", 8) == 0,
+	      "jscan: escapes decode to UTF-8 (a surrogate pair to one character)", "n=%zu", n);
+	q = "\"bad \\x\"";
+	check(hm_jscan_unescape(&sc, q, q + strlen(q), &n) == NULL, "jscan: an unknown escape is refused", "accepted");
+	free(sc.buf);
+
+	keys_seen k = {0};
+	t = padded(buf, sizeof buf, "{ \"a\": 1, \"b\" : {\"x\": [2]}, \"c\":\"s\"}");
+	const char *bad = hm_jscan_members(t, t + strlen(t), note_key, &k);
+	check(!bad && k.n == 3 && strcmp(k.keys, "a=1;b={\"x\": [2]};c=\"s\";") == 0,
+	      "jscan: members are walked in order, nested values whole", "bad=%s keys=%s", bad ? bad : "-", k.keys);
+	k = (keys_seen){0};
+	t = padded(buf, sizeof buf, "{\"a\": 1 \"b\": 2}");
+	bad = hm_jscan_members(t, t + strlen(t), note_key, &k);
+	check(bad == t + 8, "jscan: a missing comma is reported where it is missing", "at %td", bad ? bad - t : -1);
+}
+
+/* The store grows its columns together and keeps what was appended (issue 13). */
+static void test_store(void)
+{
+	hm_trace *t = hm_store_new("x.json");
+	uint32_t a = hm_store_name(t, "aten::add", 9), th = hm_store_thread(t, "1\x1f" "2", 3);
+	for (int i = 0; i < 3000; i++) {
+		hm_mem_event e = {i, i % 2 ? -64 : 64, HM_NONE, HM_NONE, i, 0x1000u + (uint64_t)i, 1, 1, 0, th};
+		hm_store_add_mem(t, &e);
+		hm_store_add_slice(t, i, -5, a, a, th, HM_SL_OP);
+	}
+	hm_store_name_thread(t, 4, a);
+	int ok = t->mem.n == 3000 && t->mem.cap >= 3000 && t->sl.n == 3000 && t->mem.ts[2999] == 2999 &&
+		 t->mem.bytes[2999] == -64 && t->mem.addr[1500] == 0x1000u + 1500 && t->mem.ev_idx[7] == 7 &&
+		 t->sl.dur[10] == 0 && t->sl.kind[2999] == HM_SL_OP && t->thread_name[4] == a && t->thread_name[0] == UINT32_MAX &&
+		 t->rank == HM_NONE && t->first_ts == HM_NONE;
+	check(ok, "store: appends past the first growth keep every row, negative durations stored as 0", "n=%zu", t->mem.n);
+	hm_store_free(t);
 }
 
 static void test_numbers(void)
@@ -1859,6 +1968,57 @@ static unsigned char *gz_member(const char *data, size_t n, size_t pad, size_t *
 	return o;
 }
 
+/* hm_src_peek (issue 13: the reader is chosen by the first decoded bytes): the bytes looked
+ * at are read again, and where a read stops or fails is the same as without the look. */
+static void test_src_peek(void)
+{
+	char err[512];
+	sb big = {0};
+	for (int i = 0; i < 30000; i++)
+		sb_printf(&big, "{\"i\": %d},\n", i);
+	write_file(tpath("peek.json"), big.p, big.n);
+	write_gz(tpath("peek.json.gz"), big.p, big.n);
+	const char *files[] = {"peek.json", "peek.json.gz", "peek.json.gz"};
+	for (int f = 0; f < 3; f++) {
+		hm_src *s = hm_src_open_threads(tpath(files[f]), f == 2, err, sizeof err);
+		const unsigned char *head = NULL;
+		size_t nh = s ? hm_src_peek(s, &head) : 0;
+		int head_ok = nh >= 16 && memcmp(head, big.p, 16) == 0;
+		sb out = {0};
+		long n = s ? src_slurp(s, 1000, &out) : -2;
+		char name[160];
+		snprintf(name, sizeof name, "src: after a peek at the start, %s%s is read byte for byte", files[f],
+			 f == 2 ? " (inflating thread)" : "");
+		check(head_ok && n == (long)big.n && memcmp(out.p, big.p, big.n) == 0, name, "nh=%zu n=%ld", nh, n);
+		sb_free(&out);
+		hm_src_close(s);
+	}
+	/* a gzip stream cut short: the same bytes, then the same error, peeked or not */
+	size_t cut = 300;
+	FILE *g = fopen(tpath("peek.json.gz"), "rb");
+	char *z = hm_xrealloc(NULL, cut);
+	size_t zn = g ? fread(z, 1, cut, g) : 0;
+	if (g)
+		fclose(g);
+	write_file(tpath("peek_cut.json.gz"), z, zn);
+	free(z);
+	char e1[600] = "", e2[600] = "";
+	long n1 = -2, n2 = -2;
+	for (int peek = 0; peek < 2; peek++) {
+		hm_src *s = hm_src_open_threads(tpath("peek_cut.json.gz"), 0, err, sizeof err);
+		const unsigned char *head;
+		if (s && peek)
+			hm_src_peek(s, &head);
+		long n = s ? src_slurp(s, 1 << 19, NULL) : -2;
+		snprintf(peek ? e2 : e1, sizeof e1, "%s", s ? hm_src_error(s) : err);
+		*(peek ? &n2 : &n1) = n;
+		hm_src_close(s);
+	}
+	check(n1 == -1 && n2 == -1 && strcmp(e1, e2) == 0 && strstr(e1, "truncated"),
+	      "src: a cut gzip stream fails the same way after a peek", "%ld \"%s\" / %ld \"%s\"", n1, e1, n2, e2);
+	sb_free(&big);
+}
+
 static void test_src(void)
 {
 	char err[512];
@@ -2276,6 +2436,8 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_numbers();
+	test_jscan();
+	test_store();
 	test_format();
 	test_strtab();
 	test_trace_generations();
@@ -2294,6 +2456,7 @@ int main(void)
 	} else {
 		test_expand();
 		test_src();
+		test_src_peek();
 		test_trace_read();
 		test_trace_handoff();
 		nftw(g_tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -1,10 +1,14 @@
 /* libFuzzer target over the JSON reader alone: hm_trace_parse on in-memory text (issue 6,
  * "Fuzzing"). The reader must load the input or fail with "name:offset: what"; anything
- * else (a sanitizer report, a crash, a hang) is a bug.
+ * else (a sanitizer report, a crash, a hang) is a bug. The scanning helpers are checked on
+ * the same bytes without threads (issue 13): the block classifier the CPU picks agrees with
+ * the baseline one, the fast number paths agree with the general parser, and a member walk
+ * stays inside its object.
  *
  * Built by `make fuzz` with -fsanitize=fuzzer,address,undefined. Linked with
  * tests/fuzz/replay.c instead of libFuzzer, it runs files given on the command line (the
  * regression replay of tests/run). */
+#include "jscan.h"
 #include "trace.h"
 
 #include <stdio.h>
@@ -30,8 +34,49 @@ bad:
 	abort();
 }
 
+static void count_member(void *ud, const char *key, size_t klen, hm_slice v)
+{
+	(void)ud;
+	if (!key || v.q < v.p || (klen && !key))
+		abort();
+}
+
+static void check_jscan(const uint8_t *data, size_t size)
+{
+	char *buf = calloc(1, size + HM_JSCAN_PAD);
+	if (!buf)
+		abort();
+	memcpy(buf, data, size);
+	hm_jscan_blk blk[4];
+	size_t nb = size / 64 < 4 ? size / 64 : 4;
+	hm_jscan_pick_classify()((const unsigned char *)buf, nb, blk);
+	for (size_t k = 0; k < nb; k++) {
+		hm_jscan_blk b = hm_jscan_classify64((const unsigned char *)buf + 64 * k);
+		if (b.quote != blk[k].quote || b.bslash != blk[k].bslash || b.bracket != blk[k].bracket)
+			abort();
+	}
+	if (size && size < 40) {
+		int64_t fast = 0, gen = 0;
+		const char *ef = hm_jscan_ns(buf, buf + size, &fast), *eg = hm_num_i64(buf, size, 3, 1, &gen);
+		if (!ef != !eg || (!ef && fast != gen))
+			abort();
+		ef = hm_jscan_int(buf, buf + size, &fast), eg = hm_num_i64(buf, size, 0, 0, &gen);
+		if (!ef != !eg || (!ef && fast != gen))
+			abort();
+	}
+	/* a complete object (its last byte a '}' no string hides: the object the scanner would
+	 * hand over is checked by the reader; here only that the walk stays inside) */
+	if (size >= 2 && buf[0] == '{' && buf[size - 1] == '}') {
+		const char *bad = hm_jscan_members(buf, buf + size, count_member, NULL);
+		if (bad && (bad < buf || bad > buf + size))
+			abort();
+	}
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	check_jscan(data, size);
 	char err[1024] = "";
 	hm_trace *t = hm_trace_parse("fuzz", (const char *)data, size, err, sizeof err);
 	if (!t) {

@@ -1,0 +1,385 @@
+/* jscan: the JSON reader's pure helpers: 64-byte structural blocks (quotes, backslashes,
+ * brackets), string ends and escapes, white space, exact numbers, member walks. No state,
+ * no threads, no allocation except the caller's unescape scratch: each can be unit-tested
+ * and fuzzed on a buffer alone. Plain C, no Lua.
+ *
+ * Ownership: every function reads text the caller owns and returns pointers into it, or
+ * into the caller's hm_jscan_scratch (valid until the next call with that scratch; the
+ * caller frees scratch.buf). Buffers given to the scans below must have HM_JSCAN_PAD
+ * readable bytes after their end (the block scan reads 64 bytes at a time, the white
+ * space and number scans 16) and hold complete values (an event ends with its '}').
+ *
+ * The hot helpers are static inline here: they are called per member of every event, and
+ * a call across files there costs measurably (README "Performance"). */
+#ifndef HM_JSCAN_H
+#define HM_JSCAN_H
+
+#include "util.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define HM_JSCAN_PAD 64
+
+/* The value text [p, q); p == NULL when absent. */
+typedef struct hm_slice {
+	const char *p, *q;
+} hm_slice;
+
+/* s is the string literal lit (a length known at compile time: the compare is inlined) */
+#define HM_SLICE_IS(s, lit) \
+	((s).p && (size_t)((s).q - (s).p) == sizeof lit + 1 && *(s).p == '"' && memcmp((s).p + 1, lit, sizeof lit - 1) == 0)
+
+/* A depth-1 container of an event (args, mostly): its brackets, as offsets from the
+ * event's start, so they survive the buffer moving. */
+typedef struct hm_jtok {
+	uint32_t start, end;
+} hm_jtok;
+
+/* The containers from i on; NULL while there are none (NULL + 0 is undefined behaviour). */
+static inline const hm_jtok *hm_jscan_tok_at(const hm_jtok *v, size_t i)
+{
+	return v ? v + i : NULL;
+}
+
+/* ---- structural blocks ---- */
+
+/* Sixty-four bytes at a time, the masks of their quotes, backslashes and brackets ('{',
+ * '}', '[', ']': '[' and ']' are '{' and '}' with bit 0x20 clear). */
+typedef struct hm_jscan_blk {
+	uint64_t quote, bslash, bracket;
+} hm_jscan_blk;
+
+static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
+{
+	hm_jscan_blk b = {0, 0, 0};
+#ifdef __SSE2__
+	const __m128i q = _mm_set1_epi8('"'), s = _mm_set1_epi8('\\'), o = _mm_set1_epi8('{'), c = _mm_set1_epi8('}'),
+		      x = _mm_set1_epi8(0x20);
+	for (int k = 0; k < 4; k++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+		__m128i w = _mm_or_si128(v, x);
+		b.quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) << (16 * k);
+		b.bslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, s)) << (16 * k);
+		b.bracket |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(w, o), _mm_cmpeq_epi8(w, c)))
+			     << (16 * k);
+	}
+#else
+	for (int k = 0; k < 64; k++) {
+		unsigned char ch = p[k] | 0x20;
+		b.quote |= (uint64_t)(p[k] == '"') << k;
+		b.bslash |= (uint64_t)(p[k] == '\\') << k;
+		b.bracket |= (uint64_t)(ch == '{' || ch == '}') << k;
+	}
+#endif
+	return b;
+}
+
+/* Classify n whole blocks from p into out[0, n): one call per run of blocks, so the choice
+ * between instruction sets costs nothing per block. */
+#define HM_JSCAN_CHUNK 64
+typedef void (*hm_jscan_classify_fn)(const unsigned char *p, size_t n, hm_jscan_blk *out);
+
+/* The best classifier for this CPU (AVX-512BW where present); HMEM_SIMD=base keeps to the
+ * baseline code (SSE2 on x86-64), to compare the two. Thread-safe. */
+hm_jscan_classify_fn hm_jscan_pick_classify(void);
+
+/* The bytes escaped by a backslash (the byte after an odd run of them), carried across
+ * blocks in *carry (simdjson's method: runs starting on even and odd bits are told apart
+ * with one addition). */
+static inline uint64_t hm_jscan_escaped(uint64_t bs, uint64_t *carry)
+{
+	if (!bs && !*carry)
+		return 0;
+	const uint64_t even = 0x5555555555555555ull;
+	uint64_t esc = *carry;
+	bs &= ~esc; /* a backslash that is itself escaped starts no run */
+	uint64_t follows = bs << 1 | esc;
+	uint64_t odd_starts = bs & ~even & ~follows, seq_even;
+	*carry = __builtin_add_overflow(odd_starts, bs, &seq_even);
+	return ((even ^ (seq_even << 1)) & follows);
+}
+
+/* Bit i set from an opening quote up to (not including) its closing quote. */
+static inline uint64_t hm_jscan_prefix_xor(uint64_t x)
+{
+	x ^= x << 1, x ^= x << 2, x ^= x << 4;
+	x ^= x << 8, x ^= x << 16, x ^= x << 32;
+	return x;
+}
+
+/* ---- strings, white space, scalars ---- */
+
+/* The closing quote of a string whose body starts at p, or NULL if [p, e) ends first.
+ * memchr finds candidate quotes; a quote preceded by an odd run of backslashes is escaped. */
+static inline const char *hm_jscan_string_end(const char *p, const char *e)
+{
+	for (;;) {
+		const char *q = memchr(p, '"', (size_t)(e - p));
+		if (!q)
+			return NULL;
+		const char *b = q;
+		while (b > p && b[-1] == '\\')
+			b--;
+		if ((q - b) % 2 == 0)
+			return q;
+		p = q + 1;
+	}
+}
+
+/* Bytes that end a number or literal: ',', '}', ']', white space (and NUL, a stop). */
+static const unsigned char hm_jscan_ends_scalar[256] = {
+	[0] = 1, [','] = 1, ['}'] = 1, [']'] = 1, [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1,
+};
+
+static const unsigned char hm_jscan_ws_byte[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+
+static inline int hm_jscan_is_ws(char c)
+{
+	return hm_jscan_ws_byte[(unsigned char)c];
+}
+
+/* Past the white space at p (which stops before the end of the buffer: an event ends with
+ * '}' and the buffer has PAD bytes more). Mostly there is none or one space; a new line
+ * and its indent are crossed sixteen bytes at a time. */
+static inline const char *hm_jscan_past_ws(const char *p)
+{
+	if (!hm_jscan_is_ws(*p))
+		return p;
+	if (!hm_jscan_is_ws(*++p))
+		return p;
+#ifdef __SSE2__
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	while (hm_jscan_is_ws(*p))
+		p++;
+	return p;
+#endif
+}
+
+/* Past the closing quote of the string whose opening quote is at p, within [p, e): keys
+ * and short values sixteen bytes at a time; a backslash hands over to string_end. */
+static inline const char *hm_jscan_quote_end(const char *p, const char *e)
+{
+#ifdef __SSE2__
+	for (const char *s = p + 1; e - s >= 16; s += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+		unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+		unsigned b = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+		if (b && (!q || __builtin_ctz(b) < __builtin_ctz(q)))
+			break;
+		if (q)
+			return s + __builtin_ctz(q) + 1;
+	}
+#endif
+	const char *q = hm_jscan_string_end(p + 1, e);
+	return q ? q + 1 : e;
+}
+
+/* The end of the number or literal at p: the first byte of ends_scalar. */
+static inline const char *hm_jscan_scalar_end(const char *p)
+{
+#ifdef __SSE2__
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i a = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')), _mm_cmpeq_epi8(v, _mm_set1_epi8('}'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(']')), _mm_cmpeq_epi8(v, _mm_setzero_si128())));
+		__m128i b = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(a, b));
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	while (!hm_jscan_ends_scalar[(unsigned char)*p])
+		p++;
+	return p;
+#endif
+}
+
+/* End of the value starting at p (which is complete in [p, e)); e when it is not. */
+const char *hm_jscan_skip(const char *p, const char *e);
+
+/* Where unescaped strings go; the caller owns buf (free it), zero-initialised to start. */
+typedef struct hm_jscan_scratch {
+	char *buf;
+	size_t cap;
+} hm_jscan_scratch;
+
+/* The string value [p, q) with its escapes decoded (\uXXXX to UTF-8, lone surrogates to
+ * U+FFFD), into s. Returns NULL on a bad escape. */
+const char *hm_jscan_unescape(hm_jscan_scratch *s, const char *p, const char *q, size_t *len);
+
+/* The string value [p, q) including quotes, decoded: points into the text when it has no
+ * escapes, else into s. Returns NULL on a bad escape. */
+static inline const char *hm_jscan_str(hm_jscan_scratch *s, const char *p, const char *q, size_t *len)
+{
+	if (!memchr(p + 1, '\\', (size_t)(q - p - 2))) {
+		*len = (size_t)(q - p - 2);
+		return p + 1;
+	}
+	return hm_jscan_unescape(s, p, q, len);
+}
+
+/* What a JSON value is, from its first byte ("a string", "an object", ...). */
+const char *hm_jscan_kind_at(char c);
+/* What the whole value s is: true, false and null only as those exact words ("nan" is
+ * no null: issue 11), else "not valid JSON". */
+const char *hm_jscan_kind_of(hm_slice s);
+
+/* The value starts like a string, container or literal, not a number. */
+static inline int hm_jscan_not_number(const char *p)
+{
+	return *p == '"' || *p == '{' || *p == '[' || *p == 't' || *p == 'f' || *p == 'n';
+}
+
+/* ---- members ---- */
+
+/* Walk the members of the object [p, e) (complete, ending with its '}'); calls fn for each
+ * key (its text as written, without quotes) and value. Returns NULL, or the position of a
+ * syntax error. */
+typedef void (*hm_jscan_member_fn)(void *ud, const char *key, size_t klen, hm_slice val);
+
+static inline const char *hm_jscan_members(const char *p, const char *e, hm_jscan_member_fn fn, void *ud)
+{
+	/* [p, e) ends with its '}', where the white space and number scans stop at the latest */
+	p = hm_jscan_past_ws(p + 1);
+	if (p < e && *p == '}')
+		return NULL;
+	for (;;) {
+		if (p >= e || *p != '"')
+			return p;
+		const char *kq = hm_jscan_quote_end(p, e);
+		if (kq > e || kq[-1] != '"')
+			return p;
+		const char *v = hm_jscan_past_ws(kq);
+		if (v >= e || *v != ':')
+			return v;
+		v = hm_jscan_past_ws(v + 1);
+		const char *ve = *v == '"' ? hm_jscan_quote_end(v, e) : *v == '{' || *v == '[' ? hm_jscan_skip(v, e)
+											: hm_jscan_scalar_end(v);
+		if (v >= e || ve == v)
+			return v;
+		fn(ud, p + 1, (size_t)(kq - p - 2), (hm_slice){v, ve});
+		p = hm_jscan_past_ws(ve);
+		if (p < e && *p == ',') {
+			p = hm_jscan_past_ws(p + 1);
+			continue;
+		}
+		if (p < e && *p == '}')
+			return NULL;
+		return p;
+	}
+}
+
+/* ---- numbers ---- */
+
+/* Eight digits at a time (SWAR: all eight are '0'..'9'). */
+static inline int hm_jscan_swar8_digits(uint64_t w)
+{
+	return ((w & 0xf0f0f0f0f0f0f0f0ull) | (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) ==
+	       0x3333333333333333ull;
+}
+
+static inline uint64_t hm_jscan_swar8_value(uint64_t w)
+{
+	w -= 0x3030303030303030ull;
+	w = (w * 10) + (w >> 8);
+	return (((w & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
+		(((w >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >> 32;
+}
+
+/* Eight digits at a time while they last, at most max digits in all (fewer when the text
+ * ends); *v accumulates them. */
+static inline const char *hm_jscan_digits8(const char *p, const char *e, long max, int64_t *v)
+{
+	const char *s = p;
+	uint64_t w;
+	while (e - p >= 8 && (p - s) + 8 <= max) {
+		memcpy(&w, p, 8);
+		if (!hm_jscan_swar8_digits(w))
+			break;
+		*v = *v * 100000000 + (int64_t)hm_jscan_swar8_value(w);
+		p += 8;
+	}
+	return p;
+}
+
+/* Exact µs text [p, e) to ns: the common form (digits, up to three decimals) here, anything
+ * else through hm_num_i64. Returns NULL, or hm_num_i64's message. */
+static inline const char *hm_jscan_ns(const char *p, const char *e, int64_t *out)
+{
+	/* The form profilers write, up to 15 digits then '.' and three (ns): the digits
+	 * without the point, right-aligned in 24 zeros, are the ns, eight at a time. */
+	size_t len = (size_t)(e - p), ip = len - 4;
+	if (len >= 5 && len <= 19 && p[ip] == '.' && (p[0] != '0' || ip == 1)) {
+		char d[24];
+		memset(d, '0', sizeof d);
+		memcpy(d + 21 - ip, p, ip);
+		memcpy(d + 21, p + ip + 1, 3);
+		uint64_t a, b, c;
+		memcpy(&a, d, 8), memcpy(&b, d + 8, 8), memcpy(&c, d + 16, 8);
+		if (hm_jscan_swar8_digits(a) && hm_jscan_swar8_digits(b) && hm_jscan_swar8_digits(c)) {
+			*out = (int64_t)((hm_jscan_swar8_value(a) * 100000000 + hm_jscan_swar8_value(b)) * 100000000 +
+					 hm_jscan_swar8_value(c));
+			return NULL;
+		}
+	}
+	int64_t v = 0;
+	const char *s = p;
+	p = hm_jscan_digits8(p, e, 16, &v);
+	while (p < e && *p >= '0' && *p <= '9' && p - s < 16)
+		v = v * 10 + (*p++ - '0');
+	/* Sixteen digits of µs can pass INT64_MAX / 1000, and v * 1000 (or the decimals
+	 * below) would overflow: the general parser gives the exact value or the range error. */
+	if (v >= INT64_MAX / 1000)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	int frac = 0;
+	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
+		p++;
+		while (p < e && *p >= '0' && *p <= '9' && frac < 3)
+			v = v * 10 + (*p++ - '0'), frac++;
+		if (frac == 0)
+			return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	} else if (p > s && s[0] == '0' && p - s > 1) {
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	}
+	if (p != e || p == s)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	static const int64_t scale[] = {1000, 100, 10, 1};
+	*out = v * scale[frac];
+	return NULL;
+}
+
+/* Integer text [p, e): a plain optional '-' and up to 18 digits here; anything else goes
+ * through hm_num_i64, which knows exponents and 64-bit limits. Returns NULL or its message. */
+static inline const char *hm_jscan_int(const char *p, const char *e, int64_t *out)
+{
+	const char *s = p;
+	int neg = p < e && *p == '-';
+	p += neg;
+	int64_t v = 0;
+	const char *d = p;
+	p = hm_jscan_digits8(p, e, 18, &v);
+	while (p < e && *p >= '0' && *p <= '9' && p - d < 18)
+		v = v * 10 + (*p++ - '0');
+	if (p != e || p == d || (*d == '0' && p - d > 1))
+		return hm_num_i64(s, (size_t)(e - s), 0, 0, out);
+	*out = neg ? -v : v;
+	return NULL;
+}
+
+#endif

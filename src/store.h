@@ -1,0 +1,180 @@
+/* store: the columns one trace file becomes, whatever its format: [memory] events and host
+ * slices as structs of arrays (index = file order), the interned names and threads, and
+ * what was counted and skipped. A reader (kineto.c; one file per input format) creates a
+ * store, appends to it, and hands it on; nothing else writes it. Plain C, no Lua.
+ *
+ * Ownership: hm_store_new returns a store its caller owns; every array and string in it
+ * belongs to it and is freed by hm_store_free (hm_trace_free, for the store of a file read).
+ * After the reader returns it the store is read-only: the analysis and the writers keep
+ * pointers into its columns and tables for as long as they keep the store.
+ *
+ * Limits, checked by the readers before they append (so the sums the analysis makes in
+ * int64 cannot overflow): times within +-HM_STORE_TS_LIMIT ns, each size and the sum of
+ * all sizes within HM_STORE_MEM_LIMIT bytes, Total Allocated within +-HM_STORE_MEM_LIMIT.
+ *
+ * Growth: columns grow together, doubling from 1024 rows; hm_store_reserve sizes them once
+ * from the file's size (address space only until touched, so a generous guess costs
+ * nothing). Nothing is shrunk to fit: untouched room takes no memory, and shrinking copies. */
+#ifndef HM_STORE_H
+#define HM_STORE_H
+
+#include "util.h"
+
+#include <stdint.h>
+
+#define HM_NONE INT64_MIN /* an absent optional integer field */
+
+/* Times are int64 ns that the analysis adds (ts + dur) and subtracts (lifetimes, time
+ * since the first event): within +-2^62 ns (146 years either side of the trace's zero, far
+ * beyond any real trace) none of that can overflow. */
+#define HM_STORE_TS_LIMIT (INT64_C(1) << 62)
+/* The analysis sums sizes in int64 (device totals, category values, the memory from before
+ * the trace, which starts from Total Allocated): with all sizes together and every Total
+ * Allocated within 2^60 bytes (1 EiB; no real trace comes near) no sum can overflow,
+ * whichever way the events are classified. */
+#define HM_STORE_MEM_LIMIT (INT64_C(1) << 60)
+/* hm_store_reserve reserves at most this many rows (3 GB of address space). */
+#define HM_STORE_RESERVE_MAX (UINT64_C(32) << 20)
+
+/* [memory] events, in file order (struct of arrays; index = file order). */
+typedef struct hm_mem {
+	size_t n, cap;
+	int64_t *ts;        /* ns, exact from the decimal text */
+	int64_t *bytes;     /* signed: + allocation, - free */
+	uint64_t *addr;     /* valid where has_addr */
+	int64_t *total_alloc, *total_res, *ev_idx; /* HM_NONE where absent */
+	int32_t *dev_type, *dev_id;
+	uint32_t *thread;   /* id in hm_trace.threads ("pid\x1ftid") */
+	uint8_t *has_addr;
+} hm_mem;
+
+/* What a host slice is, from its category. */
+enum hm_slice_kind {
+	HM_SL_OTHER,      /* cuda_runtime and anything else on a host thread */
+	HM_SL_OP,         /* cpu_op (Operator in 2021 traces) */
+	HM_SL_ANNOTATION, /* user_annotation: record_function ranges */
+	HM_SL_PYTHON,     /* python_function: with_stack / with_modules frames */
+};
+
+/* Host-side slices (ph X; device-side categories such as kernels and memcpy are left
+ * out), in file order. */
+typedef struct hm_slices {
+	size_t n, cap;
+	int64_t *ts, *dur; /* ns */
+	uint32_t *name;    /* id in hm_trace.names */
+	uint32_t *thread;
+	uint32_t *cat;     /* id in hm_trace.names */
+	uint8_t *kind;     /* enum hm_slice_kind */
+} hm_slices;
+
+/* What each element of traceEvents was; the counts add up to hm_trace.events. */
+enum hm_ev_kind {
+	HM_EV_MEMORY,       /* [memory]: used */
+	HM_EV_HOST_SLICE,   /* ph X on a host thread: used as context */
+	HM_EV_THREAD_NAME,  /* M thread_name: used as context */
+	HM_EV_OOM,          /* [OutOfMemory]: counted only */
+	HM_EV_DEVICE_SLICE, /* ph X on a device (kernels, memcpy, ...): not needed */
+	HM_EV_FLOW,         /* ph s/f/t: not needed */
+	HM_EV_METADATA,     /* other M events: not needed */
+	HM_EV_OTHER,        /* anything else: not needed */
+	HM_EV_KINDS
+};
+extern const char *const hm_ev_kind_names[HM_EV_KINDS];
+
+typedef struct hm_trace {
+	char *path;
+	int64_t rank;           /* HM_NONE when unknown */
+	uint64_t events;        /* elements of traceEvents */
+	uint64_t oom_events;    /* [OutOfMemory] instants (counted, not used) */
+	uint64_t count[HM_EV_KINDS];
+	uint64_t cut_at;        /* keep_partial: offset of the first incomplete event, 0 if whole */
+	uint64_t lost_bytes;    /* decompressed bytes from there to where the data stopped */
+	char *cut_why;          /* why it stopped ("path:offset: what") */
+	int64_t first_ts;       /* ns, smallest ts of any event; HM_NONE if none */
+	int has_trace_events;   /* the traceEvents key (or a top-level array) was present */
+	uint64_t events_at;     /* offset in the decompressed JSON just after the '[' of the
+				 * events array (where --annotate inserts its events); 0 if none */
+	hm_mem mem;
+	hm_slices sl;
+	hm_strtab names;        /* slice names and categories, thread names */
+	hm_strtab threads;      /* "pid\x1ftid", each part a canonical integer or a string */
+	uint32_t *thread_name;  /* thread id -> name id (M thread_name), UINT32_MAX if none */
+	size_t thread_name_cap;
+} hm_trace;
+
+/* An empty store for the file path (copied), rank and first_ts HM_NONE. */
+hm_trace *hm_store_new(const char *path);
+/* Room for about rows memory events and as many slices (a guess from the file size;
+ * ignored below 1024, capped at HM_STORE_RESERVE_MAX). */
+void hm_store_reserve(hm_trace *t, uint64_t rows);
+void hm_store_free(hm_trace *t);
+
+/* Give every column of m (or o) the capacity c; used by the appends below. */
+void hm_store_grow_mem(hm_mem *m, size_t c);
+void hm_store_grow_slices(hm_slices *o, size_t c);
+
+/* One [memory] event, within the limits above (the reader has checked them). */
+typedef struct hm_mem_event {
+	int64_t ts, bytes, total_alloc, total_res, ev_idx;
+	uint64_t addr;
+	int has_addr;
+	int32_t dev_type, dev_id;
+	uint32_t thread;
+} hm_mem_event;
+
+static inline void hm_store_add_mem(hm_trace *t, const hm_mem_event *e)
+{
+	hm_mem *mm = &t->mem;
+	if (mm->n == mm->cap)
+		hm_store_grow_mem(mm, mm->cap ? mm->cap * 2 : 1024);
+	size_t i = mm->n++;
+	mm->ts[i] = e->ts;
+	mm->bytes[i] = e->bytes;
+	mm->addr[i] = e->addr;
+	mm->has_addr[i] = (uint8_t)e->has_addr;
+	mm->total_alloc[i] = e->total_alloc;
+	mm->total_res[i] = e->total_res;
+	mm->ev_idx[i] = e->ev_idx;
+	mm->dev_type[i] = e->dev_type;
+	mm->dev_id[i] = e->dev_id;
+	mm->thread[i] = e->thread;
+}
+
+/* One host slice; a negative duration is stored as 0. */
+static inline void hm_store_add_slice(hm_trace *t, int64_t ts, int64_t dur, uint32_t name, uint32_t cat, uint32_t thread,
+				      uint8_t kind)
+{
+	hm_slices *o = &t->sl;
+	if (o->n == o->cap)
+		hm_store_grow_slices(o, o->cap ? o->cap * 2 : 1024);
+	size_t i = o->n++;
+	o->ts[i] = ts;
+	o->dur[i] = dur < 0 ? 0 : dur;
+	o->name[i] = name;
+	o->cat[i] = cat;
+	o->kind[i] = kind;
+	o->thread[i] = thread;
+}
+
+/* Ids of a name (slice name, category, thread name) and of a thread key ("pid\x1ftid"). */
+static inline uint32_t hm_store_name(hm_trace *t, const char *s, size_t n)
+{
+	return hm_strtab_intern(&t->names, s, n);
+}
+
+static inline uint32_t hm_store_thread(hm_trace *t, const char *key, size_t n)
+{
+	return hm_strtab_intern(&t->threads, key, n);
+}
+
+/* The name (an id from hm_store_name) of a thread; the last one given wins. */
+void hm_store_name_thread(hm_trace *t, uint32_t thread, uint32_t name);
+
+/* An event's time, for first_ts. */
+static inline void hm_store_saw_ts(hm_trace *t, int64_t ts)
+{
+	if (t->first_ts == HM_NONE || ts < t->first_ts)
+		t->first_ts = ts;
+}
+
+#endif
