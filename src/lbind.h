@@ -19,12 +19,16 @@ int hm_lua_docall(lua_State *L, int nargs, int nres);
 void hm_lua_row_register(lua_State *L);
 
 /* A row is a full userdata, one per event while Lua holds it anywhere, so that rows of
- * the same event are == and the same table key from classify to done: the rows made so
- * far are in the registry's "hmem.rows", a table keyed by the event's slot in its series
- * (light userdata) whose metatable, the row metatable, makes its values weak. */
+ * the same event are == and the same table key from classify to done. The rows made so
+ * far are in weak-valued tables, one per file, keyed by the event's index in the file's
+ * memory columns + 1 and sized for all of them (an insert never rehashes); the registry's
+ * "hmem.rows" holds them by file (light userdata). */
 typedef struct hm_rows {
-	int made_ref;          /* "hmem.rows" (0 until the first row) */
+	int mt_ref;            /* the row metatable */
+	int made_ref;          /* the table of rows made for file last (a registry slot) */
+	const hm_file *last;   /* NULL until the first table */
 	const hm_strtab *cats; /* names categories once classify is over (row.category) */
+	const struct fslot *fslots; /* field ids by name (lrow.c) */
 } hm_rows;
 
 /* The state's rows (kept by script.c). */
@@ -34,6 +38,15 @@ hm_rows *hm_lua_rows(lua_State *L);
  * it. cats (NULL inside classify) names categories for row.category from then on, for
  * every row; it must outlive the state. [-0, +1, m] */
 void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats);
+
+/* For classify, which pushes each event at most once, so it needs no look-up: push the
+ * row metatable, then, if keep, the table of rows made for f. Without keep no later phase
+ * may push rows again (so nothing could meet a row twice). [-0, +1|2, m] */
+void hm_lua_rows_begin(lua_State *L, const hm_file *f, int keep);
+
+/* Push a new row for an event of f not pushed before, given the metatable at mt and the
+ * table of rows made at made (0: not kept). [-0, +1, m] */
+void hm_lua_row_new(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, int mt, int made);
 
 /* Push a scalar field value (lists are not scalars: pushes nil). [-0, +1, m] */
 void hm_lua_push_value(lua_State *L, const hm_value *v);

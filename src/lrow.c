@@ -2,6 +2,7 @@
 #include "lbind.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,14 +80,14 @@ static unsigned fslot_hash(const char *p)
 	return (unsigned)(a >> 4 ^ a >> 10) & (FSLOTS - 1);
 }
 
-/* row[key]: the field id from upvalue 2 (fslot[FSLOTS]). [-0, +1, e] */
+/* row[key]: the field id from the state's fslot[FSLOTS] (upvalue 2 keeps it). [-0, +1, e] */
 static int row_index(lua_State *L)
 {
 	const row *r = check_row(L, 1);
 	int field = HM_F_NONE;
 	const char *k = lua_tolstring(L, 2, NULL); /* a number key becomes a string, never a name */
 	if (k) {
-		const fslot *fs = lua_touserdata(L, lua_upvalueindex(2));
+		const fslot *fs = r->rows->fslots;
 		for (unsigned h = fslot_hash(k); fs[h].name; h = (h + 1) & (FSLOTS - 1))
 			if (fs[h].name == k) {
 				field = fs[h].field;
@@ -135,6 +136,7 @@ void hm_lua_row_register(lua_State *L)
 	lua_createtable(L, 0, HM_F_COUNT);
 	fslot *fs = lua_newuserdatauv(L, FSLOTS * sizeof *fs, 0);
 	memset(fs, 0, FSLOTS * sizeof *fs);
+	hm_lua_rows(L)->fslots = fs;
 	for (int i = 1; i < HM_F_COUNT; i++) {
 		lua_pushstring(L, hm_field_name(i));
 		unsigned h = fslot_hash(lua_tostring(L, -1));
@@ -150,12 +152,57 @@ void hm_lua_row_register(lua_State *L)
 	lua_setfield(L, mt, "__newindex");
 	lua_pushcfunction(L, row_tostring);
 	lua_setfield(L, mt, "__tostring");
-	lua_pushliteral(L, "v"); /* for the table of rows made */
+	lua_pushliteral(L, "v"); /* for the tables of rows made */
 	lua_setfield(L, mt, "__mode");
-	lua_pop(L, 1);
+	hm_rows *t = hm_lua_rows(L);
+	t->mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_pushboolean(L, 0);
+	t->made_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_newtable(L);
-	luaL_setmetatable(L, HM_ROW_META);
 	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.rows");
+}
+
+/* The table of rows made for f's events (made on first use). [-0, +1, m] */
+static void push_made(lua_State *L, hm_rows *t, const hm_file *f)
+{
+	if (t->last == f) {
+		lua_rawgeti(L, LUA_REGISTRYINDEX, t->made_ref);
+		return;
+	}
+	lua_getfield(L, LUA_REGISTRYINDEX, "hmem.rows");
+	if (lua_rawgetp(L, -1, f) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		size_t n = f->t->mem.n;
+		lua_createtable(L, n < INT_MAX ? (int)n : 0, 0);
+		lua_rawgeti(L, LUA_REGISTRYINDEX, t->mt_ref);
+		lua_setmetatable(L, -2);
+		lua_pushvalue(L, -1);
+		lua_rawsetp(L, -3, f);
+	}
+	lua_replace(L, -2);
+	lua_pushvalue(L, -1);
+	lua_rawseti(L, LUA_REGISTRYINDEX, t->made_ref);
+	t->last = f;
+}
+
+void hm_lua_rows_begin(lua_State *L, const hm_file *f, int keep)
+{
+	hm_rows *t = hm_lua_rows(L);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, t->mt_ref);
+	if (keep)
+		push_made(L, t, f);
+}
+
+void hm_lua_row_new(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, int mt, int made)
+{
+	row *r = lua_newuserdatauv(L, sizeof *r, 0);
+	*r = (row){{f, s, k}, hm_lua_rows(L)};
+	lua_pushvalue(L, mt);
+	lua_setmetatable(L, -2);
+	if (made) {
+		lua_pushvalue(L, -1);
+		lua_rawseti(L, made, (lua_Integer)s->ev[k] + 1);
+	}
 }
 
 void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_t k, const hm_strtab *cats)
@@ -163,20 +210,16 @@ void hm_lua_row_push(lua_State *L, const hm_file *f, const hm_series *s, uint32_
 	hm_rows *t = hm_lua_rows(L);
 	if (cats)
 		t->cats = cats;
-	if (!t->made_ref) {
-		lua_getfield(L, LUA_REGISTRYINDEX, "hmem.rows");
-		t->made_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	}
-	lua_rawgeti(L, LUA_REGISTRYINDEX, t->made_ref);
-	const void *key = s->ev + k; /* the event's slot in its series: one per event of the run */
-	if (lua_rawgetp(L, -1, key) != LUA_TUSERDATA) {
+	push_made(L, t, f);
+	lua_Integer key = (lua_Integer)s->ev[k] + 1;
+	if (lua_rawgeti(L, -1, key) != LUA_TUSERDATA) {
 		lua_pop(L, 1);
 		row *r = lua_newuserdatauv(L, sizeof *r, 0);
 		*r = (row){{f, s, k}, t};
-		lua_getmetatable(L, -2);
+		lua_rawgeti(L, LUA_REGISTRYINDEX, t->mt_ref);
 		lua_setmetatable(L, -2);
 		lua_pushvalue(L, -1);
-		lua_rawsetp(L, -3, key);
+		lua_rawseti(L, -3, key);
 	}
 	lua_replace(L, -2);
 }
