@@ -74,8 +74,12 @@ static int series_timeline(lua_State *L)
 	const hm_series *s = u->s;
 	const hm_mem *m = &u->f->t->mem;
 	size_t n = s->n + 1;
-	int64_t v = (size_t)cat < s->ncats ? s->cats[cat].start : 0;
 	int64_t t0 = s->n ? m->ts[s->ev[0]] : 0, t1 = s->n ? m->ts[s->ev[s->n - 1]] : 0;
+	/* The replay's category values in a userdata: nothing malloc'd is held while points are
+	 * pushed (which can raise). */
+	int64_t *val = lua_newuserdatauv(L, (cats->n + 1) * sizeof *val, 0);
+	hm_replay it;
+	hm_replay_init(&it, s, m, val, cats->n);
 	lua_createtable(L, (int)n, 0);
 	lua_createtable(L, (int)n, 0);
 	int tsi = lua_gettop(L) - 1; /* bytes at tsi + 1 */
@@ -84,10 +88,8 @@ static int series_timeline(lua_State *L)
 	/* bucket state: min and max seen with their times */
 	long bucket = -1;
 	int64_t mn = 0, mx = 0, tmn = 0, tmx = 0;
-	for (size_t k = 0; k <= s->n; k++) {
-		int64_t ts = k == 0 ? t0 : m->ts[s->ev[k - 1]];
-		if (k > 0 && s->cat[k - 1] == cat)
-			v += m->bytes[s->ev[k - 1]];
+	do {
+		int64_t ts = it.ts, v = it.cat_values[cat];
 		if (all) {
 			push_point(L, tsi, ++out, ts, v);
 			continue;
@@ -105,7 +107,7 @@ static int series_timeline(lua_State *L)
 		if (bucket >= 0)
 			out = push_bucket(L, tsi, out, mn, tmn, mx, tmx);
 		bucket = b, mn = mx = v, tmn = tmx = ts;
-	}
+	} while (hm_replay_next(&it));
 	if (!all && bucket >= 0)
 		push_bucket(L, tsi, out, mn, tmn, mx, tmx);
 	return 2;
