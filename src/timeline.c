@@ -95,6 +95,50 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 	free(val);
 }
 
+/* A bucket's minimum and maximum, in time order. */
+static size_t put_bucket(int64_t *ts, int64_t *bytes, size_t out, int64_t mn, int64_t tmn, int64_t mx, int64_t tmx)
+{
+	int min_first = tmn <= tmx;
+	ts[out] = min_first ? tmn : tmx, bytes[out++] = min_first ? mn : mx;
+	ts[out] = min_first ? tmx : tmn, bytes[out++] = min_first ? mx : mn;
+	return out;
+}
+
+size_t hm_timeline_points(const hm_series *s, const hm_mem *m, size_t cat, size_t ncats, uint64_t points,
+			  int64_t *val, int64_t *ts, int64_t *bytes)
+{
+	int64_t t0 = s->n ? m->ts[s->ev[0]] : 0, t1 = s->n ? m->ts[s->ev[s->n - 1]] : 0;
+	int all = !points || points >= (s->n + 2) / 2; /* n + 1 states fit in 2 * points */
+	size_t out = 0;
+	long bucket = -1; /* its minimum and maximum seen, with their times */
+	int64_t mn = 0, mx = 0, tmn = 0, tmx = 0;
+	hm_replay it;
+	hm_replay_init(&it, s, m, val, ncats);
+	do {
+		int64_t t = it.ts, v = it.cat_values[cat];
+		if (all) {
+			ts[out] = t, bytes[out++] = v;
+			continue;
+		}
+		long b = t1 > t0 ? (long)((double)(t - t0) / (double)(t1 - t0) * (double)points) : 0;
+		if (b >= (long)points)
+			b = (long)points - 1;
+		if (b == bucket) {
+			if (v < mn)
+				mn = v, tmn = t;
+			if (v > mx)
+				mx = v, tmx = t;
+			continue;
+		}
+		if (bucket >= 0)
+			out = put_bucket(ts, bytes, out, mn, tmn, mx, tmx);
+		bucket = b, mn = mx = v, tmn = tmx = t;
+	} while (hm_replay_next(&it));
+	if (!all && bucket >= 0)
+		out = put_bucket(ts, bytes, out, mn, tmn, mx, tmx);
+	return out;
+}
+
 static int cmp_at_peak(const void *a, const void *b, void *ctx)
 {
 	const hm_series *s = ctx;

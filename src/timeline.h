@@ -75,6 +75,14 @@ static inline int hm_replay_next(hm_replay *it)
 	return 1;
 }
 
+/* One category's timeline for a plot: (ts, bytes) at the start and after every event;
+ * with points > 0 and more than 2 * points states, the minimum and the maximum of each of
+ * points equal time buckets (in time order), so no peak is lost. Writes to ts and bytes
+ * (room for s->n + 1 each, or 2 * points when fewer) and returns how many; val is room for
+ * ncats values, for the replay. */
+size_t hm_timeline_points(const hm_series *s, const hm_mem *m, size_t cat, size_t ncats, uint64_t points,
+			  int64_t *val, int64_t *ts, int64_t *bytes);
+
 /* The categories that take part in s, for tables: "(before trace)" first, then the largest
  * at the device's peak (then by own peak, then by id). Writes them to order (room for
  * s->ncats) and returns how many. */
