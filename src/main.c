@@ -34,15 +34,9 @@ static const char usage[] =
 	"classify(row) (or returning a pack table), or the name of a pack: size, op, phase,\n"
 	"lifetime, pytorch, or one found on -I / HMEM_PATH.\n"
 	"\n"
-	"run options:\n"
-	"  --json FILE       write the report as JSON (- for standard output)\n"
-	"  --timeline FILE   write the per-category timeline as CSV, one row per memory event\n"
-	"  --html FILE       write an interactive report: a chart per series, tables (one file,\n"
-	"                    opens offline)\n"
-	"  --perfetto FILE   write the timelines as Chrome-trace counter tracks (Perfetto UI,\n"
-	"                    chrome://tracing)\n"
-	"  --annotate FILE   write the trace (one) with those counter tracks added; gzip if FILE\n"
-	"                    ends in .gz\n"
+	"run options:\n";
+/* Then the outputs of run (from the table of outputs), then: */
+static const char usage_run[] =
 	"  --summary         print the summary table even with another output\n"
 	"  --format F        the summary as text (the default), csv or json (implies --summary)\n"
 	"  --color WHEN      colour the text summary: auto (a terminal, unless NO_COLOR is set),\n"
@@ -53,8 +47,9 @@ static const char usage[] =
 	"  --allow-io        give the rule file the whole standard library (io, os, debug, ...)\n"
 	"  --timeout SEC     stop a call into the rule file that runs longer (default 60; 0: never)\n"
 	"  --lua-mem MB      most memory the rule file's Lua heap may use (default 4096; 0: no limit)\n"
-	"events options:\n"
-	"  --csv FILE        write the events there instead of standard output\n"
+	"events options:\n";
+/* Then the outputs of events, then: */
+static const char usage_common[] =
 	"common options:\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
 	"                    the others, then exit with 4\n"
@@ -66,12 +61,13 @@ static const char usage[] =
 	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
 	"            5 file could not be read or written\n";
 
-/* Every output written to a file the user names. Option parsing, the checks (which
+/* Every output written to a file the user names. Option parsing, --help, the checks (which
  * command it belongs to, standard output, the same file twice or over an input) and
  * writing all read this table, in this order: a new output is its writer (one file)
  * and one row here. */
 typedef struct output {
 	const char *flag;
+	const char *help;     /* its line in --help (continued after "\n" + 20 spaces) */
 	const char *cmd;      /* the command it belongs to */
 	int stdout_ok;        /* may be "-": standard output */
 	int by_default;       /* written to standard output when its command names no output */
@@ -83,20 +79,27 @@ typedef struct output {
 } output;
 
 static const output outputs[] = {
-	{"--json", "run", 1, 0, 0, NULL, hm_write_json, NULL},
-	{"--timeline", "run", 1, 0, 0, NULL, hm_write_timeline, NULL},
-	{"--html", "run", 1, 0, 0, NULL, hm_write_html, NULL},
-	{"--perfetto", "run", 1, 0, 0, NULL, hm_write_perfetto, NULL},
-	{"--annotate", "run", 1, 0, 1, NULL, NULL, hm_write_annotated},
-	{"--csv", "events", 1, 1, 0, "; 'hmem run' writes --json and --timeline", hm_write_events, NULL},
+	{.flag = "--json", .cmd = "run", .stdout_ok = 1, .write = hm_write_json,
+	 .help = "write the report as JSON (- for standard output)"},
+	{.flag = "--timeline", .cmd = "run", .stdout_ok = 1, .write = hm_write_timeline,
+	 .help = "write the per-category timeline as CSV, one row per memory event"},
+	{.flag = "--html", .cmd = "run", .stdout_ok = 1, .write = hm_write_html,
+	 .help = "write an interactive report: a chart per series, tables (one file,\n                    opens offline)"},
+	{.flag = "--perfetto", .cmd = "run", .stdout_ok = 1, .write = hm_write_perfetto,
+	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI,\n                    chrome://tracing)"},
+	{.flag = "--annotate", .cmd = "run", .stdout_ok = 1, .one_trace = 1, .write_or_fail = hm_write_annotated,
+	 .help = "write the trace (one) with those counter tracks added; gzip if FILE\n                    ends in .gz"},
+	{.flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1, .write = hm_write_events,
+	 .misplaced = "; 'hmem run' writes --json and --timeline",
+	 .help = "write the events there instead of standard output"},
 };
 enum { N_OUTPUTS = sizeof outputs / sizeof *outputs };
 
 /* The summary of 'hmem run' on standard output, one row per --format (named in flag). */
 static const output formats[] = {
-	{"text", "run", 1, 1, 0, NULL, hm_write_summary, NULL},
-	{"csv", "run", 1, 1, 0, NULL, hm_write_summary_csv, NULL},
-	{"json", "run", 1, 1, 0, NULL, hm_write_json, NULL},
+	{.flag = "text", .cmd = "run", .write = hm_write_summary},
+	{.flag = "csv", .cmd = "run", .write = hm_write_summary_csv},
+	{.flag = "json", .cmd = "run", .write = hm_write_json},
 };
 enum { N_FORMATS = sizeof formats / sizeof *formats };
 
@@ -147,6 +150,21 @@ static int num_arg(const char *s, double lo, double hi, double *v)
 static int int_arg(const char *s, double lo, double hi, double *v)
 {
 	return strspn(s, "0123456789") == strlen(s) && num_arg(s, lo, hi, v);
+}
+
+/* --help: the options, with each output's line where its command's options are. */
+static void print_usage(FILE *f)
+{
+	const char *part[] = {usage, usage_run, usage_common}, *cmd[] = {"run", "events"};
+	for (int i = 0; i < 3; i++) {
+		fputs(part[i], f);
+		for (int j = 0; i < 2 && j < N_OUTPUTS; j++) {
+			char opt[64];
+			snprintf(opt, sizeof opt, "%s FILE", outputs[j].flag);
+			if (!strcmp(outputs[j].cmd, cmd[i]))
+				fprintf(f, "  %-17s %s\n", opt, outputs[j].help);
+		}
+	}
 }
 
 /* The row of an output option, or -1. */
@@ -616,7 +634,7 @@ int main(int argc, char **argv)
 		return usage_error("%s", "missing command (run or events)");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-		fputs(usage, stdout);
+		print_usage(stdout);
 		return HM_EXIT_OK;
 	}
 	if (!strcmp(cmd, "--version")) {
@@ -627,7 +645,7 @@ int main(int argc, char **argv)
 		return usage_error("unknown command '%s' (commands: run, events, packs)", cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
+			print_usage(stdout);
 			return HM_EXIT_OK;
 		}
 	opts o = {0};
