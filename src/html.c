@@ -127,44 +127,44 @@ static void put_changes(FILE *f, const changes *c)
 /* Which events of a series the chart keeps (keep[k]). All of them when they fit in a
  * few points per column; else per pixel column the events where the device total is
  * lowest and highest, where reserved is highest, and the column's last, so the shape of
- * every column, and so every peak, survives. Returns how many are kept. */
-static size_t choose_points(const hm_series *s, const hm_mem *m, uint8_t *keep)
+ * every column, and so every peak, survives. val: room for ncats values, for the replay.
+ * Returns how many are kept. */
+static size_t choose_points(const hm_series *s, const hm_mem *m, uint8_t *keep, int64_t *val, size_t ncats)
 {
 	if (s->n <= 3 * HM_HTML_COLUMNS) {
 		memset(keep, 1, s->n);
 		return s->n;
 	}
 	memset(keep, 0, s->n);
-	int64_t t_lo = m->ts[s->ev[0]], span = m->ts[s->ev[s->n - 1]] - t_lo + 1;
-	int64_t total = s->start_bytes, lo = 0, hi = 0, res = 0;
-	long col = -1, k_lo = -1, k_hi = -1, k_res = -1;
+	hm_replay it;
+	hm_replay_init(&it, s, m, val, ncats);
+	int64_t t_lo = it.ts, span = m->ts[s->ev[s->n - 1]] - t_lo + 1;
+	int64_t lo = 0, hi = 0, res = 0;
+	long col = -1, k_lo = -1, k_hi = -1, k_res = -1, k_last = -1;
 	size_t kept = 0;
-	for (size_t k = 0; k <= s->n; k++) {
-		long c = -1;
-		if (k < s->n) {
-			total += m->bytes[s->ev[k]];
-			c = (long)((double)(m->ts[s->ev[k]] - t_lo) / (double)span * HM_HTML_COLUMNS);
-		}
+	for (;;) {
+		int more = hm_replay_next(&it);
+		long c = more ? (long)((double)(it.ts - t_lo) / (double)span * HM_HTML_COLUMNS) : -1;
 		if (c != col && col >= 0) {
-			long picks[] = {k_lo, k_hi, k_res, (long)k - 1};
+			long picks[] = {k_lo, k_hi, k_res, k_last};
 			for (int i = 0; i < 4; i++)
 				if (picks[i] >= 0 && !keep[picks[i]])
 					keep[picks[i]] = 1, kept++;
 		}
-		if (k == s->n)
+		if (!more)
 			break;
-		int64_t r = m->total_res[s->ev[k]];
+		k_last = it.k;
 		if (c != col) {
-			col = c, k_lo = k_hi = (long)k, lo = hi = total;
-			k_res = r != HM_NONE ? (long)k : -1, res = r;
+			col = c, k_lo = k_hi = it.k, lo = hi = it.total;
+			k_res = it.reserved != HM_NONE ? it.k : -1, res = it.reserved;
 			continue;
 		}
-		if (total < lo)
-			lo = total, k_lo = (long)k;
-		if (total > hi)
-			hi = total, k_hi = (long)k;
-		if (r != HM_NONE && (k_res < 0 || r > res))
-			res = r, k_res = (long)k;
+		if (it.total < lo)
+			lo = it.total, k_lo = it.k;
+		if (it.total > hi)
+			hi = it.total, k_hi = it.k;
+		if (it.reserved != HM_NONE && (k_res < 0 || it.reserved > res))
+			res = it.reserved, k_res = it.k;
 	}
 	return kept;
 }
@@ -193,30 +193,28 @@ static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm
 	fprintf(f, ",\"t0\":\"%s\",\"peak\":%" PRId64 ",\"peak_t\":%" PRId64 ",\"end\":%" PRId64 ",\"events\":%zu", us,
 		s->peak, s->n ? s->peak_ts - t0 : 0, s->end_bytes, s->n);
 
+	size_t ncats = r->cats->n;
+	int64_t *val = hm_xcalloc(ncats + 1, sizeof *val);
 	uint8_t *keep = hm_xcalloc(s->n + 1, 1);
-	size_t kept = choose_points(s, m, keep);
+	size_t kept = choose_points(s, m, keep, val, ncats);
 	fprintf(f, ",\"reduced\":%s,\n \"t\":[0", kept < s->n ? "true" : "false");
 	for (size_t k = 0; k < s->n; k++)
 		if (keep[k])
 			fprintf(f, ",%" PRId64, m->ts[s->ev[k]] - t0);
 	fputs("],\n \"res\":", f);
 
-	size_t ncats = r->cats->n;
-	int64_t *val = hm_xcalloc(ncats + 1, sizeof *val);
 	changes *ch = hm_xcalloc(ncats + 1, sizeof *ch), res = {0};
-	hm_timeline_start(s, val, ncats);
+	hm_replay it;
+	hm_replay_init(&it, s, m, val, ncats);
 	for (size_t c = 0; c < ncats; c++)
 		if (c < s->ncats && s->cats[c].used)
 			change_add(&ch[c], 0, val[c]);
-	int64_t reserved = HM_NONE;
+	int64_t reserved = HM_NONE; /* the last known: the chart holds it between events */
 	size_t p = 0;
-	for (size_t k = 0; k < s->n; k++) {
-		uint32_t e = s->ev[k];
-		if (s->cat[k] >= 0)
-			val[s->cat[k]] += m->bytes[e];
-		if (m->total_res[e] != HM_NONE)
-			reserved = m->total_res[e];
-		if (!keep[k])
+	while (hm_replay_next(&it)) {
+		if (it.reserved != HM_NONE)
+			reserved = it.reserved;
+		if (!keep[it.k])
 			continue;
 		p++;
 		for (size_t c = 0; c < ncats; c++)

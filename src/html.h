@@ -1,6 +1,8 @@
 /* html: the interactive report (--html): one self-contained page with a stacked-area chart
  * of the categories per series, the summary tables and the aggregations. Plain C, no Lua;
- * the page's script and style (src/report.js, src/report.css) are compiled in. */
+ * the page's script and style (src/report.js, src/report.css) are compiled in. The chart's
+ * states come from the series' replay (timeline.h); the writer only reads the report
+ * (output.h says who owns it). */
 #ifndef HM_HTML_H
 #define HM_HTML_H
 

@@ -32,27 +32,10 @@ static void push_rows(lua_State *L, const series_ud *u, const uint32_t *pos, siz
 	}
 }
 
-/* Point i of the two arrays at tsi (times in µs) and tsi + 1 (bytes). [-0, +0, m] */
-static void push_point(lua_State *L, int tsi, lua_Integer i, int64_t ts_ns, int64_t bytes)
-{
-	lua_pushnumber(L, (lua_Number)ts_ns / 1000.0);
-	lua_rawseti(L, tsi, i);
-	lua_pushinteger(L, bytes);
-	lua_rawseti(L, tsi + 1, i);
-}
-
-/* A bucket's minimum and maximum, in time order; returns the last index used. [-0, +0, m] */
-static lua_Integer push_bucket(lua_State *L, int tsi, lua_Integer out, int64_t mn, int64_t tmn, int64_t mx, int64_t tmx)
-{
-	int min_first = tmn <= tmx;
-	push_point(L, tsi, ++out, min_first ? tmn : tmx, min_first ? mn : mx);
-	push_point(L, tsi, ++out, min_first ? tmx : tmn, min_first ? mx : mn);
-	return out;
-}
-
 /* series:timeline(category [, {points = N}]) -> ts (µs) and bytes arrays: the value
  * before the first event and after every event; with points, at most 2N points, the
- * min and max of each of N time buckets, so no peak is lost. [-?, +2, e] */
+ * min and max of each of N time buckets, so no peak is lost. The points are made in a
+ * userdata, so nothing malloc'd is held while they are pushed. [-?, +2, e] */
 static int series_timeline(lua_State *L)
 {
 	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
@@ -71,43 +54,19 @@ static int series_timeline(lua_State *L)
 			cat = (long)c;
 	if (cat < 0)
 		return luaL_error(L, "timeline: no category '%s'", name);
-	const hm_series *s = u->s;
-	const hm_mem *m = &u->f->t->mem;
-	size_t n = s->n + 1;
-	int64_t v = (size_t)cat < s->ncats ? s->cats[cat].start : 0;
-	int64_t t0 = s->n ? m->ts[s->ev[0]] : 0, t1 = s->n ? m->ts[s->ev[s->n - 1]] : 0;
+	size_t room = u->s->n + 1;
+	if (points && (uint64_t)points < room / 2)
+		room = 2 * (size_t)points;
+	int64_t *val = lua_newuserdatauv(L, (cats->n + 2 * room) * sizeof *val, 0), *ts = val + cats->n, *bytes = ts + room;
+	size_t n = hm_timeline_points(u->s, &u->f->t->mem, (size_t)cat, cats->n, (uint64_t)points, val, ts, bytes);
 	lua_createtable(L, (int)n, 0);
 	lua_createtable(L, (int)n, 0);
-	int tsi = lua_gettop(L) - 1; /* bytes at tsi + 1 */
-	lua_Integer out = 0;
-	int all = !points || (lua_Integer)n <= 2 * points;
-	/* bucket state: min and max seen with their times */
-	long bucket = -1;
-	int64_t mn = 0, mx = 0, tmn = 0, tmx = 0;
-	for (size_t k = 0; k <= s->n; k++) {
-		int64_t ts = k == 0 ? t0 : m->ts[s->ev[k - 1]];
-		if (k > 0 && s->cat[k - 1] == cat)
-			v += m->bytes[s->ev[k - 1]];
-		if (all) {
-			push_point(L, tsi, ++out, ts, v);
-			continue;
-		}
-		long b = t1 > t0 ? (long)((double)(ts - t0) / (double)(t1 - t0) * (double)points) : 0;
-		if (b >= points)
-			b = (long)points - 1;
-		if (b == bucket) {
-			if (v < mn)
-				mn = v, tmn = ts;
-			if (v > mx)
-				mx = v, tmx = ts;
-			continue;
-		}
-		if (bucket >= 0)
-			out = push_bucket(L, tsi, out, mn, tmn, mx, tmx);
-		bucket = b, mn = mx = v, tmn = tmx = ts;
+	for (size_t i = 0; i < n; i++) {
+		lua_pushnumber(L, (lua_Number)ts[i] / 1000.0);
+		lua_rawseti(L, -3, (lua_Integer)i + 1);
+		lua_pushinteger(L, bytes[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
-	if (!all && bucket >= 0)
-		push_bucket(L, tsi, out, mn, tmn, mx, tmx);
 	return 2;
 }
 

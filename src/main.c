@@ -34,15 +34,9 @@ static const char usage[] =
 	"classify(row) (or returning a pack table), or the name of a pack: size, op, phase,\n"
 	"lifetime, pytorch, or one found on -I / HMEM_PATH.\n"
 	"\n"
-	"run options:\n"
-	"  --json FILE       write the report as JSON (- for standard output)\n"
-	"  --timeline FILE   write the per-category timeline as CSV, one row per memory event\n"
-	"  --html FILE       write an interactive report: a chart per series, tables (one file,\n"
-	"                    opens offline)\n"
-	"  --perfetto FILE   write the timelines as Chrome-trace counter tracks (Perfetto UI,\n"
-	"                    chrome://tracing)\n"
-	"  --annotate FILE   write the trace (one) with those counter tracks added; gzip if FILE\n"
-	"                    ends in .gz\n"
+	"run options:\n";
+/* Then the outputs of run (from the table of outputs), then: */
+static const char usage_run[] =
 	"  --summary         print the summary table even with another output\n"
 	"  --format F        the summary as text (the default), csv or json (implies --summary)\n"
 	"  --color WHEN      colour the text summary: auto (a terminal, unless NO_COLOR is set),\n"
@@ -53,8 +47,9 @@ static const char usage[] =
 	"  --allow-io        give the rule file the whole standard library (io, os, debug, ...)\n"
 	"  --timeout SEC     stop a call into the rule file that runs longer (default 60; 0: never)\n"
 	"  --lua-mem MB      most memory the rule file's Lua heap may use (default 4096; 0: no limit)\n"
-	"events options:\n"
-	"  --csv FILE        write the events there instead of standard output\n"
+	"events options:\n";
+/* Then the outputs of events, then: */
+static const char usage_common[] =
 	"common options:\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
 	"                    the others, then exit with 4\n"
@@ -66,9 +61,52 @@ static const char usage[] =
 	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
 	"            5 file could not be read or written\n";
 
+/* Every output written to a file the user names. Option parsing, --help, the checks (which
+ * command it belongs to, standard output, the same file twice or over an input) and
+ * writing all read this table, in this order: a new output is its writer (one file)
+ * and one row here. */
+typedef struct output {
+	const char *flag;
+	const char *help;     /* its line in --help (continued after "\n" + 20 spaces) */
+	const char *cmd;      /* the command it belongs to */
+	int stdout_ok;        /* may be "-": standard output */
+	int by_default;       /* written to standard output when its command names no output */
+	int one_trace;        /* reads the one trace again: needs exactly one trace file */
+	const char *misplaced; /* added to "belongs to 'hmem CMD'" when given to another command */
+	void (*write)(FILE *f, const hm_report *r);
+	/* Or, for a writer that can fail: 0, or an exit code (HM_EXIT_*) with a message in err. */
+	int (*write_or_fail)(FILE *f, const hm_report *r, const char *path, char *err, size_t errsz);
+} output;
+
+static const output outputs[] = {
+	{.flag = "--json", .cmd = "run", .stdout_ok = 1, .write = hm_write_json,
+	 .help = "write the report as JSON (- for standard output)"},
+	{.flag = "--timeline", .cmd = "run", .stdout_ok = 1, .write = hm_write_timeline,
+	 .help = "write the per-category timeline as CSV, one row per memory event"},
+	{.flag = "--html", .cmd = "run", .stdout_ok = 1, .write = hm_write_html,
+	 .help = "write an interactive report: a chart per series, tables (one file,\n                    opens offline)"},
+	{.flag = "--perfetto", .cmd = "run", .stdout_ok = 1, .write = hm_write_perfetto,
+	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI,\n                    chrome://tracing)"},
+	{.flag = "--annotate", .cmd = "run", .stdout_ok = 1, .one_trace = 1, .write_or_fail = hm_write_annotated,
+	 .help = "write the trace (one) with those counter tracks added; gzip if FILE\n                    ends in .gz"},
+	{.flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1, .write = hm_write_events,
+	 .misplaced = "; 'hmem run' writes --json and --timeline",
+	 .help = "write the events there instead of standard output"},
+};
+enum { N_OUTPUTS = sizeof outputs / sizeof *outputs };
+
+/* The summary of 'hmem run' on standard output, one row per --format (named in flag). */
+static const output formats[] = {
+	{.flag = "text", .cmd = "run", .write = hm_write_summary},
+	{.flag = "csv", .cmd = "run", .write = hm_write_summary_csv},
+	{.flag = "json", .cmd = "run", .write = hm_write_json},
+};
+enum { N_FORMATS = sizeof formats / sizeof *formats };
+
 typedef struct opts {
-	const char *cmd, *rules, *json, *timeline, *csv, *out_dir, *top, *jobs, *timeout, *lua_mem;
-	const char *html, *perfetto, *annotate, *format, *color;
+	const char *cmd, *rules, *out_dir, *top, *jobs, *timeout, *lua_mem, *format, *color;
+	const char *out[N_OUTPUTS]; /* the path of each output, NULL when not asked for */
+	const output *std;          /* what else goes to standard output, or NULL */
 	char **paths;
 	const char **inc;
 	int npaths, ninc, keep_going, quiet, summary, allow_io, verbose;
@@ -114,8 +152,59 @@ static int int_arg(const char *s, double lo, double hi, double *v)
 	return strspn(s, "0123456789") == strlen(s) && num_arg(s, lo, hi, v);
 }
 
+/* --help: the options, with each output's line where its command's options are. */
+static void print_usage(FILE *f)
+{
+	const char *part[] = {usage, usage_run, usage_common}, *cmd[] = {"run", "events"};
+	for (int i = 0; i < 3; i++) {
+		fputs(part[i], f);
+		for (int j = 0; i < 2 && j < N_OUTPUTS; j++) {
+			char opt[64];
+			snprintf(opt, sizeof opt, "%s FILE", outputs[j].flag);
+			if (!strcmp(outputs[j].cmd, cmd[i]))
+				fprintf(f, "  %-17s %s\n", opt, outputs[j].help);
+		}
+	}
+}
+
+/* The row of an output option, or -1. */
+static int output_of(const char *flag)
+{
+	for (int j = 0; j < N_OUTPUTS; j++)
+		if (!strcmp(flag, outputs[j].flag))
+			return j;
+	return -1;
+}
+
+/* How many outputs the command line names. */
+static int outputs_named(const opts *o)
+{
+	int n = 0;
+	for (int j = 0; j < N_OUTPUTS; j++)
+		n += o->out[j] != NULL;
+	return n;
+}
+
+/* What goes to standard output besides the outputs named: the summary of 'hmem run' (when
+ * asked for, or when no output is named), or the output of 'hmem events' written by
+ * default; NULL for none. */
+static const output *std_output(const opts *o)
+{
+	if (!strcmp(o->cmd, "run")) {
+		for (int i = 0; i < N_FORMATS; i++)
+			if (!strcmp(o->format ? o->format : "text", formats[i].flag))
+				return o->summary || !outputs_named(o) ? &formats[i] : NULL;
+		return NULL;
+	}
+	for (int j = 0; j < N_OUTPUTS; j++)
+		if (outputs[j].by_default && !strcmp(outputs[j].cmd, o->cmd) && !outputs_named(o))
+			return &outputs[j];
+	return NULL;
+}
+
 static int parse_args(int argc, char **argv, opts *o)
 {
+	int out;
 	o->paths = hm_xcalloc((size_t)argc, sizeof *o->paths);
 	o->inc = hm_xcalloc((size_t)argc, sizeof *o->inc);
 	for (int i = 2; i < argc; i++) {
@@ -139,18 +228,8 @@ static int parse_args(int argc, char **argv, opts *o)
 			dst = &o->lua_mem;
 		else if (strcmp(a, "--allow-io") == 0)
 			o->allow_io = 1;
-		else if (strcmp(a, "--json") == 0)
-			dst = &o->json;
-		else if (strcmp(a, "--timeline") == 0)
-			dst = &o->timeline;
-		else if (strcmp(a, "--csv") == 0)
-			dst = &o->csv;
-		else if (strcmp(a, "--html") == 0)
-			dst = &o->html;
-		else if (strcmp(a, "--perfetto") == 0)
-			dst = &o->perfetto;
-		else if (strcmp(a, "--annotate") == 0)
-			dst = &o->annotate;
+		else if ((out = output_of(a)) >= 0)
+			dst = &o->out[out];
 		else if (strcmp(a, "--format") == 0)
 			dst = &o->format;
 		else if (strcmp(a, "--color") == 0)
@@ -178,7 +257,6 @@ static int parse_args(int argc, char **argv, opts *o)
 		}
 	}
 	int run = strcmp(o->cmd, "run") == 0;
-	int files_out = o->json || o->timeline || o->html || o->perfetto || o->annotate;
 	/* Every number is checked whole (issue 11): strtod takes "nan" and "inf", and a NaN
 	 * timeout compared as never reached; MB past what size_t holds is undefined. */
 	double v;
@@ -192,23 +270,29 @@ static int parse_args(int argc, char **argv, opts *o)
 	if (o->top && !int_arg(o->top, 0, 1000000, &v))
 		return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
 	if (!strcmp(o->cmd, "packs")) {
-		if (o->npaths || files_out || o->csv || o->out_dir || o->top || o->summary || o->format || o->color)
+		if (o->npaths || outputs_named(o) || o->out_dir || o->top || o->summary || o->format || o->color)
 			return usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
 		return 0;
 	}
 	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
 		return usage_error("%s", "-I, --out, --top, --allow-io, --timeout and --lua-mem belong to 'hmem run'");
-	if (run && o->csv)
-		return usage_error("%s", "--csv belongs to 'hmem events'; 'hmem run' writes --json and --timeline");
+	char msg[8192];
+	for (int j = 0; j < N_OUTPUTS; j++)
+		if (o->out[j] && strcmp(outputs[j].cmd, o->cmd)) {
+			snprintf(msg, sizeof msg, "%s belongs to 'hmem %s'%s", outputs[j].flag, outputs[j].cmd,
+				 outputs[j].misplaced ? outputs[j].misplaced : "");
+			return usage_error("%s", msg);
+		}
 	if (!run) {
-		const char *run_only[][2] = {{"--json", o->json}, {"--timeline", o->timeline}, {"--html", o->html},
-					     {"--perfetto", o->perfetto}, {"--annotate", o->annotate},
-					     {"--summary", o->summary ? "" : NULL}, {"--format", o->format}, {"--color", o->color}};
+		const char *run_only[][2] = {{"--summary", o->summary ? "" : NULL}, {"--format", o->format}, {"--color", o->color}};
 		for (size_t i = 0; i < sizeof run_only / sizeof *run_only; i++)
 			if (run_only[i][1])
 				return usage_error("%s belongs to 'hmem run'", run_only[i][0]);
 	}
-	if (o->format && strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
+	int fi = 0;
+	while (o->format && fi < N_FORMATS && strcmp(o->format, formats[fi].flag))
+		fi++;
+	if (fi == N_FORMATS)
 		return usage_error("--format is text, csv or json, not '%s'", o->format);
 	if (o->format)
 		o->summary = 1;
@@ -218,19 +302,30 @@ static int parse_args(int argc, char **argv, opts *o)
 		return usage_error("%s", "run needs a rule file and at least one trace: hmem run RULES PATH...");
 	if (o->npaths == 0)
 		return usage_error("%s: no trace file or directory given", o->cmd);
-	const char *outs[] = {o->json, o->timeline, o->html, o->perfetto, o->annotate};
-	int to_stdout = 0;
-	for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
-		to_stdout += outs[i] && !strcmp(outs[i], "-");
-	if (to_stdout > 1 || (to_stdout && o->summary))
-		return usage_error("%s", "only one output can go to standard output");
-	if (o->annotate) {
+	o->std = std_output(o);
+	int to_stdout = o->std != NULL;
+	for (int j = 0; j < N_OUTPUTS; j++) {
+		if (!o->out[j] || strcmp(o->out[j], "-"))
+			continue;
+		if (!outputs[j].stdout_ok)
+			return usage_error("%s cannot be written to standard output", outputs[j].flag);
+		if (to_stdout++)
+			return usage_error("%s", "only one output can go to standard output");
+	}
+	for (int j = 0; j < N_OUTPUTS; j++) {
+		if (!o->out[j] || !outputs[j].one_trace)
+			continue;
 		/* One trace in, one trace out; and never over the trace being read. */
-		struct stat in, out;
-		if (o->npaths != 1 || (stat(o->paths[0], &in) == 0 && S_ISDIR(in.st_mode)))
-			return usage_error("%s", "--annotate needs exactly one trace file (not a directory)");
-		if (stat(o->paths[0], &in) == 0 && stat(o->annotate, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-			return usage_error("--annotate %s would replace the trace being read; write elsewhere", o->annotate);
+		struct stat in, st;
+		if (o->npaths != 1 || (stat(o->paths[0], &in) == 0 && S_ISDIR(in.st_mode))) {
+			snprintf(msg, sizeof msg, "%s needs exactly one trace file (not a directory)", outputs[j].flag);
+			return usage_error("%s", msg);
+		}
+		if (stat(o->paths[0], &in) == 0 && stat(o->out[j], &st) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
+			snprintf(msg, sizeof msg, "%s %s would replace the trace being read; write elsewhere", outputs[j].flag,
+				 o->out[j]);
+			return usage_error("%s", msg);
+		}
 	}
 	return 0;
 }
@@ -282,46 +377,34 @@ static int want_color(const char *when)
 	return isatty(STDOUT_FILENO) && !(no && *no) && !(term && !strcmp(term, "dumb"));
 }
 
+/* Writes the outputs named, in table order, then standard output's; everything is
+ * written before anything is renamed into place. */
 static int write_outputs(const opts *o, const hm_report *report)
 {
 	hm_report copy = *report;
-	const hm_report *rep = &copy;
-	const char *fmt = o->format ? o->format : "text";
-	copy.color = !strcmp(fmt, "text") && want_color(o->color);
-	int run = !strcmp(o->cmd, "run");
-	int summary = run && (o->summary || !(o->json || o->timeline || o->html || o->perfetto || o->annotate));
-	struct {
-		const char *path;
-		void (*write)(FILE *, const hm_report *);
-		int (*write_or_fail)(FILE *, const hm_report *, const char *path, char *err, size_t errsz);
-	} outs[] = {
-		{o->json, hm_write_json, NULL},
-		{o->timeline, hm_write_timeline, NULL},
-		{o->html, hm_write_html, NULL},
-		{o->perfetto, hm_write_perfetto, NULL},
-		{o->annotate, NULL, hm_write_annotated},
-		{o->csv, hm_write_events, NULL},
-		{summary ? "-" : NULL, !strcmp(fmt, "csv") ? hm_write_summary_csv : !strcmp(fmt, "json") ? hm_write_json : hm_write_summary, NULL},
-		{!strcmp(o->cmd, "events") && !o->csv ? "-" : NULL, hm_write_events, NULL},
-	};
-	enum { N = sizeof outs / sizeof *outs };
+	copy.color = o->std == &formats[0] && want_color(o->color); /* text */
+	const char *path[N_OUTPUTS + 1];
+	const output *row[N_OUTPUTS + 1];
+	for (int i = 0; i < N_OUTPUTS; i++)
+		path[i] = o->out[i], row[i] = &outputs[i];
+	path[N_OUTPUTS] = o->std ? "-" : NULL, row[N_OUTPUTS] = o->std;
+	enum { N = N_OUTPUTS + 1 };
 	hm_out out[N] = {0};
 	char err[1024];
 	int rc = HM_EXIT_IO;
 	for (int i = 0; i < N; i++) {
-		if (!outs[i].path)
+		if (!path[i])
 			continue;
-		if (hm_out_open(&out[i], outs[i].path, err, sizeof err) != 0)
+		if (hm_out_open(&out[i], path[i], err, sizeof err) != 0)
 			goto fail;
-		if (outs[i].write)
-			outs[i].write(out[i].f, rep);
-		else if ((rc = outs[i].write_or_fail(out[i].f, rep, outs[i].path, err, sizeof err)) != 0)
+		if (row[i]->write)
+			row[i]->write(out[i].f, &copy);
+		else if ((rc = row[i]->write_or_fail(out[i].f, &copy, path[i], err, sizeof err)) != 0)
 			goto fail;
 	}
-	/* Everything is written before anything is renamed into place. */
 	rc = HM_EXIT_IO;
 	for (int i = 0; i < N; i++)
-		if (outs[i].path && hm_out_commit(&out[i], err, sizeof err) != 0)
+		if (path[i] && hm_out_commit(&out[i], err, sizeof err) != 0)
 			goto fail;
 	return HM_EXIT_OK;
 fail:
@@ -336,9 +419,8 @@ fail:
  * usage errors (exit 2). Devices, FIFOs and "-" are written in place and may repeat. */
 static int check_outputs(const opts *o, char **files, int nfiles)
 {
-	static const char *const names[] = {"--json", "--timeline", "--html", "--perfetto", "--annotate", "--csv"};
-	const char *paths[] = {o->json, o->timeline, o->html, o->perfetto, o->annotate, o->csv};
-	enum { N = sizeof paths / sizeof *paths };
+	const char *const *paths = o->out;
+	enum { N = N_OUTPUTS };
 	struct stat st[N], in;
 	char *canon[N] = {0}, msg[8192];
 	int file[N] = {0}, bad = 0;
@@ -351,14 +433,14 @@ static int check_outputs(const opts *o, char **files, int nfiles)
 			int both = st[i].st_nlink && st[j].st_nlink;
 			if (both ? st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino : !strcmp(canon[i], canon[j])) {
 				snprintf(msg, sizeof msg, "%s %s and %s %s are the same file: give each output its own",
-					 names[j], paths[j], names[i], paths[i]);
+					 outputs[j].flag, paths[j], outputs[i].flag, paths[i]);
 				bad = 1;
 			}
 		}
 		for (int k = -1; k < nfiles && st[i].st_nlink && !bad; k++) {
 			const char *ip = k < 0 ? o->rules : files[k];
 			if (ip && stat(ip, &in) == 0 && in.st_dev == st[i].st_dev && in.st_ino == st[i].st_ino) {
-				snprintf(msg, sizeof msg, "%s %s would replace the %s %s being read: write elsewhere", names[i],
+				snprintf(msg, sizeof msg, "%s %s would replace the %s %s being read: write elsewhere", outputs[i].flag,
 					 paths[i], k < 0 ? "rule file" : "trace", ip);
 				bad = 1;
 			}
@@ -552,7 +634,7 @@ int main(int argc, char **argv)
 		return usage_error("%s", "missing command (run or events)");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-		fputs(usage, stdout);
+		print_usage(stdout);
 		return HM_EXIT_OK;
 	}
 	if (!strcmp(cmd, "--version")) {
@@ -563,7 +645,7 @@ int main(int argc, char **argv)
 		return usage_error("unknown command '%s' (commands: run, events, packs)", cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
+			print_usage(stdout);
 			return HM_EXIT_OK;
 		}
 	opts o = {0};

@@ -1,12 +1,18 @@
-/* output: the summary table, --json, --timeline and events CSV writers, and output
- * files that appear only when complete. Plain C, no Lua. */
+/* output: the report every writer reads (hm_report), and the writers of the summary (text,
+ * CSV), --json, --timeline and the events CSV. Each writer prints the whole of its output
+ * to an open FILE and checks nothing: the caller opens and commits it (outfile.h, included
+ * here for them). Plain C, no Lua.
+ *
+ * Ownership: the caller owns the hm_report and everything it points to (the files and their
+ * series, the category names, skipped traces, aggregations: hm_agg_free frees one); the
+ * writers only read it. */
 #ifndef HM_OUTPUT_H
 #define HM_OUTPUT_H
 
 #include "analyze.h"
+#include "outfile.h"
 
 #include <stdio.h>
-#include <sys/stat.h>
 
 /* A file that could not be read and was skipped (--keep-going). */
 typedef struct hm_skip {
@@ -30,7 +36,7 @@ typedef struct hm_agg {
 	hm_cell *cells; /* nrows x ncols */
 } hm_agg;
 
-/* Everything the writers report; owned by the caller. */
+/* Everything the writers report. */
 typedef struct hm_report {
 	const char *rules;     /* the rule file, NULL for `hmem events` */
 	hm_file **files;
@@ -48,32 +54,6 @@ typedef struct hm_report {
 } hm_report;
 
 void hm_agg_free(hm_agg *a);
-
-/* An output file (README "Outputs"). A regular file or a new name (through symlinks, to
- * the file they name) is written under a temporary name in its directory and renamed
- * over it by hm_out_commit, keeping the mode and owner of the file it replaces, so a
- * failed run never leaves a half-written file; a fatal signal removes the temporary
- * file. Anything else (a device, a FIFO, a socket, /dev/stdout, /proc/self/fd/N) is
- * opened and written in place, never replaced. "-" is stdout. */
-typedef struct hm_out {
-	FILE *f;
-	char *path, *tmp; /* tmp NULL: written in place */
-	int slot;         /* where the signal handler finds tmp (+ 1; 0: nowhere) */
-} hm_out;
-
-int hm_out_open(hm_out *o, const char *path, char *err, size_t errsz);
-int hm_out_commit(hm_out *o, char *err, size_t errsz); /* also closes */
-void hm_out_abort(hm_out *o);                          /* removes the temporary file */
-/* Removes every temporary file being written, from any thread or a signal handler (only
- * unlink: no lock, no allocation); for a run that ends at once (the watchdog's kill). */
-void hm_out_remove_tmp(void);
-
-/* Whether writing path would replace (or create) a regular file: 1 with its canonical
- * name in *canon (malloc'd, the caller frees) and *st filled when it exists (st_nlink 0
- * when not); 0 for "-" and for what is written in place. Two outputs, or an output and an
- * input, are the same file when both exist with the same st_dev and st_ino, or their
- * canonical names are equal. */
-int hm_out_file_id(const char *path, struct stat *st, char **canon);
 
 /* A JSON string of s[0, n): bytes that are not UTF-8 become U+FFFD; with in_html, '<',
  * '>' and '&' are escaped too, so the text is safe inside an HTML <script> element. */

@@ -162,7 +162,6 @@ static void emit_state(FILE *f, const series_text *x, int64_t ts, const int64_t 
  * first memory event), then after each memory event, as the --timeline rows. */
 static void file_counters(FILE *f, const hm_report *r, const hm_file *hf, int *first)
 {
-	const hm_mem *m = &hf->t->mem;
 	int64_t *val = hm_xcalloc(r->cats->n + 1, sizeof *val);
 	for (size_t si = 0; si < hf->nseries; si++) {
 		const hm_series *s = &hf->series[si];
@@ -170,17 +169,12 @@ static void file_counters(FILE *f, const hm_report *r, const hm_file *hf, int *f
 			continue;
 		series_text x;
 		series_text_init(&x, r, hf, s);
-		hm_timeline_start(s, val, r->cats->n);
-		int64_t total = s->start_bytes;
-		if (hf->t->first_ts != HM_NONE && hf->t->first_ts < m->ts[s->ev[0]])
-			emit_state(f, &x, hf->t->first_ts, val, total, HM_NONE, first);
-		for (size_t k = 0; k < s->n; k++) {
-			uint32_t e = s->ev[k];
-			if (s->cat[k] >= 0)
-				val[s->cat[k]] += m->bytes[e];
-			total += m->bytes[e];
-			emit_state(f, &x, m->ts[e], val, total, m->total_res[e], first);
-		}
+		hm_replay it;
+		hm_replay_init(&it, s, &hf->t->mem, val, r->cats->n);
+		if (hf->t->first_ts != HM_NONE && hf->t->first_ts < it.ts)
+			emit_state(f, &x, hf->t->first_ts, it.cat_values, it.total, HM_NONE, first);
+		while (hm_replay_next(&it))
+			emit_state(f, &x, it.ts, it.cat_values, it.total, it.reserved, first);
 		series_text_free(&x);
 	}
 	free(val);

@@ -1,6 +1,7 @@
 /* perfetto: the per-category timelines as Chrome-trace counter tracks (--perfetto), and
  * the original trace with those tracks added (--annotate), for Perfetto UI and
- * chrome://tracing. Plain C, no Lua. */
+ * chrome://tracing. Plain C, no Lua; the states come from the series' replay (timeline.h).
+ * Both only read the report (output.h says who owns it). */
 #ifndef HM_PERFETTO_H
 #define HM_PERFETTO_H
 

@@ -48,55 +48,95 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 	start_values(s, m);
 
 	int64_t *val = hm_xcalloc(ncats, sizeof *val);
-	hm_timeline_start(s, val, ncats);
-	int64_t total = s->start_bytes;
-	s->peak = total;
+	hm_replay it;
+	hm_replay_init(&it, s, m, val, ncats);
+	s->peak = it.total;
 	s->peak_k = -1;
 	for (size_t c = 0; c < ncats; c++) {
 		s->cats[c].peak = val[c];
 		s->cats[c].used = val[c] != 0 || c == HM_CAT_BEFORE;
 	}
-	for (size_t k = 0; k < s->n; k++) {
-		uint32_t e = s->ev[k];
-		int64_t b = m->bytes[e];
-		int32_t c = s->cat[k];
-		if (b > 0)
+	while (hm_replay_next(&it)) {
+		int64_t b = it.bytes;
+		if (it.kind == HM_ALLOC)
 			s->allocs++;
-		else if (b < 0)
-			s->frees++, s->matched_frees += s->partner[k] >= 0;
+		else if (it.kind == HM_FREE)
+			s->frees++, s->matched_frees += s->partner[it.k] >= 0;
 		else
 			s->zero_events++;
-		if (c >= 0) {
-			hm_catstat *cs = &s->cats[c];
-			val[c] += b;
+		if (it.cat >= 0) {
+			hm_catstat *cs = &s->cats[it.cat];
 			cs->used = 1;
-			if (val[c] > cs->peak)
-				cs->peak = val[c];
+			if (val[it.cat] > cs->peak)
+				cs->peak = val[it.cat];
 			if (b > 0)
 				cs->allocs++, cs->alloc_bytes += (uint64_t)b;
 		}
-		total += b;
-		if (total > s->peak)
-			s->peak = total, s->peak_k = (long)k;
-		if (m->total_alloc[e] != HM_NONE && m->total_alloc[e] != total && s->mismatches++ == 0)
-			s->first_mismatch = (long)k;
-		if (m->total_res[e] != HM_NONE && (s->max_reserved == HM_NONE || m->total_res[e] > s->max_reserved))
-			s->max_reserved = m->total_res[e];
+		if (it.total > s->peak)
+			s->peak = it.total, s->peak_k = it.k;
+		int64_t ta = m->total_alloc[it.e];
+		if (ta != HM_NONE && ta != it.total && s->mismatches++ == 0)
+			s->first_mismatch = it.k;
+		if (it.reserved != HM_NONE && (s->max_reserved == HM_NONE || it.reserved > s->max_reserved))
+			s->max_reserved = it.reserved;
 	}
 	for (size_t c = 0; c < ncats; c++)
 		s->cats[c].end = val[c];
-	s->end_bytes = total;
+	s->end_bytes = it.total;
 	s->peak_ts = s->n ? m->ts[s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]] : 0;
 
 	/* Category values at the device's peak: replay up to it rather than copying every
 	 * category at every new peak (a growing trace sets a new peak at most events). */
-	hm_timeline_start(s, val, ncats);
-	for (long k = 0; k <= s->peak_k; k++)
-		if (s->cat[k] >= 0)
-			val[s->cat[k]] += m->bytes[s->ev[k]];
+	hm_replay_init(&it, s, m, val, ncats);
+	while (it.k < s->peak_k && hm_replay_next(&it))
+		;
 	for (size_t c = 0; c < ncats; c++)
 		s->cats[c].at_peak = val[c];
 	free(val);
+}
+
+/* A bucket's minimum and maximum, in time order. */
+static size_t put_bucket(int64_t *ts, int64_t *bytes, size_t out, int64_t mn, int64_t tmn, int64_t mx, int64_t tmx)
+{
+	int min_first = tmn <= tmx;
+	ts[out] = min_first ? tmn : tmx, bytes[out++] = min_first ? mn : mx;
+	ts[out] = min_first ? tmx : tmn, bytes[out++] = min_first ? mx : mn;
+	return out;
+}
+
+size_t hm_timeline_points(const hm_series *s, const hm_mem *m, size_t cat, size_t ncats, uint64_t points,
+			  int64_t *val, int64_t *ts, int64_t *bytes)
+{
+	int64_t t0 = s->n ? m->ts[s->ev[0]] : 0, t1 = s->n ? m->ts[s->ev[s->n - 1]] : 0;
+	int all = !points || points >= (s->n + 2) / 2; /* n + 1 states fit in 2 * points */
+	size_t out = 0;
+	long bucket = -1; /* its minimum and maximum seen, with their times */
+	int64_t mn = 0, mx = 0, tmn = 0, tmx = 0;
+	hm_replay it;
+	hm_replay_init(&it, s, m, val, ncats);
+	do {
+		int64_t t = it.ts, v = it.cat_values[cat];
+		if (all) {
+			ts[out] = t, bytes[out++] = v;
+			continue;
+		}
+		long b = t1 > t0 ? (long)((double)(t - t0) / (double)(t1 - t0) * (double)points) : 0;
+		if (b >= (long)points)
+			b = (long)points - 1;
+		if (b == bucket) {
+			if (v < mn)
+				mn = v, tmn = t;
+			if (v > mx)
+				mx = v, tmx = t;
+			continue;
+		}
+		if (bucket >= 0)
+			out = put_bucket(ts, bytes, out, mn, tmn, mx, tmx);
+		bucket = b, mn = mx = v, tmn = tmx = t;
+	} while (hm_replay_next(&it));
+	if (!all && bucket >= 0)
+		out = put_bucket(ts, bytes, out, mn, tmn, mx, tmx);
+	return out;
 }
 
 static int cmp_at_peak(const void *a, const void *b, void *ctx)

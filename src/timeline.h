@@ -1,5 +1,10 @@
-/* timeline: exact per-category accumulation over one series, its peaks and checks
- * against the trace's own Total Allocated. Plain C, no Lua. */
+/* timeline: exact per-category accumulation over one series, its peaks and checks against
+ * the trace's own Total Allocated, and the one replay of a series (hm_replay) that every
+ * writer showing a timeline reads. Plain C, no Lua.
+ *
+ * Ownership: hm_timeline fills the timeline fields of a series (analyze.h) and owns
+ * s->cats through the series (hm_file_free frees it); everything else here only reads
+ * the series and its trace, and writes into buffers its caller owns. */
 #ifndef HM_TIMELINE_H
 #define HM_TIMELINE_H
 
@@ -11,9 +16,72 @@
  * non-zero-byte event must be classified). Replaces any earlier s->cats. */
 void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats);
 
-/* The category values before the first event, for replaying: val[c] = s->cats[c].start.
- * Then, for each k, val[s->cat[k]] += m->bytes[s->ev[k]] (skip cat -1). */
+/* The category values before the first event: val[c] = s->cats[c].start (0 past s->ncats). */
 void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats);
+
+/* The replay of one series (after hm_timeline): the state before its first event, then the
+ * state after each event, in time order. Every output that shows a timeline reads its
+ * states from here:
+ *
+ *     hm_replay it;
+ *     hm_replay_init(&it, s, m, val, ncats); // it holds the start state (it.k == -1)
+ *     while (hm_replay_next(&it))            // it holds the state after event it.k
+ *             use(it.ts, it.total, it.reserved, it.cat_values);
+ *
+ * val is the caller's room for ncats category values (on the stack, malloc'd, or a Lua
+ * userdata so that nothing malloc'd is held across a Lua call that can raise); the replay
+ * writes there and allocates nothing. The series and its trace outlive the replay. */
+typedef struct hm_replay {
+	long k;             /* position in the series of the event just applied; -1: the start */
+	uint32_t e;         /* that event's index in the trace's memory columns (k >= 0) */
+	enum hm_kind kind;  /* that event's kind (HM_ZERO at the start) */
+	int64_t ts;         /* ns: that event's time; at the start, the first event's (0: none) */
+	int64_t bytes;      /* that event's signed bytes (0 at the start) */
+	int32_t cat;        /* the category it changed, -1 for none (and at the start) */
+	int64_t total;      /* bytes allocated on the device after it (s->start_bytes at the start) */
+	int64_t reserved;   /* the trace's Total Reserved at that event; HM_NONE without one and at the start */
+	const int64_t *cat_values; /* [ncats]: each category's bytes after it (= val) */
+	const hm_series *s; /* private from here */
+	const hm_mem *m;
+	int64_t *val;
+} hm_replay;
+
+static inline void hm_replay_init(hm_replay *it, const hm_series *s, const hm_mem *m, int64_t *val, size_t ncats)
+{
+	hm_timeline_start(s, val, ncats);
+	*it = (hm_replay){.k = -1, .kind = HM_ZERO, .ts = s->n ? m->ts[s->ev[0]] : 0, .cat = -1,
+			  .total = s->start_bytes, .reserved = HM_NONE, .cat_values = val, .s = s, .m = m, .val = val};
+}
+
+/* Applies the next event: 1 with it holding the state after it, 0 past the last. Inline:
+ * writers call it once per memory event. */
+static inline int hm_replay_next(hm_replay *it)
+{
+	if ((size_t)(it->k + 1) >= it->s->n)
+		return 0;
+	size_t k = (size_t)++it->k;
+	uint32_t e = it->s->ev[k];
+	int64_t b = it->m->bytes[e];
+	int32_t c = it->s->cat[k];
+	it->e = e;
+	it->kind = hm_kind_of(b);
+	it->ts = it->m->ts[e];
+	it->bytes = b;
+	it->cat = c;
+	it->total += b;
+	it->reserved = it->m->total_res[e];
+	if (c >= 0)
+		it->val[c] += b;
+	return 1;
+}
+
+/* One category's timeline for a plot: (ts, bytes) at the start and after every event;
+ * with points > 0 and more than 2 * points states, the minimum and the maximum of each of
+ * points equal time buckets (in time order), so no peak is lost. Writes to ts and bytes
+ * (room for s->n + 1 each, or 2 * points when fewer) and returns how many; val is room for
+ * ncats values, for the replay. */
+size_t hm_timeline_points(const hm_series *s, const hm_mem *m, size_t cat, size_t ncats, uint64_t points,
+			  int64_t *val, int64_t *ts, int64_t *bytes);
 
 /* The categories that take part in s, for tables: "(before trace)" first, then the largest
  * at the device's peak (then by own peak, then by id). Writes them to order (room for

@@ -1555,6 +1555,22 @@ static void test_timeline(void)
 			}
 		}
 		g_done(&g, "timeline: replaying the categories gives Total Allocated after every event (rule 6)");
+		{
+			/* hm_replay: the start state, then one state per event, each category
+			 * summing to the device total and to the trace's Total Allocated. */
+			int64_t rv[NC];
+			hm_replay it;
+			hm_replay_init(&it, s, m, rv, NC);
+			int ok = it.k == -1 && it.total == 1000 && it.reserved == HM_NONE && rv[0] == 700 && rv[2] == 300;
+			size_t states = 0;
+			while (hm_replay_next(&it)) {
+				int64_t sum = rv[0] + rv[1] + rv[2] + rv[3], ta = m->total_alloc[it.e];
+				ok &= it.k == (long)states++ && it.ts == m->ts[it.e] && sum == it.total && (ta == HM_NONE || ta == sum);
+				ok &= it.reserved == m->total_res[it.e] && it.kind == hm_kind_of(it.bytes);
+			}
+			check(ok && states == s->n && it.total == s->end_bytes,
+			      "timeline: hm_replay gives the start, then every event's state (issue 13)", "states=%zu", states);
+		}
 		check(s->mismatches == 0 && s->first_mismatch == -1, "timeline: a consistent trace has 0 mismatches",
 		      "mismatches=%" PRIu64 " first=%ld", s->mismatches, s->first_mismatch);
 		g = (grp){0};
