@@ -274,3 +274,9 @@ $ hmem run tests/tiny/rules/by_kind.lua tests/tiny/i_zero_bytes.json --json - | 
 1
 0
 ? 0
+# series:timeline with points near math.maxinteger: no overflow (issue 11), every state.
+$ hmem run tests/tiny/rules/timeline_points_max.lua tests/tiny/y_pair_basic.json | head -3
+points 9223372036854775807: 5 of 5 states, the same
+points 4611686018427387904: 5 of 5 states, the same
+points 4611686018427387904: 5 of 5 states, the same
+? 0
