@@ -11,12 +11,7 @@
 -- page per column, see below); named must exceed 2x
 -- base, which shows that the measure sees bytes hmem keeps. ASan builds run with
 -- quarantine_size_mb=0 so freed blocks are not counted.
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local s = p:read("a")
-  local ok, _, code = p:close()
-  return s, ok and 0 or code
-end
+local sh = dofile("tests/testlib.lua").sh
 
 local dir = assert(sh("mktemp -d")):gsub("%s+$", "")
 local function path(name) return dir .. "/" .. name end

@@ -12,40 +12,15 @@
 -- alloc (ts N + p + 1); 256 at the end. Series come sorted by device type, then id.
 -- hmem run size --json is checked series by series against that.
 local cjson = require "cjson"
+local t = dofile("tests/testlib.lua")
 
 local N = tonumber(arg[1]) or 20000
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local s = p:read("a")
-  local ok, _, code = p:close()
-  return s, ok and 0 or code
-end
 
-local dir = assert(sh("mktemp -d")):gsub("%s+$", "")
+local dir, cleanup = t.tmpdir()
 local trace = dir .. "/devices.json"
-local function cleanup() os.execute("rm -rf '" .. dir .. "'") end
+local device, sh = t.device, t.sh
 
--- Device k: type 1 (cuda) for even k, 6 (hip) for odd, id k // 2.
-local function device(k) return k % 2 == 0 and 1 or 6, k // 2 end
-local at = {} -- k -> place in the scramble (7919 is prime, so p -> k is one to one)
-local out = assert(io.open(trace, "wb"))
-out:write('{"traceEvents": [\n')
-local first = true
-for round = 0, 2 do
-  for p = 0, N - 1 do
-    local k = (p * 7919) % N
-    at[k] = p
-    local dtype, did = device(k)
-    local bytes, addr = 512 * (k + 1), 4096
-    if round == 1 then bytes, addr = 256, 8192 elseif round == 2 then bytes = -bytes end
-    out:write(first and "" or ",\n", ('{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", '
-      .. '"pid": 1, "tid": 1, "ts": %d, "args": {"Addr": %d, "Bytes": %d, "Device Type": %d, "Device Id": %d}}')
-      :format(round * N + p + 1, addr, bytes, dtype, did))
-    first = false
-  end
-end
-out:write("\n]}\n")
-out:close()
+local at = t.write_many_devices(trace, N) -- k -> place in the scramble
 
 local text, code = sh("hmem run size -q " .. trace .. " --json -")
 cleanup()

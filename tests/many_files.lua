@@ -9,12 +9,7 @@
 -- its series and names take well under 1 KB; hash tables and allocator rounding the rest).
 -- ASan builds run with quarantine_size_mb=0 so freed blocks are not counted.
 local N = tonumber(arg[1]) or 2000
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local s = p:read("a")
-  local ok, _, code = p:close()
-  return s, ok and 0 or code
-end
+local sh = dofile("tests/testlib.lua").sh
 
 local dir = assert(sh("mktemp -d")):gsub("%s+$", "")
 local function cleanup() os.execute("rm -rf '" .. dir .. "'") end

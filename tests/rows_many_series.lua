@@ -13,35 +13,14 @@
 -- By hand: 2N allocations (two per device), each on its own device.
 
 local N = tonumber(arg[1]) or 20000
-local function sh(cmd)
-  local p = assert(io.popen(cmd))
-  local s = p:read("a")
-  local ok, _, code = p:close()
-  return s, ok and 0 or code
-end
+local t = dofile("tests/testlib.lua")
+local sh = t.sh
 
-local dir = assert(sh("mktemp -d")):gsub("%s+$", "")
+local dir, cleanup = t.tmpdir()
 local trace, rules = dir .. "/devices.json", dir .. "/rules.lua"
-local function device(k) return k % 2 == 0 and 1 or 6, k // 2 end
-local out = assert(io.open(trace, "wb"))
-out:write('{"traceEvents": [\n')
-local first = true
-for round = 0, 2 do
-  for p = 0, N - 1 do
-    local k = (p * 7919) % N
-    local dtype, did = device(k)
-    local bytes, addr = 512 * (k + 1), 4096
-    if round == 1 then bytes, addr = 256, 8192 elseif round == 2 then bytes = -bytes end
-    out:write(first and "" or ",\n", ('{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", '
-      .. '"pid": 1, "tid": 1, "ts": %d, "args": {"Addr": %d, "Bytes": %d, "Device Type": %d, "Device Id": %d}}')
-      :format(round * N + p + 1, addr, bytes, dtype, did))
-    first = false
-  end
-end
-out:write("\n]}\n")
-out:close()
+t.write_many_devices(trace, N)
 
-out = assert(io.open(rules, "wb"))
+local out = assert(io.open(rules, "wb"))
 out:write(("local N = %d\n"):format(N), [[
 local seen, n, wrong = {}, 0, 0
 function classify(row)
@@ -71,7 +50,7 @@ end
 out:close()
 
 local text, code = sh("hmem run " .. rules .. " -q " .. trace .. " --json " .. dir .. "/out.json")
-os.execute("rm -rf '" .. dir .. "'")
+cleanup()
 io.write(text)
 local want = ("classify: %d rows, 0 on another device than their ts says\n"
   .. "done: %d series, %d of %d allocations are classify's rows on their series' device\n"):format(2 * N, N, 2 * N, 2 * N)
