@@ -15,8 +15,12 @@
 local bless = arg[1] == "--bless"
 local pattern = bless and (arg[2] or "") or (arg[1] or "")
 
+-- $T in a command: a temporary folder of this run alone, so that two runs side by side
+-- (two make test at once) never share a file.
+local T = assert(io.popen("mktemp -d")):read("l")
+
 local function run(cmd)
-  local p = io.popen("(" .. cmd .. ") 2>&1; echo \"?\" $?")
+  local p = io.popen("T='" .. T .. "'; export T; (" .. cmd .. ") 2>&1; echo \"?\" $?")
   local out = p:read("a")
   p:close()
   local lines = {}
@@ -114,3 +118,4 @@ for _, file in ipairs(files) do
     f:close()
   end
 end
+os.execute("rm -rf '" .. T .. "'")

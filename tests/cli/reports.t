@@ -29,7 +29,7 @@ ms
 tests/tiny/rules/by_size.lua
 ? 0
 # --- --annotate: the trace with the counters first in its events array ---
-$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --annotate /tmp/hmem-annot.json && head -c 200 /tmp/hmem-annot.json && echo && grep -c '"ph":"C"' /tmp/hmem-annot.json && tail -c 220 /tmp/hmem-annot.json
+$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --annotate $T/annot.json && head -c 200 $T/annot.json && echo && grep -c '"ph":"C"' $T/annot.json && tail -c 220 $T/annot.json
 {"schemaVersion": 1, "traceEvents": [
 {"ph":"C","cat":"hmem","name":"hmem cuda:0","pid":10,"ts":100.0,"args":{"(before trace)":0,"1024":0,"512":0,"256":0}},
 {"ph":"C","cat":"hmem","name":"hmem cuda:0 
@@ -37,7 +37,7 @@ $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --annotate 
 stant_event", "s": "t", "name": "[memory]", "pid": 10, "tid": 10, "ts": 112.000, "args": {"Total Reserved": 4194304, "Total Allocated": 768, "Bytes": 256, "Addr": 4096, "Device Id": 0, "Device Type": 1, "Ev Idx": 4}}
 ]}
 ? 0
-$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --annotate /tmp/hmem-annot.json.gz && gzip -t /tmp/hmem-annot.json.gz && gzip -dc /tmp/hmem-annot.json.gz | cmp - /tmp/hmem-annot.json && echo same as uncompressed; rm -f /tmp/hmem-annot.json /tmp/hmem-annot.json.gz
+$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --annotate $T/annot.json.gz && gzip -t $T/annot.json.gz && gzip -dc $T/annot.json.gz | cmp - $T/annot.json && echo same as uncompressed; rm -f $T/annot.json $T/annot.json.gz
 same as uncompressed
 ? 0
 # An empty events array gets the counters and no stray comma; a trace without one is copied.
@@ -50,11 +50,11 @@ hmem: note: tests/tiny/i_no_trace_events.json has no [memory] events (no traceEv
 unchanged
 ? 0
 # One trace file only, never written over itself.
-$ hmem run size tests/tiny/y_pair_basic.json tests/tiny/y_peak.json --annotate /tmp/hmem-x.json
+$ hmem run size tests/tiny/y_pair_basic.json tests/tiny/y_peak.json --annotate $T/x.json
 hmem: --annotate needs exactly one trace file (not a directory)
 Try 'hmem --help'.
 ? 2
-$ hmem run size tests/tiny/y_dir --annotate /tmp/hmem-x.json
+$ hmem run size tests/tiny/y_dir --annotate $T/x.json
 hmem: --annotate needs exactly one trace file (not a directory)
 Try 'hmem --help'.
 ? 2
@@ -63,14 +63,14 @@ hmem: --annotate tests/tiny/y_pair_basic.json would replace the trace being read
 Try 'hmem --help'.
 ? 2
 # A trace that changed between the analysis and the copy (done() rewrites it here).
-$ cp tests/tiny/y_pair_basic.json /tmp/hmem-changed.json && HMEM_TEST_TRACE=/tmp/hmem-changed.json hmem run --allow-io tests/tiny/rules/change_trace.lua /tmp/hmem-changed.json --annotate /tmp/hmem-x.json; s=$?; rm -f /tmp/hmem-changed.json; exit $s
-hmem: /tmp/hmem-changed.json: cannot annotate: the trace ended at byte 34, before the events array it had when it was read (a pipe cannot be read twice; did the file change?)
+$ cp tests/tiny/y_pair_basic.json $T/changed.json && cd $T && HMEM_TEST_TRACE=changed.json hmem run --allow-io $OLDPWD/tests/tiny/rules/change_trace.lua changed.json --annotate x.json; s=$?; rm -f changed.json; exit $s
+hmem: changed.json: cannot annotate: the trace ended at byte 34, before the events array it had when it was read (a pipe cannot be read twice; did the file change?)
 ? 5
-$ cp tests/tiny/y_pair_basic.json /tmp/hmem-changed.json && HMEM_TEST_TRACE=/tmp/hmem-changed.json HMEM_TEST_PAD=1 hmem run --allow-io tests/tiny/rules/change_trace.lua /tmp/hmem-changed.json --annotate /tmp/hmem-x.json; s=$?; rm -f /tmp/hmem-changed.json; exit $s
-hmem: /tmp/hmem-changed.json: cannot annotate: the byte at offset 36 is no longer the '[' of the events array (did the file change since it was read?)
+$ cp tests/tiny/y_pair_basic.json $T/changed.json && cd $T && HMEM_TEST_TRACE=changed.json HMEM_TEST_PAD=1 hmem run --allow-io $OLDPWD/tests/tiny/rules/change_trace.lua changed.json --annotate x.json; s=$?; rm -f changed.json; exit $s
+hmem: changed.json: cannot annotate: the byte at offset 36 is no longer the '[' of the events array (did the file change since it was read?)
 ? 5
 # A trace skipped with --keep-going leaves nothing to annotate.
-$ hmem run -q size tests/tiny/n_bad_json.json --keep-going --annotate /tmp/hmem-x.json
+$ hmem run -q size tests/tiny/n_bad_json.json --keep-going --annotate $T/x.json
 hmem: --annotate: the trace was not read: nothing to annotate
 ? 4
 # --- --html ---
@@ -93,7 +93,7 @@ $ hmem run tests/tiny/rules/html_names.lua tests/tiny/y_pair_basic.json --html -
 <h3>&lt;i&gt;by op&lt;/i&gt; 
 ? 0
 # --- outputs that cannot be written: exit 5, and no other output appears ---
-$ hmem run size tests/tiny/y_pair_basic.json --perfetto /tmp/hmem-ok.json --html /nonexistent/r.html; s=$?; ls /tmp/hmem-ok.json 2>&1 | sed 's/:.*//'; exit $s
+$ hmem run size tests/tiny/y_pair_basic.json --perfetto $T/ok.json --html /nonexistent/r.html; s=$?; ls $T/ok.json 2>&1 | sed 's/:.*//'; exit $s
 hmem: /nonexistent/r.html: cannot write: No such file or directory
 ls
 ? 5
@@ -125,10 +125,10 @@ $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --format js
 1536
 4
 ? 0
-$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --format json > /tmp/hmem-f.json && hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --json - | cmp - /tmp/hmem-f.json && echo same as --json; rm -f /tmp/hmem-f.json
+$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --format json > $T/f.json && hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --json - | cmp - $T/f.json && echo same as --json; rm -f $T/f.json
 same as --json
 ? 0
-$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --json /tmp/hmem-j.json --format csv | head -2; rm -f /tmp/hmem-j.json
+$ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --json $T/j.json --format csv | head -2; rm -f $T/j.json
 path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes
 tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0
 ? 0
