@@ -51,7 +51,7 @@ build/%.o: src/%.c src/*.h | build
 build/embedded.c: $(LUA_MODS) scripts/embed-lua.lua | build
 	lua5.4 scripts/embed-lua.lua $(LUA_MODS) > $@.tmp && mv $@.tmp $@
 
-build/embedded.o: build/embedded.c src/script.h
+build/embedded.o: build/embedded.c src/script.h src/embedded.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
 # The HTML report's script and style, written as files and carried in the binary.
