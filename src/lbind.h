@@ -2,26 +2,30 @@
  * that can be tested and fuzzed without Lua). Calls go one way, down; no file calls back
  * into one above it (the host's data reaches a lower file only as an argument):
  *
- *   script      the rule file's state: sandbox, require, packs, hooks, the hm_script API
- *    |   \        main uses (script.h)
- *    |  lclassify   the classify loop and the cache_by memo
- *    |   |
- *   lreport |     done(report), series methods, hmem.aggregate
- *    |   |
- *   lrow ---      the row userdata
+ *   script      the rule file's life: its hooks, categories, `hmem packs`; the hm_script
+ *    |            API main uses (script.h, which has no Lua type)
+ *   lsandbox    each chunk's environment, require, where modules and packs are found
+ *    |
+ *   lclassify   the classify loop and the cache_by memo
+ *    |
+ *   lreport     done(report), series methods, hmem.aggregate
+ *    |
+ *   lrow        the row userdata
  *    |
  *   lctx        the state and its limits (--lua-mem, --timeout), docall, the --lua-mem
  *    |            charge, and the per-state data of rows and declarations
  *   watchdog    (plain C) the --timeout's thread
  *
- *   script -> lclassify, lreport, lrow, lctx, lbounds, lcjson, watchdog
- *   lclassify -> lrow, lctx        lreport -> lrow, lctx, timeline
- *   lrow -> lctx, fields           lcjson -> lctx        lctx -> watchdog
- *   lbounds -> (Lua only)
+ * Exactly, within the binding (each may also call the plain-C core: util, fields,
+ * timeline, outfile):
+ *   script -> lsandbox, lclassify, lreport, lctx
+ *   lsandbox -> lclassify, lreport, lrow, lbounds, lcjson, lctx
+ *   lclassify -> lrow, lctx         lreport -> lrow, lctx
+ *   lrow -> lctx      lcjson -> lctx      lctx -> watchdog      lbounds -> none
  *
- * Each file's header is its whole surface, so the include graph is the call graph:
- * tests/layers.lua fails on a circle in it, on a function declared in another unit's
- * header, and on lua.h reached from a file outside the binding (Makefile's LUA_SIDE).
+ * Each file's header is its whole surface. tests/layers.lua fails on a circle of calls
+ * between files (anywhere in src/), on a function declared in another file's header, and
+ * on lua.h reached from a file outside the binding (the Makefile's LUA_SIDE).
  * This header holds the names the userdata types are registered under. */
 #ifndef HM_LBIND_H
 #define HM_LBIND_H
