@@ -26,7 +26,7 @@ PREFIX   ?= /usr/local
 CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
-LUA_SIDE := watchdog.o lbounds.o script.o lrow.o lreport.o lcjson.o embedded.o
+LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lreport.o lclassify.o lcjson.o lsandbox.o script.o embedded.o
 OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install
@@ -51,7 +51,7 @@ build/%.o: src/%.c src/*.h | build
 build/embedded.c: $(LUA_MODS) scripts/embed-lua.lua | build
 	lua5.4 scripts/embed-lua.lua $(LUA_MODS) > $@.tmp && mv $@.tmp $@
 
-build/embedded.o: build/embedded.c src/script.h
+build/embedded.o: build/embedded.c src/script.h src/embedded.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
 # The HTML report's script and style, written as files and carried in the binary.

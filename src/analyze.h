@@ -14,22 +14,32 @@ typedef struct hm_catstat {
 	int used;
 } hm_catstat;
 
-/* One (file, device). Positions k = 0..n-1 are the series' events in time order. */
+/* One (file, device). Positions k = 0..n-1 are the series' events in time order. Three
+ * modules write it, each its own group of fields, in the order they run; each group is
+ * read-only once its writer is done:
+ *   1. analysis (analyze.c, hm_analyze): the events, their pairing and device; allocates
+ *      the arrays of groups 1 and 2 (cat zeroed); hm_file_free frees every array here.
+ *   2. classification (lclassify.c, through hm_script_classify): cat, one category per
+ *      event, and nothing else.
+ *   3. the timeline (timeline.c, hm_timeline): the totals, the peak and the per-category
+ *      results, derived from groups 1 and 2. */
 typedef struct hm_series {
+	/* 1. analysis */
 	int32_t dev_type, dev_id;
 	char device[40];
 	size_t n;
 	uint32_t *ev;      /* k -> index in trace mem columns */
 	int32_t *partner;  /* k -> position of the matching free/alloc, or -1 */
 	uint8_t *before;   /* k: a free of memory allocated before the trace (rule 3) */
-	int32_t *cat;      /* k -> category id (set by classification), -1 for zero-byte events */
-	/* filled by hm_timeline */
+	int has_addr;      /* some non-zero event carries an address (pairing used them) */
+	/* 2. classification */
+	int32_t *cat;      /* k -> category id, -1 for zero-byte events */
+	/* 3. the timeline */
 	uint64_t allocs, frees, matched_frees, zero_events, mismatches;
 	int64_t start_bytes, peak, peak_ts, end_bytes, max_reserved; /* max_reserved HM_NONE if absent */
 	long peak_k;        /* -1: the peak is the state before the first event */
 	long first_mismatch; /* position of the first mismatch, or -1 */
-	int has_addr;
-	hm_catstat *cats;
+	hm_catstat *cats;    /* ncats of them, by category id */
 	size_t ncats;
 } hm_series;
 

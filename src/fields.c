@@ -158,12 +158,17 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 		if (cats && r->s->cat[r->k] >= 0)
 			set_str(v, cats->str[r->s->cat[r->k]], cats->len[r->s->cat[r->k]]);
 		break;
-	case HM_F_OPS: case HM_F_ANNOTATIONS: case HM_F_PYTHON: case HM_F_FREE_OPS: case HM_F_STACK:
-		v->type = HM_V_LIST;
-		break;
 	default:
+		if (hm_field_is_list(field))
+			v->type = HM_V_LIST;
 		break;
 	}
+}
+
+int hm_field_is_list(int field)
+{
+	return field == HM_F_OPS || field == HM_F_ANNOTATIONS || field == HM_F_PYTHON || field == HM_F_FREE_OPS ||
+	       field == HM_F_STACK;
 }
 
 size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap)

@@ -43,6 +43,9 @@ const char *hm_field_names(void);
  * HM_V_LIST: read them with hm_field_list. HM_F_CATEGORY needs the category names. */
 void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value *v);
 
+/* Whether a field is a list (the one place that says which are). */
+int hm_field_is_list(int field);
+
 /* For a list field: the slices it names (outermost first) into out, at most cap; returns
  * how many there are. */
 size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap);

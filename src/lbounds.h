@@ -1,5 +1,6 @@
 /* lbounds: bounds on the standard library functions that loop in C, where the --timeout's
- * hook cannot stop them (README "Scripting"). A Lua binding file (includes lua.h). */
+ * hook cannot stop them (README "Scripting"). A Lua binding file (includes lua.h) that
+ * calls no other (lbind.h); it owns nothing: the bounded functions live in the state. */
 #ifndef HM_LBOUNDS_H
 #define HM_LBOUNDS_H
 

@@ -4,7 +4,8 @@
  * on the C stack, and a depth of a million overflows it. encode writes into a buffer of its
  * own (malloc, not Lua's allocator): a table holding one long string a thousand times
  * makes a text a thousand times longer, so encode first checks it fits in --lua-mem. */
-#include "lbind.h"
+#include "lcjson.h"
+#include "lctx.h"
 
 #include <lauxlib.h>
 #include <stdint.h>

@@ -1,7 +1,9 @@
 /* What done(report) sees: the report as tables, series as userdata with methods, and
  * the group-bys declared with hmem.aggregate, computed here with C hash tables (Lua is
  * called only for key or where functions). */
+#include "lreport.h"
 #include "lbind.h"
+#include "lrow.h"
 #include "timeline.h"
 
 #include <lauxlib.h>
@@ -570,14 +572,6 @@ int hm_lua_aggregate_declare(lua_State *L)
 	if (d.top)
 		lua_pushinteger(L, d.top), lua_setfield(L, -2, "top");
 	return 1;
-}
-
-void hm_lua_decls_free(hm_decls *d)
-{
-	for (size_t i = 0; i < d->n; i++)
-		free(d->v[i].name);
-	free(d->v);
-	memset(d, 0, sizeof *d);
 }
 
 /* Refuses a key with a NUL byte (every output writes keys as C strings, which would

@@ -1,4 +1,5 @@
 /* The row userdata: the position of one memory event; fields are computed when read. */
+#include "lrow.h"
 #include "lbind.h"
 
 #include <lauxlib.h>

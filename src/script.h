@@ -1,10 +1,16 @@
-/* script: the only module that knows Lua. Loads a rule file or pack into a sandbox,
- * calls its classify(row) once per allocation, computes declared aggregations and calls
- * its done(report). */
+/* script: what the rest of hmem sees of the Lua side (its top: lbind.h draws the rest), and
+ * no Lua type in it. Loads a rule file or pack into a sandbox, calls its classify(row) once
+ * per allocation, computes declared aggregations and calls its done(report).
+ *
+ * Ownership: an hm_script owns its Lua state and everything made for it; it keeps
+ * pointers to the options' strings, to each hm_file it classified (rows point into its
+ * series) and to the category table, which the caller keeps alive until hm_script_close.
+ * It writes only the cat column of each series (analyze.h). */
 #ifndef HM_SCRIPT_H
 #define HM_SCRIPT_H
 
 #include "analyze.h"
+#include "embedded.h" /* build/embedded.c includes this header */
 #include "output.h"
 
 #include <stdio.h>
@@ -53,10 +59,5 @@ void hm_script_close(hm_script *s);
  * descriptions. Returns an exit code. */
 int hm_script_list_packs(const hm_script_opts *o, FILE *out);
 
-/* Modules compiled into the binary from lua/ (see scripts/embed-lua.lua). */
-typedef struct hm_embedded {
-	const char *name, *path, *source;
-} hm_embedded;
-extern const hm_embedded hm_embedded_modules[];
 
 #endif

@@ -1,6 +1,6 @@
 /* The --timeout: each call into the rule file gets a number (hm_watchdog_arm). A thread
  * looks at the running call a few times per limit; when one has lasted longer, it signals
- * the thread running Lua, whose handler asks Lua to stop (script.c sets a hook on every
+ * the thread running Lua, whose handler asks Lua to stop (lctx.c sets a hook on every
  * instruction that raises; lua.c stops a script on Ctrl-C the same way). Until then Lua
  * runs without hooks: a count hook would cost every instruction of every rule.
  * Hooks do not run everywhere: not inside C library loops (a backtracking pattern), nor in

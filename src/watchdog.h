@@ -1,5 +1,8 @@
 /* watchdog: the --timeout of calls into the rule file. Plain C, no Lua: a thread that
- * looks at the running call every tenth of the limit (at least once a second). */
+ * looks at the running call every tenth of the limit (at least once a second). Its user
+ * is lctx.c, which owns the watchdog it starts (hm_watchdog_stop frees it); the watched
+ * call lives inside the watchdog, written by the thread running Lua, read by the
+ * watchdog's thread. */
 #ifndef HM_WATCHDOG_H
 #define HM_WATCHDOG_H
 

@@ -1,0 +1,155 @@
+-- The layers of src/ (issue 13). Checked, one result each:
+--   * every extern function a header declares is defined in the .c of the same name, so
+--     that each header is its file's whole surface;
+--   * no circle of calls between files (foo.c and foo.h are the unit foo): a call is a use
+--     of hm_NAME( where NAME is defined in another unit;
+--   * only the Lua binding (the Makefile's LUA_SIDE, and lbind.h) reaches lua.h, lauxlib.h
+--     or lualib.h, even through other headers (src/lbind.h draws the binding's layers).
+-- Usage: lua5.4 tests/layers.lua [SRC_DIR]   (default src)
+local dir = arg[1] or "src"
+local failed = 0
+local function check(ok, name, detail)
+  print((ok and "ok - " or "not ok - ") .. name)
+  if not ok then
+    failed = failed + 1
+    if detail then print("#   " .. detail) end
+  end
+end
+
+local function read(path)
+  local f = assert(io.open(path))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local files = {}
+local p = io.popen("ls " .. dir .. "/*.c " .. dir .. "/*.h")
+for path in p:lines() do files[#files + 1] = path:match("[^/]+$") end
+p:close()
+table.sort(files)
+
+local function unit(file) return (file:gsub("%.[ch]$", "")) end
+
+-- Includes of each file: local ("...") and system (<...>).
+local incl, sys, text = {}, {}, {}
+for _, f in ipairs(files) do
+  local s = read(dir .. "/" .. f)
+  text[f] = s
+  incl[f], sys[f] = {}, {}
+  for line in s:gmatch("[^\n]+") do
+    local l = line:match('^%s*#%s*include%s+"([^"]+)"')
+    if l then incl[f][#incl[f] + 1] = l end
+    local g = line:match("^%s*#%s*include%s+<([^>]+)>")
+    if g then sys[f][#sys[f] + 1] = g end
+  end
+end
+
+-- 1. Where each function is defined: extern ones in a .c (a line at file level that is not
+-- static, a typedef or a declaration, with hm_NAME(), inline ones in a header.
+local defined_in = {}
+for _, f in ipairs(files) do
+  for line in text[f]:gmatch("[^\n]+") do
+    local name
+    if f:match("%.c$") and line:match("^[%a_]") and not line:match("^static") and not line:match("^typedef")
+      and not line:match(";%s*$") then
+      name = line:match("[%s%*](hm_[%w_]+)%(")
+    elseif f:match("%.h$") and line:match("^static inline") then
+      name = line:match("[%s%*](hm_[%w_]+)%(")
+    end
+    if name then defined_in[name] = f end
+  end
+end
+
+-- Extern functions a header declares are defined in its own .c; a header without a .c in
+-- src/ declares none (a header declaring another file's functions hides who calls whom).
+local wrong = {}
+for _, f in ipairs(files) do
+  if f:match("%.h$") then
+    local own = unit(f) .. ".c"
+    for line in text[f]:gmatch("[^\n]+") do
+      if line:match("^[%a_]") and not line:match("^static") and not line:match("^typedef")
+        and not line:match("^extern") and not line:match("^#") then
+        local name = line:match("[%s%*](hm_[%w_]+)%(")
+        if name and defined_in[name] ~= own then
+          wrong[#wrong + 1] = ("%s declares %s, defined in %s, not %s"):format(f, name, defined_in[name] or "no file", own)
+        end
+      end
+    end
+  end
+end
+check(#wrong == 0, "every function a header declares is defined in its own .c", wrong[1])
+for i = 2, #wrong do print("#   " .. wrong[i]) end
+
+-- 2. No circle of calls between units: an edge from u to v when a file of u calls a
+-- function defined in a file of v (calls through function pointers are not seen).
+local edges, why = {}, {}
+for _, f in ipairs(files) do
+  local u = unit(f)
+  edges[u] = edges[u] or {}
+  for name in text[f]:gmatch("(hm_[%w_]+)%s*%(") do
+    local d = defined_in[name]
+    local v = d and unit(d)
+    if v and v ~= u and not edges[u][v] then
+      edges[u][v] = true
+      why[u .. " -> " .. v] = f .. " calls " .. name
+    end
+  end
+end
+local state, stack, circle = {}, {}, nil
+local function visit(u)
+  state[u] = "open"
+  stack[#stack + 1] = u
+  local next = {}
+  for v in pairs(edges[u] or {}) do next[#next + 1] = v end
+  table.sort(next)
+  for _, v in ipairs(next) do
+    if state[v] == "open" and not circle then
+      local from
+      for i = #stack, 1, -1 do if stack[i] == v then from = i end end
+      local steps = {}
+      for i = from, #stack do
+        local a, b = stack[i], stack[i + 1] or v
+        steps[#steps + 1] = why[a .. " -> " .. b]
+      end
+      circle = table.concat(stack, " -> ", from) .. " -> " .. v .. " (" .. table.concat(steps, "; ") .. ")"
+    elseif not state[v] then
+      visit(v)
+    end
+  end
+  stack[#stack] = nil
+  state[u] = "done"
+end
+local units = {}
+for u in pairs(edges) do units[#units + 1] = u end
+table.sort(units)
+for _, u in ipairs(units) do if not state[u] then visit(u) end end
+check(circle == nil, "no circle of calls between files of " .. dir, circle)
+
+-- 3. Only the binding reaches the Lua headers.
+local makefile = read((dir:match("^(.*)/[^/]+$") or ".") .. "/Makefile")
+local binding = { lbind = true }
+for o in (makefile:match("\nLUA_SIDE%s*:=%s*([^\n]*)") or ""):gmatch("([%w_]+)%.o") do binding[o] = true end
+local lua_headers = { ["lua.h"] = true, ["lauxlib.h"] = true, ["lualib.h"] = true }
+local function reaches_lua(f, seen)
+  seen = seen or {}
+  if seen[f] then return nil end
+  seen[f] = true
+  for _, g in ipairs(sys[f] or {}) do if lua_headers[g] then return f .. " includes <" .. g .. ">" end end
+  for _, h in ipairs(incl[f] or {}) do
+    local why = text[h] and reaches_lua(h, seen)
+    if why then return f .. " includes " .. h .. ", " .. why end
+  end
+end
+local leaks = {}
+for _, f in ipairs(files) do
+  if not binding[unit(f)] then
+    local why = reaches_lua(f)
+    if why then leaks[#leaks + 1] = why end
+  end
+end
+check(binding.script, "the Makefile's LUA_SIDE is found (it names script.o)")
+check(#leaks == 0, "only the Lua binding (LUA_SIDE) includes lua.h, lauxlib.h or lualib.h", leaks[1])
+for i = 2, #leaks do print("#   " .. leaks[i]) end
+
+os.exit(failed == 0 and 0 or 1)
