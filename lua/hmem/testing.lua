@@ -66,9 +66,10 @@
 --   done) or returns a pack table {name=, description=, categories=, classify=, done=}. A
 --   file runs in hmem's strict sandbox: the base library without dofile and loadfile, load
 --   for text only, string, table, math, utf8, os.time/clock/date/difftime, require; reading
---   an undefined global is an error. Its require gives cjson, then modules next to the rule
---   file or on HMEM_PATH (each in its own sandbox), then the modules built into hmem (hmem,
---   hmem.testing, hmem.rules.*: Lua's require, on package.path); any other name raises
+--   an undefined global is an error. Its require gives cjson and the modules built into hmem
+--   (hmem, hmem.testing, hmem.rules.*: Lua's require, on package.path; hmem and hmem.* are
+--   never a file next to the rule), then modules next to the rule file or on HMEM_PATH (each
+--   in its own sandbox); any other name raises
 --   "module 'x' not found (looked in ...)", as in hmem. Modules are shared through
 --   package.loaded, so a test and the pack it loads see the same hmem.rules.phase.
 --   The pack's init, if any, is called once per load, without arguments, as hmem does.
@@ -484,7 +485,7 @@ end
 
 local not_found = "module '%s' not found (looked in the rule file's directory, -I directories, HMEM_PATH and the modules built into hmem)"
 
--- require as hmem gives it to rule files: cjson is the real one; then a module next to the
+-- require as hmem gives it to rule files: cjson and hmem.* are the real ones; then a module next to the
 -- rule file or on HMEM_PATH, run in its own sandbox; then the modules built into hmem (on
 -- package.path here); nothing else (not io, not a module that happens to be on package.path).
 local function sandbox_require(rule_dir)
@@ -495,6 +496,14 @@ local function sandbox_require(rule_dir)
     end
     if name == "cjson" or name == "cjson.safe" then
       return require(name)
+    end
+    -- hmem and hmem.* are reserved, as in hmem: always the built-in modules, never a file
+    -- of that name next to the rule file or on HMEM_PATH.
+    if name == "hmem" or name:sub(1, 5) == "hmem." then
+      if built_in(name) and (package.loaded[name] ~= nil or package.searchpath(name, package.path)) then
+        return require(name)
+      end
+      error(not_found:format(name), 2)
     end
     local rel = name:gsub("%.", "/")
     for _, dir in ipairs(dirs) do

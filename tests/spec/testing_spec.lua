@@ -467,6 +467,25 @@ describe("testing is faithful to hmem (issue 11)", function()
     assert.are.equal("functionfunctionfunctionfunction", testing.classify(p, {}))
   end)
 
+  it("gives the built-in hmem.* even when a file of that name sits next to the rule file, as hmem does (issue 12)", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p '" .. dir .. "/hmem/rules'"))
+    local f = assert(io.open(dir .. "/hmem/rules/lifetime.lua", "w"))
+    f:write("return {classify = 'not the built-in'}\n")
+    f:close()
+    f = assert(io.open(dir .. "/rules.lua", "w"))
+    f:write("local p = require 'hmem.rules.lifetime'\nfunction classify() return type(p.classify) end\n")
+    f:close()
+    local saved = package.loaded["hmem.rules.lifetime"]
+    package.loaded["hmem.rules.lifetime"] = nil
+    local ok, got = pcall(testing.classify, dir .. "/rules.lua", {})
+    package.loaded["hmem.rules.lifetime"] = saved
+    os.execute("rm -rf '" .. dir .. "'")
+    assert.is_true(ok, got)
+    assert.are.equal("function", got)
+  end)
+
   it("honours a pack's cache_by as hmem does: classify once per distinct combination", function()
     local calls = 0
     local pack = testing.load {
