@@ -22,29 +22,22 @@ struct hm_loader {
 	pthread_cond_t cv;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void load_one(hm_loader *l, int i)
 {
 	slot *s = &l->slots[i];
 	hm_load *ld = &s->load;
 	ld->code = HM_EXIT_INPUT;
-	double t0 = now();
+	double t0 = hm_now();
 	hm_read_opts o = {l->keep_partial, &s->progress, l->threads_per_file};
 	char err[2048]; /* each file's outcome is kept to the end of the run: its message only if it failed */
 	hm_trace *t = hm_trace_read_opts(l->paths[i], &o, err, sizeof err, &ld->code, &ld->lost);
-	double t1 = now();
+	double t1 = hm_now();
 	ld->read_s = t1 - t0;
 	if (!t)
 		ld->err = hm_xstrdup(err);
 	else {
 		ld->f = hm_analyze(t);
-		ld->analyze_s = now() - t1;
+		ld->analyze_s = hm_now() - t1;
 	}
 	pthread_mutex_lock(&l->mu);
 	s->done = 1;

@@ -118,13 +118,6 @@ static const char *const stage_names[ST_N] = {"read", "sort+pair+context", "clas
 					       "aggregate+done", "output"};
 static double stage_s[ST_N];
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int usage_error(const char *fmt, const char *arg)
 {
 	hm_eprintf("hmem: ");
@@ -357,7 +350,7 @@ static void progress_line(hm_loader *l, int nfiles, double start, int clear)
 	uint64_t done, total;
 	int files;
 	hm_loader_progress(l, &done, &total, &files);
-	double el = now() - start, rate = el > 0 ? (double)done / el : 0;
+	double el = hm_now() - start, rate = el > 0 ? (double)done / el : 0;
 	char d[32], t[32], r[32];
 	hm_fmt_bytes(d, sizeof d, (int64_t)done);
 	hm_fmt_bytes(t, sizeof t, (int64_t)total);
@@ -503,7 +496,7 @@ static int run(const opts *o)
 	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
 	loader = hm_loader_start(files, nfiles, (int)(jobs > 0 ? jobs : 1), o->keep_going);
 	int show = !o->quiet && isatty(2), shown = 0;
-	double start = now();
+	double start = hm_now();
 	for (int i = 0; i < nfiles; i++) {
 		hm_load *ld;
 		while (!(ld = hm_loader_wait(loader, i, show ? 250 : -1))) {
@@ -540,7 +533,7 @@ static int run(const opts *o)
 						"the %llu bytes after it are lost\n", t->cut_why, (unsigned long long)t->events,
 					(unsigned long long)t->cut_at, (unsigned long long)t->lost_bytes);
 		}
-		double t0 = now();
+		double t0 = hm_now();
 		rep.files[rep.nfiles++] = f;
 		if (!o->quiet && t->mem.n == 0)
 			hm_eprintf("hmem: note: %s has no [memory] events%s\n", t->path,
@@ -551,11 +544,11 @@ static int run(const opts *o)
 			rc = HM_EXIT_SCRIPT;
 			goto done;
 		}
-		stage_s[ST_CLASSIFY] += now() - t0;
+		stage_s[ST_CLASSIFY] += hm_now() - t0;
 	}
 	hm_loader_stop(loader);
 	loader = NULL;
-	double t0 = now();
+	double t0 = hm_now();
 	for (size_t i = 0; i < rep.nfiles; i++) {
 		for (size_t s = 0; s < rep.files[i]->nseries; s++)
 			hm_timeline(&rep.files[i]->series[s], &rep.files[i]->t->mem, cats.n);
@@ -563,8 +556,8 @@ static int run(const opts *o)
 	}
 	if (rep.nskipped && !o->quiet)
 		hm_eprintf("hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
-	stage_s[ST_TIMELINE] += now() - t0;
-	t0 = now();
+	stage_s[ST_TIMELINE] += hm_now() - t0;
+	t0 = hm_now();
 	rep.classify_calls = script ? hm_script_calls(script) : 0;
 	rep.cache_hits = script ? hm_script_cache_hits(script) : 0;
 	if (script) {
@@ -575,10 +568,10 @@ static int run(const opts *o)
 			goto done;
 		}
 	}
-	stage_s[ST_FINISH] += now() - t0;
-	t0 = now();
+	stage_s[ST_FINISH] += hm_now() - t0;
+	t0 = hm_now();
 	rc = write_outputs(o, &rep);
-	stage_s[ST_OUTPUT] += now() - t0;
+	stage_s[ST_OUTPUT] += hm_now() - t0;
 	if (o->verbose) {
 		uint64_t events = 0, mem = 0, classified = rep.classify_calls + rep.cache_hits;
 		for (size_t i = 0; i < rep.nfiles; i++)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <malloc.h>
 #include <sys/mman.h>
 
@@ -345,4 +346,11 @@ void hm_eprintf(const char *fmt, ...)
 	fputs(t, stderr);
 	free(t);
 	free(msg);
+}
+
+double hm_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

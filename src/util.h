@@ -20,6 +20,8 @@ enum hm_exit {
 void *hm_xrealloc(void *p, size_t n);
 void *hm_xcalloc(size_t n, size_t size);
 char *hm_xstrdup(const char *s);
+/* Seconds on the monotonic clock (for durations and deadlines). */
+double hm_now(void);
 
 /* Grow *arr (element size elsz) so that it holds at least need elements. */
 void hm_grow(void *arr, size_t *cap, size_t need, size_t elsz);

@@ -46,13 +46,6 @@ int hm_watchdog_at_kill(void (*fn)(void))
 	return 0;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* SIGALRM on the thread running Lua: ask the call to stop, if it is still the one that ran
  * long. */
 static void on_alarm(int sig)
@@ -85,7 +78,7 @@ static void *watch(void *arg)
 {
 	hm_watchdog *w = arg;
 	uint64_t seen = 0;
-	double since = mono();
+	double since = hm_now();
 	int asked = 0;
 	pthread_mutex_lock(&w->mu);
 	while (!w->quit) {
@@ -97,7 +90,7 @@ static void *watch(void *arg)
 		if (w->quit)
 			break;
 		uint64_t c = __atomic_load_n(&w->c.call, __ATOMIC_RELAXED);
-		double now = mono();
+		double now = hm_now();
 		if (c != seen) {
 			seen = c, since = now, asked = 0;
 		} else if (c && !asked && now - since > w->limit) {
