@@ -76,7 +76,7 @@ exit 0
 ? 0
 
 # string.rep bigger than --lua-mem says so before it tries.
-$ printf 'function classify(row)\n  return "c" .. #string.rep("x", 100 << 20)\nend\n' > "${TMPDIR:-/tmp}/hm_rep_big.lua"; hmem run "${TMPDIR:-/tmp}/hm_rep_big.lua" tests/tiny/y_pair_basic.json --lua-mem 32 2>&1 | sed -n 1p | sed 's|^hmem: .*hm_rep_big.lua:|hmem: RULES:|'; rm -f "${TMPDIR:-/tmp}/hm_rep_big.lua"
+$ printf 'function classify(row)\n  return "c" .. #string.rep("x", 100 << 20)\nend\n' > "$T/hm_rep_big.lua"; hmem run "$T/hm_rep_big.lua" tests/tiny/y_pair_basic.json --lua-mem 32 2>&1 | sed -n 1p | sed 's|^hmem: .*hm_rep_big.lua:|hmem: RULES:|'; rm -f "$T/hm_rep_big.lua"
 hmem: RULES:2: string.rep: the result would be 104857600 bytes, more than --lua-mem 32 MB
 ? 0
 
