@@ -295,6 +295,20 @@ const hm_embedded *hm_sandbox_find(lua_State *L, const hm_sandbox *o, const char
 }
 
 static int l_write(lua_State *L);
+static int l_budget(lua_State *L);
+static int l_fail(lua_State *L);
+
+/* hmem.args: a fresh table of this instance, from --set key=value (strings). [-0, +1, m] */
+static void push_args(lua_State *L, const hm_sandbox *o)
+{
+	lua_createtable(L, 0, o->nset);
+	for (int i = 0; i < o->nset; i++) {
+		const char *eq = strchr(o->set[i], '=');
+		lua_pushlstring(L, o->set[i], eq ? (size_t)(eq - o->set[i]) : strlen(o->set[i]));
+		lua_pushstring(L, eq ? eq + 1 : "");
+		lua_rawset(L, -3);
+	}
+}
 
 /* The host's functions in a fresh instance of the hmem module (at -1). [-0, +0, m] */
 static void add_host_functions(lua_State *L, const hm_sandbox *o)
@@ -312,6 +326,16 @@ static void add_host_functions(lua_State *L, const hm_sandbox *o)
 	}
 	lua_pushnil(L);
 	lua_setfield(L, -2, "_aggregations");
+	lua_pushlightuserdata(L, (void *)o);
+	lua_pushcclosure(L, l_budget, 1);
+	lua_setfield(L, -2, "budget");
+	lua_pushlightuserdata(L, (void *)o);
+	lua_pushcclosure(L, l_fail, 1);
+	lua_setfield(L, -2, "fail");
+	push_args(L, o);
+	lua_setfield(L, -2, "args");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "_budgets");
 }
 
 /* require for sandboxed chunks: cjson is lua-cjson's C library (a fresh, capped instance,
@@ -374,4 +398,86 @@ static int l_write(lua_State *L)
 			return 0;
 	}
 	return luaL_error(L, "hmem.write: %s", err);
+}
+
+/* A field of hmem.budget's table: a string without NUL bytes, or nil. [-0, +0, e] */
+static const char *budget_str(lua_State *L, const char *key)
+{
+	int t = lua_getfield(L, 1, key);
+	if (t != LUA_TNIL && t != LUA_TSTRING)
+		luaL_error(L, "hmem.budget: %s must be a string (a %s), not a %s", key,
+			   key[0] == 'd' ? "device such as \"cuda:*\"" : "category name", lua_typename(L, t));
+	size_t n = 0;
+	const char *v = lua_tolstring(L, -1, &n);
+	if (v && strlen(v) != n)
+		luaL_error(L, "hmem.budget: %s holds a NUL byte", key);
+	lua_pop(L, 1); /* the table keeps the string alive */
+	return v;
+}
+
+/* hmem.budget{device=, category=, max=}: a limit checked after the run, like
+ * --fail-above (budget.h): max in bytes (a number, or a size such as "12GiB"). Checked in
+ * full here; kept in C with its place in the rule file. [-1, +0, e] */
+static int l_budget(lua_State *L)
+{
+	const hm_sandbox *o = lua_touserdata(L, lua_upvalueindex(1));
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, 1)) {
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+		if (strcmp(k, "device") && strcmp(k, "category") && strcmp(k, "max"))
+			return luaL_error(L, "hmem.budget: unknown key '%s' (keys: device, category, max)",
+					  luaL_tolstring(L, -2, NULL));
+		lua_pop(L, 1);
+	}
+	const char *device = budget_str(L, "device"), *category = budget_str(L, "category");
+	int64_t max = -1;
+	lua_getfield(L, 1, "max");
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		if (hm_size_parse(lua_tostring(L, -1), &max) != 0)
+			max = -1;
+	} else if (lua_type(L, -1) == LUA_TNUMBER) {
+		lua_Number v = lua_tonumber(L, -1);
+		max = v >= 0 && v <= 4611686018427387904.0 ? (int64_t)v : -1; /* at most 2^62 */
+	}
+	if (max < 0)
+		return luaL_error(L, "hmem.budget: max must be bytes, a number from 0 to 2^62 or a size such as \"12GiB\"");
+	luaL_where(L, 1);
+	size_t n;
+	const char *where = lua_tolstring(L, -1, &n);
+	char from[600];
+	snprintf(from, sizeof from, "hmem.budget at %.*s", n > 2 ? (int)n - 2 : (int)n, where); /* "f.lua:3: " */
+	if (o->verdict) {
+		hm_lua_charge(L, sizeof(hm_budget) + strlen(from) + (device ? strlen(device) : 0) +
+					 (category ? strlen(category) : 0) + 3);
+		hm_budget_add(o->verdict, device, category, max, from);
+	}
+	return 0;
+}
+
+static const char fail_sentinel = 0;
+
+int hm_sandbox_is_fail(lua_State *L, int idx)
+{
+	return lua_touserdata(L, idx) == &fail_sentinel;
+}
+
+/* hmem.fail(message) in done: the run fails (exit 6) once its outputs are written, with
+ * message and no traceback. Stops done by raising a value only the host recognises; the
+ * failure is recorded first, so a pcall around it cannot undo it. [-1, +0, e] */
+static int l_fail(lua_State *L)
+{
+	const hm_sandbox *o = lua_touserdata(L, lua_upvalueindex(1));
+	size_t n;
+	const char *msg = luaL_checklstring(L, 1, &n);
+	if (!o->in_done)
+		return luaL_error(L, "hmem.fail works in done(report) (classify and init cannot fail the run)");
+	if (strlen(msg) != n)
+		return luaL_error(L, "hmem.fail: the message holds a NUL byte");
+	if (o->verdict) {
+		hm_lua_charge(L, n + 1 + sizeof(char *));
+		hm_budget_fail(o->verdict, msg);
+	}
+	lua_pushlightuserdata(L, (void *)&fail_sentinel);
+	return lua_error(L);
 }

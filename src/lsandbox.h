@@ -9,6 +9,7 @@
 #ifndef HM_LSANDBOX_H
 #define HM_LSANDBOX_H
 
+#include "budget.h"
 #include "embedded.h"
 #include "lclassify.h"
 
@@ -19,6 +20,10 @@ typedef struct hm_sandbox {
 	const char *out_dir;  /* --out DIR for hmem.write, or NULL */
 	char *rule_dir;       /* where require looks first: the loaded file's directory (NULL: none) */
 	hm_classify *cls;     /* where hmem.cache_by declares */
+	hm_budgets *verdict;  /* where hmem.budget and hmem.fail record (NULL: checked, not kept) */
+	const char **set;     /* --set key=value, what hmem.args holds */
+	int nset;
+	int in_done;          /* done(report) is running: hmem.fail may be called */
 } hm_sandbox;
 
 /* The standard libraries (bounded, lbounds.h) and hmem's metatables, for a state that
@@ -43,6 +48,10 @@ int hm_sandbox_search_dir(const hm_sandbox *sb, int i, char *dir, size_t cap);
 /* hmem, hmem.* and cjson are always hmem's own: a file of that name next to the rule
  * file, in the working directory, on -I or HMEM_PATH is never loaded in their place. */
 int hm_sandbox_reserved(const char *name);
+
+/* Whether the error value at idx is what hmem.fail raises: the rule file failed the run on
+ * purpose, which is no script error (the message is in the verdict). [-0, +0, -] */
+int hm_sandbox_is_fail(lua_State *L, int idx);
 
 /* Whether path is a regular file. */
 int hm_sandbox_is_file(const char *path);

@@ -1,6 +1,9 @@
 /* hmem: where did my GPU memory go? Command line, and the one-way flow
  * files -> reader -> analysis -> classify -> timeline -> writers. */
 #include "analyze.h"
+#include "budget.h"
+#include "diff.h"
+#include "diffside.h"
 #include "html.h"
 #include "input.h"
 #include "loader.h"
@@ -27,6 +30,7 @@ static const char usage[] =
 	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
 	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
 	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
+	"       hmem diff [RULES] BEFORE AFTER [options]  what changed between two runs\n"
 	"       hmem --help | --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
@@ -47,6 +51,11 @@ static const char usage_run[] =
 	"  --allow-io        give the rule file the whole standard library (io, os, debug, ...)\n"
 	"  --timeout SEC     stop a call into the rule file that runs longer (default 60; 0: never)\n"
 	"  --lua-mem MB      most memory the rule file's Lua heap may use (default 4096; 0: no limit)\n"
+	"  --fail-above B    exit 6 when a peak is above a budget B: SIZE (each device's peak),\n"
+	"                    DEVICE=SIZE (cuda:0=40GiB, cuda:*=40GiB) or CATEGORY=SIZE\n"
+	"                    (activation=12GiB); sizes in B, kB, MB, GB, ... or KiB, MiB, GiB, ...;\n"
+	"                    repeatable\n"
+	"  --set KEY=VALUE   a parameter for the rule file, read as hmem.args.KEY; repeatable\n"
 	"events options:\n";
 /* Then the outputs of events, then: */
 static const char usage_common[] =
@@ -59,7 +68,7 @@ static const char usage_common[] =
 	"                    each on more threads (default: the number of cores)\n"
 	"\n"
 	"exit codes: 0 ok, 1 internal error, 2 usage, 3 rule file error, 4 bad or missing trace,\n"
-	"            5 file could not be read or written\n";
+	"            5 file could not be read or written, 6 over budget (or hmem.fail)\n";
 
 /* Every output written to a file the user names. Option parsing, --help, the checks (which
  * command it belongs to, standard output, the same file twice or over an input) and
@@ -110,6 +119,11 @@ typedef struct opts {
 	char **paths;
 	const char **inc;
 	int npaths, ninc, keep_going, quiet, summary, allow_io, verbose;
+	const char **fail_above, **set; /* repeatable: --fail-above, --set */
+	int nfail_above, nset;
+	/* hmem diff: the finished report goes here instead of the outputs (no budgets). */
+	void (*sink)(const hm_report *r, void *ctx);
+	void *sink_ctx;
 } opts;
 
 /* Seconds spent per stage, for --verbose. */
@@ -148,8 +162,8 @@ static int int_arg(const char *s, double lo, double hi, double *v)
 /* --help: the options, with each output's line where its command's options are. */
 static void print_usage(FILE *f)
 {
-	const char *part[] = {usage, usage_run, usage_common}, *cmd[] = {"run", "events"};
-	for (int i = 0; i < 3; i++) {
+	const char *part[] = {usage, usage_run, hm_diff_usage, usage_common}, *cmd[] = {"run", "events"};
+	for (int i = 0; i < 4; i++) {
 		fputs(part[i], f);
 		for (int j = 0; i < 2 && j < N_OUTPUTS; j++) {
 			char opt[64];
@@ -195,9 +209,42 @@ static const output *std_output(const opts *o)
 	return NULL;
 }
 
+/* Where the argument of a repeatable option of run goes (--fail-above, --set), or NULL. */
+static const char **list_slot(opts *o, const char *a, int argc)
+{
+	if (!o->set)
+		o->fail_above = hm_xcalloc((size_t)argc, sizeof *o->fail_above),
+		o->set = hm_xcalloc((size_t)argc, sizeof *o->set);
+	if (!strcmp(a, "--fail-above"))
+		return &o->fail_above[o->nfail_above++];
+	if (!strcmp(a, "--set"))
+		return &o->set[o->nset++];
+	return NULL;
+}
+
+/* --fail-above and --set are checked whole before anything is read: a budget that does
+ * not parse, or a parameter without a name, is a usage error. */
+static int check_budget_args(const opts *o)
+{
+	char err[1024];
+	hm_budgets b = {0};
+	int rc = 0;
+	if ((o->nfail_above || o->nset) && strcmp(o->cmd, "run"))
+		return usage_error("%s", "--fail-above and --set belong to 'hmem run'");
+	for (int i = 0; i < o->nfail_above && !rc; i++)
+		if (hm_budget_parse(&b, o->fail_above[i], err, sizeof err) != 0)
+			rc = usage_error("%s", err);
+	hm_budgets_free(&b);
+	for (int i = 0; i < o->nset && !rc; i++)
+		if (!strchr(o->set[i], '=') || o->set[i][0] == '=')
+			rc = usage_error("--set needs KEY=VALUE (read as hmem.args.KEY), not '%s'", o->set[i]);
+	return rc;
+}
+
 static int parse_args(int argc, char **argv, opts *o)
 {
 	int out;
+	const char **lst;
 	o->paths = hm_xcalloc((size_t)argc, sizeof *o->paths);
 	o->inc = hm_xcalloc((size_t)argc, sizeof *o->inc);
 	for (int i = 2; i < argc; i++) {
@@ -223,6 +270,8 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->allow_io = 1;
 		else if ((out = output_of(a)) >= 0)
 			dst = &o->out[out];
+		else if ((lst = list_slot(o, a, argc)))
+			dst = lst;
 		else if (strcmp(a, "--format") == 0)
 			dst = &o->format;
 		else if (strcmp(a, "--color") == 0)
@@ -262,6 +311,8 @@ static int parse_args(int argc, char **argv, opts *o)
 				   o->lua_mem);
 	if (o->top && !int_arg(o->top, 0, 1000000, &v))
 		return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
+	if (check_budget_args(o))
+		return HM_EXIT_USAGE;
 	if (!strcmp(o->cmd, "packs")) {
 		if (o->npaths || outputs_named(o) || o->out_dir || o->top || o->summary || o->format || o->color)
 			return usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
@@ -484,7 +535,7 @@ static int run(const opts *o)
 	}
 	hm_script_opts so = {o->rules, o->inc, o->ninc, o->allow_io, o->out_dir,
 			     o->timeout ? strtod(o->timeout, NULL) : 60,
-			     (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : 4096) * 1048576.0)};
+			     (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : 4096) * 1048576.0), o->set, o->nset};
 	rep.top = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
 	if (o->rules && !(script = hm_script_open(&so, &cats, err, sizeof err))) {
 		hm_eprintf("hmem: %s\n", err);
@@ -568,9 +619,17 @@ static int run(const opts *o)
 			goto done;
 		}
 	}
+	hm_budgets budgets = {0};
+	for (int i = 0; i < o->nfail_above; i++)
+		hm_budget_parse(&budgets, o->fail_above[i], err, sizeof err); /* checked by parse_args */
+	if (script)
+		hm_budgets_merge(&budgets, hm_script_verdict(script));
 	stage_s[ST_FINISH] += hm_now() - t0;
 	t0 = hm_now();
-	rc = write_outputs(o, &rep);
+	if (o->sink)
+		o->sink(&rep, o->sink_ctx);
+	else
+		rc = write_outputs(o, &rep);
 	stage_s[ST_OUTPUT] += hm_now() - t0;
 	if (o->verbose) {
 		uint64_t events = 0, mem = 0, classified = rep.classify_calls + rep.cache_hits;
@@ -599,6 +658,11 @@ static int run(const opts *o)
 	}
 	if (rc == HM_EXIT_OK && (rep.nskipped || ncut))
 		rc = HM_EXIT_INPUT; /* like make -k: the rest is written, the run still failed */
+	/* Budgets once every output is written: broken ones are listed after the summary, and
+	 * exit 6 only when nothing else failed (README "Errors and exit codes"). */
+	if (!o->sink && (rc == HM_EXIT_OK || rc == HM_EXIT_INPUT) && hm_budget_check(&budgets, &rep, o->quiet) && rc == HM_EXIT_OK)
+		rc = HM_EXIT_BUDGET;
+	hm_budgets_free(&budgets);
 done:
 	hm_loader_stop(loader);
 	hm_script_close(script);
@@ -618,6 +682,33 @@ done:
 	return rc;
 }
 
+/* One trace side of hmem diff: its report as diffside.h's text. */
+typedef struct diff_text {
+	char *text;
+	size_t len;
+} diff_text;
+
+static void diff_sink(const hm_report *r, void *ctx)
+{
+	diff_text *d = ctx;
+	d->text = hm_diff_side_json(r, &d->len);
+}
+
+/* hmem diff reads a trace side as hmem run would, with the same options. */
+static int diff_read(const hm_diff_run *d, char **text, size_t *len)
+{
+	diff_text out = {0};
+	opts o = {.cmd = "run", .rules = d->rules, .paths = d->paths, .npaths = d->npaths, .inc = d->inc,
+		  .ninc = d->ninc, .set = d->set, .nset = d->nset, .timeout = d->timeout, .lua_mem = d->lua_mem,
+		  .jobs = d->jobs, .quiet = d->quiet, .allow_io = d->allow_io, .sink = diff_sink, .sink_ctx = &out};
+	int rc = run(&o);
+	*text = out.text;
+	*len = out.len;
+	if (rc == 0 && !out.text)
+		rc = HM_EXIT_INTERNAL;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	/* A rule stopped by the watchdog's second expiry ends the run at once: its
@@ -634,13 +725,15 @@ int main(int argc, char **argv)
 		printf("hmem %s\n", HM_VERSION);
 		return HM_EXIT_OK;
 	}
-	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs"))
-		return usage_error("unknown command '%s' (commands: run, events, packs)", cmd);
+	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs") && strcmp(cmd, "diff"))
+		return usage_error("unknown command '%s' (commands: run, events, packs, diff)", cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			print_usage(stdout);
 			return HM_EXIT_OK;
 		}
+	if (!strcmp(cmd, "diff"))
+		return hm_diff_main(argc, argv, diff_read);
 	opts o = {0};
 	o.cmd = cmd;
 	int rc = parse_args(argc, argv, &o);
@@ -656,5 +749,7 @@ int main(int argc, char **argv)
 	}
 	free(o.paths);
 	free(o.inc);
+	free(o.fail_above);
+	free(o.set);
 	return rc;
 }

@@ -25,6 +25,7 @@ struct hm_script {
 	char (*colors)[8]; /* category id -> declared "#rrggbb", "" if none */
 	size_t ncolors;
 	hm_sandbox sb;   /* what the sandbox reads from o, and the rule file's directory (lsandbox.h) */
+	hm_budgets verdict; /* hmem.budget and hmem.fail (budget.h) */
 };
 
 /* The host's data, from a C function of its own. */
@@ -224,7 +225,7 @@ static hm_script *state_new(const hm_script_opts *o, char *err, size_t errsz)
 {
 	hm_script *s = hm_xcalloc(1, sizeof *s);
 	s->o = o;
-	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls};
+	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls, &s->verdict, o->set, o->nset, 0};
 	s->ctx = hm_lctx_new(o->mem_limit, o->timeout_s, o->rules, s, err, errsz);
 	if (!s->ctx) {
 		free(s);
@@ -296,9 +297,18 @@ static int finish_protected(lua_State *L)
 	if (c->s->done_ref != LUA_NOREF) {
 		lua_rawgeti(L, LUA_REGISTRYINDEX, c->s->done_ref);
 		hm_lua_report_push(L, c->rep);
+		c->s->sb.in_done = 1;
 		lua_call(L, 1, 0);
+		c->s->sb.in_done = 0;
 	}
 	return 0;
+}
+
+/* done's message handler: hmem.fail's value passes as it is (no traceback: the rule file
+ * failed the run on purpose), any other error gets the usual one. [-1, +1, m] */
+static int finish_msghandler(lua_State *L)
+{
+	return hm_sandbox_is_fail(L, 1) ? 1 : hm_lua_msghandler(L);
 }
 
 int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
@@ -307,11 +317,16 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz)
 	lua_State *L = s->ctx->L;
 	rep->colors = (const char(*)[8])s->colors;
 	rep->ncolors = s->ncolors;
+	lua_pushcfunction(L, finish_msghandler);
 	lua_pushcfunction(L, finish_protected);
 	lua_pushlightuserdata(L, &c);
 	limits_arm(s, "done");
-	int status = hm_lua_docall(L, 1, 0);
+	int status = lua_pcall(L, 1, 0, -3);
 	limits_done(s);
+	s->sb.in_done = 0;
+	if (status != LUA_OK && hm_sandbox_is_fail(L, -1) && !limits_report(s, err, errsz))
+		lua_pop(L, 1), status = LUA_OK;
+	lua_remove(L, status == LUA_OK ? -1 : -2); /* the handler */
 	if (status != LUA_OK) {
 		if (!limits_report(s, err, errsz))
 			error_text(L, err, errsz);
@@ -410,7 +425,7 @@ static int shipped(const char *name)
 int hm_script_list_packs(const hm_script_opts *o, FILE *out)
 {
 	fprintf(out, "rule packs (use a name in place of a rule file: hmem run NAME PATH...):\n");
-	hm_sandbox sb = {o->inc, o->ninc, o->allow_io, o->out_dir, NULL, NULL};
+	hm_sandbox sb = {.inc = o->inc, .ninc = o->ninc, .allow_io = o->allow_io, .out_dir = o->out_dir};
 	char dir[4096], (*seen)[256] = NULL;
 	size_t nseen = 0, cap = 0;
 	for (int i = 0; hm_sandbox_search_dir(&sb, i, dir, sizeof dir); i++) {
@@ -444,6 +459,11 @@ int hm_script_list_packs(const hm_script_opts *o, FILE *out)
 	return HM_EXIT_OK;
 }
 
+const hm_budgets *hm_script_verdict(const hm_script *s)
+{
+	return &s->verdict;
+}
+
 uint64_t hm_script_calls(const hm_script *s)
 {
 	return s->cls.calls;
@@ -465,5 +485,6 @@ void hm_script_close(hm_script *s)
 	free(s->sb.rule_dir);
 	free(s->colors);
 	hm_classify_free(&s->cls);
+	hm_budgets_free(&s->verdict);
 	free(s);
 }

@@ -10,6 +10,7 @@
 #define HM_SCRIPT_H
 
 #include "analyze.h"
+#include "budget.h"
 #include "embedded.h" /* build/embedded.c includes this header */
 #include "output.h"
 
@@ -25,6 +26,8 @@ typedef struct hm_script_opts {
 	const char *out_dir; /* --out DIR for hmem.write, or NULL */
 	double timeout_s;    /* --timeout: longest a single call into the rules may run (0: none) */
 	size_t mem_limit;    /* --lua-mem: most bytes the Lua heap may hold (0: none) */
+	const char **set;    /* --set key=value (checked: a key before '='), as hmem.args */
+	int nset;
 } hm_script_opts;
 
 /* Load the rules into a new Lua state and resolve the hooks; categories the pack
@@ -43,11 +46,16 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 
 /* After the timelines: compute the declared aggregations into rep, point rep->colors at
  * the colours the pack declared (owned by s, valid until hm_script_close) and call
- * done(report). On success the Lua state is then closed (its finalizers run under the
+ * done(report); done stopped by hmem.fail is a success (the failure is in the verdict).
+ * On success the Lua state is then closed (its finalizers run under the
  * --timeout too, before any output is written): after it only hm_script_name,
  * hm_script_calls, hm_script_cache_hits and hm_script_close may be called. Returns 0 or
  * -1 with err. */
 int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz);
+
+/* The budgets the rule file declared with hmem.budget and the failures it asked for with
+ * hmem.fail (owned by s, valid until hm_script_close; budget.h checks them). */
+const hm_budgets *hm_script_verdict(const hm_script *s);
 
 /* classify calls made, and allocations answered from the cache_by memo. */
 uint64_t hm_script_calls(const hm_script *s);

@@ -14,6 +14,7 @@ enum hm_exit {
 	HM_EXIT_SCRIPT = 3,   /* the rule file failed to load or raised an error */
 	HM_EXIT_INPUT = 4,    /* a trace is malformed, or no trace was found */
 	HM_EXIT_IO = 5,       /* a file could not be read or an output could not be written */
+	HM_EXIT_BUDGET = 6,   /* a budget was exceeded or the rule file called hmem.fail (budget.h) */
 };
 
 /* Abort with HM_EXIT_INTERNAL on allocation failure; never returns NULL. */

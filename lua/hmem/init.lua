@@ -104,6 +104,61 @@ function hmem.cache_by(fields)
   hmem._cache_by = fields
 end
 
+-- Parameters given with `hmem run ... --set key=value`, as strings (the pack converts them):
+--   local layers = tonumber(hmem.args.layers or "12")
+-- Inside hmem run each instance gets its own table; here it is empty (hmem.testing.args sets it).
+hmem.args = {}
+
+-- Budgets declared with hmem.budget, outside hmem run (hmem.testing.budgets lists them).
+hmem._budgets = {}
+
+local size_units = { b = 1, kb = 1e3, mb = 1e6, gb = 1e9, tb = 1e12, pb = 1e15,
+                     kib = 1024, mib = 1024 ^ 2, gib = 1024 ^ 3, tib = 1024 ^ 4, pib = 1024 ^ 5 }
+
+-- A size as --fail-above takes it: "12GiB", "1.5 GB", "4096"; nil if it is not one.
+local function size_of(s)
+  local num, unit = s:match("^(%d*%.?%d*) ?(%a*)$")
+  local mul = size_units[(unit or ""):lower()] or (unit == "" and 1)
+  if not num or not num:find("%d") or not mul then return nil end
+  return math.floor(tonumber(num) * mul + 0.5)
+end
+
+-- Declare a limit checked once the run is over, as --fail-above: the device's peak (no
+-- category) or one category's own peak, on every device matching `device` (a glob such as
+-- "cuda:*"; all when nil). max is bytes: a number or a size such as "12GiB". Exceeding it
+-- makes hmem exit 6, after writing every output.
+--   hmem.budget{device = "cuda:*", category = "activation", max = 12 * hmem.GiB}
+function hmem.budget(spec)
+  if type(spec) ~= "table" then error("hmem.budget: expected a table {device=, category=, max=}", 2) end
+  for k in pairs(spec) do
+    if k ~= "device" and k ~= "category" and k ~= "max" then
+      error(("hmem.budget: unknown key '%s' (keys: device, category, max)"):format(tostring(k)), 2)
+    end
+  end
+  for _, k in ipairs({ "device", "category" }) do
+    if spec[k] ~= nil and type(spec[k]) ~= "string" then
+      error(("hmem.budget: %s must be a string, not a %s"):format(k, type(spec[k])), 2)
+    end
+  end
+  local max = spec.max
+  if type(max) == "string" then max = size_of(max) end
+  if type(max) ~= "number" or max ~= max or max < 0 or max > 2 ^ 62 then
+    error("hmem.budget: max must be bytes, a number from 0 to 2^62 or a size such as \"12GiB\"", 2)
+  end
+  hmem._budgets[#hmem._budgets + 1] = { device = spec.device, category = spec.category, max = math.floor(max) }
+end
+
+-- What hmem.fail raises outside hmem run: {message = ...}, printed as "hmem.fail: message".
+local fail_mt = { __tostring = function(f) return "hmem.fail: " .. f.message end }
+hmem._fail_mt = fail_mt
+
+-- In done(report): fail the run on purpose. hmem writes every output, prints the summary and
+-- the message, and exits 6: no traceback, it is no script error. It stops done.
+function hmem.fail(message)
+  if type(message) ~= "string" then error("hmem.fail: expected a message (a string)", 2) end
+  error(setmetatable({ message = message }, fail_mt), 0)
+end
+
 -- hmem.write(name, text): write a file into the --out directory (only inside hmem run).
 function hmem.write()
   error("hmem.write works inside 'hmem run ... --out DIR'", 2)

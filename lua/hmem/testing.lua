@@ -700,4 +700,53 @@ function testing.classify(pack, row)
   return cat
 end
 
+-- Budgets, parameters and failures (issue 15), as hmem run gives them to a pack.
+--
+-- testing.args(t)
+--   Sets hmem.args, what `hmem run ... --set key=value` gives: t maps names to strings (a
+--   number is taken as its text). Call it before testing.load: a pack reads hmem.args while
+--   it loads. testing.args{} empties it.
+--
+-- testing.budgets() -> {{device=, category=, max=}, ...}
+--   The budgets declared with hmem.budget so far (by every pack loaded), max in bytes; the
+--   list is emptied by each call, so each test sees its own.
+--
+-- testing.done(pack, report) -> message or nil
+--   Runs the pack's done(report) (loaded as testing.load does; report is any table the test
+--   makes) and returns the message it gave hmem.fail, or nil when it did not fail the run.
+--   Any other error is raised, as it stops hmem with exit 3.
+function testing.args(t)
+  local hmem = require "hmem"
+  local args = {}
+  for k, v in pairs(t or {}) do
+    if type(k) ~= "string" or (type(v) ~= "string" and type(v) ~= "number") then
+      error("testing.args: expected {name = \"value\", ...}", 2)
+    end
+    args[k] = tostring(v)
+  end
+  hmem.args = args
+end
+
+function testing.budgets()
+  local hmem = require "hmem"
+  local list = hmem._budgets
+  hmem._budgets = {}
+  return list
+end
+
+function testing.done(pack, report)
+  local p = type(pack) == "table" and pack.done and pack or testing.load(pack)
+  if not p.done then
+    error("testing.done: the pack has no done function", 2)
+  end
+  local ok, err = pcall(p.done, report)
+  if ok then
+    return nil
+  end
+  if type(err) == "table" and getmetatable(err) == require("hmem")._fail_mt then
+    return err.message
+  end
+  error(err, 0)
+end
+
 return testing

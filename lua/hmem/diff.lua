@@ -1,0 +1,338 @@
+-- hmem.diff: what changed between two runs (`hmem diff`), from two sides that are each an
+-- hmem --json report or a run read from traces (src/diffside.c: the same report with, per
+-- series, every allocation live at the peak grouped by op and by module, and its timeline).
+-- Plain Lua with cjson: hmem runs it embedded, and busted can test it from lua5.4.
+--
+--   diff.run(before_text, after_text, opts) -> {text=, json=, csv=, html=}, breaks, notes
+--     opts: names = {before, after} (how each side is named), top (groups shown, default
+--     10), deltas = {{key=, device=true|nil, bytes=, pct=, from=}, ...} (--fail-above-delta),
+--     formats = {text = true, ...} (which outputs to make). breaks lists one line per delta
+--     exceeded; notes the warnings (a delta that matches nothing).
+local cjson = require "cjson"
+
+local diff = {}
+
+local function num(v)
+  return (v == nil or v == cjson.null) and 0 or v
+end
+
+local function int(v)
+  return ("%.0f"):format(num(v))
+end
+
+local units = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }
+
+-- Bytes in binary units, as hmem's summary prints them ("1.50 KiB", "512 B", "-2.00 MiB").
+function diff.human(bytes)
+  local v, u = math.abs(bytes), 1
+  while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < #units do
+    v, u = v / 1024, u + 1
+  end
+  local sign = bytes < 0 and "-" or ""
+  if u == 1 then return ("%s%.0f B"):format(sign, v) end
+  return ("%s%.2f %s"):format(sign, v, units[u])
+end
+
+-- A glob (*, ?) as a whole-string Lua pattern.
+local function glob(p)
+  return "^" .. p:gsub("[%^%$%(%)%%%.%[%]%+%-]", "%%%0"):gsub("%*", ".*"):gsub("%?", ".") .. "$"
+end
+
+local function matches(pattern, name)
+  return pattern == nil or pattern == name or name:match(glob(pattern)) ~= nil
+end
+
+-- Groups of a --json report's series: its live_at_peak list (--top of them) by op, memory
+-- from before the trace as "(before trace)", and what the list leaves out as one group.
+local function groups_of_report(s)
+  local g, listed = {}, 0
+  for _, c in ipairs(s.categories or {}) do
+    if c.name == "(before trace)" and num(c.bytes_at_peak) > 0 then
+      g["(before trace)"] = num(c.bytes_at_peak)
+      listed = listed + num(c.bytes_at_peak)
+    end
+  end
+  for _, a in ipairs(s.live_at_peak or {}) do
+    local key = (a.op == nil or a.op == cjson.null) and "(no op)" or a.op
+    g[key] = (g[key] or 0) + num(a.bytes)
+    listed = listed + num(a.bytes)
+  end
+  if num(s.peak_bytes) > listed then
+    g["(not listed in the --json)"] = num(s.peak_bytes) - listed
+  end
+  return { op = g }
+end
+
+local function groups_of_side(e)
+  local out = {}
+  for what, list in pairs(e.groups) do
+    out[what] = {}
+    for _, kv in ipairs(list) do out[what][kv[1]] = kv[2] end
+  end
+  return out
+end
+
+-- One side: its series with what the diff compares.
+local function read_side(text, name)
+  local ok, doc = pcall(cjson.decode, text)
+  if not ok or type(doc) ~= "table" then
+    error(("%s: not an hmem --json report (%s)"):format(name, ok and "not an object" or tostring(doc)), 0)
+  end
+  local report, extra = doc, nil
+  if doc.report then report, extra = doc.report, doc.extra end
+  if type(report.series) ~= "table" then
+    error(("%s: not an hmem --json report (no \"series\" list)"):format(name), 0)
+  end
+  local side = { name = name, kind = extra and "traces" or "report", rules = report.rules, series = {} }
+  for i, s in ipairs(report.series) do
+    local rank = s.rank ~= cjson.null and s.rank or nil
+    local cats, order = {}, {}
+    for _, c in ipairs(s.categories or {}) do
+      cats[c.name] = { peak = num(c.peak_bytes), at_peak = num(c.bytes_at_peak), ["end"] = num(c.end_bytes) }
+      order[#order + 1] = c.name
+    end
+    side.series[i] = {
+      path = s.path, rank = rank, device = s.device, peak = num(s.peak_bytes), end_bytes = num(s.end_bytes),
+      cats = cats, order = order,
+      groups = extra and groups_of_side(extra[i]) or groups_of_report(s),
+      points = extra and extra[i].points or nil,
+    }
+  end
+  return side
+end
+
+local function label(s)
+  return ("%s%s %s"):format(s.path, s.rank and (" rank " .. int(s.rank)) or "", s.device)
+end
+
+-- Series are matched by (rank, device): the k-th series of a key on one side with the k-th
+-- of the same key on the other, in the order of their files.
+local function match(a, b)
+  local function key(s) return (s.rank and int(s.rank) or "-") .. "\0" .. s.device end
+  local queue = {}
+  for _, s in ipairs(b.series) do
+    local k = key(s)
+    queue[k] = queue[k] or {}
+    table.insert(queue[k], s)
+  end
+  local pairs_, used, unmatched = {}, {}, {}
+  for _, s in ipairs(a.series) do
+    local q = queue[key(s)]
+    local t = q and table.remove(q, 1)
+    if t then
+      pairs_[#pairs_ + 1] = { before = s, after = t }
+      used[t] = true
+    else
+      unmatched[#unmatched + 1] = { side = "before", s = s }
+    end
+  end
+  for _, s in ipairs(b.series) do
+    if not used[s] then unmatched[#unmatched + 1] = { side = "after", s = s } end
+  end
+  return pairs_, unmatched
+end
+
+local function row(what, name, before, after)
+  local change = after - before
+  return { what = what, name = name, before = before, after = after, change = change,
+           pct = before ~= 0 and 100 * change / before or nil }
+end
+
+local function by_change(x, y)
+  if math.abs(x.change) ~= math.abs(y.change) then return math.abs(x.change) > math.abs(y.change) end
+  if x.change ~= y.change then return x.change > y.change end
+  return (x.name or "") < (y.name or "")
+end
+
+-- The rows of one pair: peak and end first, then each kind of row, largest change first.
+local function pair_rows(p, top)
+  local a, b = p.before, p.after
+  local rows = { row("peak", nil, a.peak, b.peak), row("end_bytes", nil, a.end_bytes, b.end_bytes) }
+  local names, seen = {}, {}
+  for _, s in ipairs({ a, b }) do
+    for _, n in ipairs(s.order) do
+      if not seen[n] then seen[n] = true; names[#names + 1] = n end
+    end
+  end
+  local none = { peak = 0, at_peak = 0, ["end"] = 0 }
+  for _, field in ipairs({ { "category_peak", "peak" }, { "category_at_peak", "at_peak" } }) do
+    local part = {}
+    for _, n in ipairs(names) do
+      part[#part + 1] = row(field[1], n, (a.cats[n] or none)[field[2]], (b.cats[n] or none)[field[2]])
+    end
+    table.sort(part, by_change)
+    for _, r in ipairs(part) do rows[#rows + 1] = r end
+  end
+  for _, what in ipairs({ "op", "module" }) do
+    local ga, gb = a.groups[what], b.groups[what]
+    if ga and gb then
+      local part, keys = {}, {}
+      for k in pairs(ga) do keys[k] = true end
+      for k in pairs(gb) do keys[k] = true end
+      for k in pairs(keys) do part[#part + 1] = row(what .. "_at_peak", k, ga[k] or 0, gb[k] or 0) end
+      table.sort(part, function(x, y)
+        local mx, my = math.max(x.before, x.after), math.max(y.before, y.after)
+        if mx ~= my then return mx > my end
+        return x.name < y.name
+      end)
+      for i = #part, top + 1, -1 do part[i] = nil end
+      table.sort(part, by_change)
+      for _, r in ipairs(part) do rows[#rows + 1] = r end
+    end
+  end
+  return rows
+end
+
+local function pct_text(r)
+  if r.change == 0 then return "0.0%" end
+  if r.pct then return ("%+.1f%%"):format(r.pct) end
+  return r.after ~= 0 and "new" or "0.0%"
+end
+
+local function change_text(c)
+  return (c > 0 and "+" or "") .. diff.human(c)
+end
+
+local row_titles = {
+  peak = "peak", end_bytes = "end", category_peak = "peak of", category_at_peak = "at the peak:",
+  op_at_peak = "live at the peak, op", module_at_peak = "live at the peak, module",
+}
+
+local function row_title(r)
+  return row_titles[r.what] .. (r.name and (" " .. r.name) or "")
+end
+
+-- --fail-above-delta: one line per pair and limit exceeded.
+local function check(pairs_, deltas, notes)
+  local breaks = {}
+  for _, d in ipairs(deltas or {}) do
+    local seen = false
+    for _, p in ipairs(pairs_) do
+      local rows = {}
+      if d.key == nil or (d.device and matches(d.key, p.after.device)) then
+        rows = { p.rows[1] }
+      elseif not d.device then
+        for _, r in ipairs(p.rows) do
+          if r.what == "category_peak" and matches(d.key, r.name) then rows[#rows + 1] = r end
+        end
+      end
+      for _, r in ipairs(rows) do
+        seen = true
+        local over = d.bytes and r.change > d.bytes
+        if d.pct then over = r.change > 0 and (r.before == 0 or 100 * r.change / r.before > d.pct) end
+        if over then
+          breaks[#breaks + 1] = ("grew too much: %s -> %s: %s %s -> %s, %s (%s), limit +%s (%s)"):format(
+            label(p.before), label(p.after), r.what == "peak" and "peak" or ("peak of " .. r.name),
+            diff.human(r.before), diff.human(r.after), change_text(r.change), pct_text(r),
+            d.pct and (("%g%%"):format(d.pct)) or diff.human(d.bytes), d.from)
+        end
+      end
+    end
+    if not seen then
+      notes[#notes + 1] = ("the limit of %s matches no matched series or category"):format(d.from)
+    end
+  end
+  return breaks
+end
+
+local function side_title(s)
+  return ("%s (%s)"):format(s.name, s.kind == "traces" and ("traces, rules " .. tostring(s.rules))
+    or "--json report")
+end
+
+local function text(res)
+  local out = { ("before: %s"):format(side_title(res.a)), ("after:  %s"):format(side_title(res.b)) }
+  for _, p in ipairs(res.pairs) do
+    out[#out + 1] = ""
+    out[#out + 1] = ("%s  ->  %s"):format(label(p.before), label(p.after))
+    out[#out + 1] = ("  %-40s %12s %12s %13s"):format("", "before", "after", "change")
+    for _, r in ipairs(p.rows) do
+      out[#out + 1] = ("  %-40s %12s %12s %13s %8s"):format(row_title(r), diff.human(r.before),
+        diff.human(r.after), change_text(r.change), pct_text(r)):gsub("%s+$", "")
+    end
+  end
+  if #res.unmatched > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = "series without a partner (matched by rank and device):"
+    for _, u in ipairs(res.unmatched) do
+      out[#out + 1] = ("  %-6s %s  peak %s"):format(u.side, label(u.s), diff.human(u.s.peak))
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function series_json(s)
+  return { path = s.path, rank = s.rank or cjson.null, device = s.device }
+end
+
+local function json(res)
+  local doc = {
+    before = { name = res.a.name, kind = res.a.kind, rules = res.a.rules or cjson.null },
+    after = { name = res.b.name, kind = res.b.kind, rules = res.b.rules or cjson.null },
+    pairs = {}, unmatched = {}, breaks = res.breaks,
+  }
+  for _, p in ipairs(res.pairs) do
+    local rows = {}
+    for _, r in ipairs(p.rows) do
+      rows[#rows + 1] = { what = r.what, name = r.name or cjson.null, before = r.before, after = r.after,
+                          change = r.change, change_pct = r.pct or cjson.null }
+    end
+    doc.pairs[#doc.pairs + 1] = { before = series_json(p.before), after = series_json(p.after), rows = rows }
+  end
+  for _, u in ipairs(res.unmatched) do
+    local s = series_json(u.s)
+    s.side, s.peak_bytes = u.side, u.s.peak
+    doc.unmatched[#doc.unmatched + 1] = s
+  end
+  setmetatable(doc.pairs, cjson.empty_array_mt)
+  setmetatable(doc.unmatched, cjson.empty_array_mt)
+  setmetatable(doc.breaks, cjson.empty_array_mt)
+  return (cjson.encode(doc):gsub("\\/", "/")) .. "\n"
+end
+
+-- A CSV field: quoted when needed; text a spreadsheet would run as a formula gets a "'".
+local function csv_field(v)
+  if v == nil then return "" end
+  if type(v) == "number" then return math.type(v) == "float" and v ~= math.floor(v) and ("%.1f"):format(v) or int(v) end
+  v = tostring(v)
+  if v:match("^[=+%-@\t\r]") then v = "'" .. v end
+  if v:find('[,"\n\r]') then v = '"' .. v:gsub('"', '""') .. '"' end
+  return v
+end
+
+local function csv(res)
+  local out = { "before_path,before_rank,after_path,after_rank,device,what,name,before,after,change,change_pct" }
+  for _, p in ipairs(res.pairs) do
+    for _, r in ipairs(p.rows) do
+      local f = { p.before.path, p.before.rank, p.after.path, p.after.rank, p.after.device, r.what, r.name,
+                  r.before, r.after, r.change, r.pct and ("%.1f"):format(r.pct) or nil }
+      for i = 1, 11 do f[i] = csv_field(f[i]) end
+      out[#out + 1] = table.concat(f, ",")
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+diff.html = function(res) return require("hmem.diff_html").page(res, diff) end
+
+function diff.run(before_text, after_text, opts)
+  opts = opts or {}
+  local names = opts.names or { "before", "after" }
+  local res = { a = read_side(before_text, names[1]), b = read_side(after_text, names[2]) }
+  res.pairs, res.unmatched = match(res.a, res.b)
+  for _, p in ipairs(res.pairs) do p.rows = pair_rows(p, opts.top or 10) end
+  table.sort(res.pairs, function(x, y)
+    local cx, cy = math.abs(x.rows[1].change), math.abs(y.rows[1].change)
+    if cx ~= cy then return cx > cy end
+    return label(x.after) < label(y.after)
+  end)
+  local notes = {}
+  res.breaks = check(res.pairs, opts.deltas, notes)
+  res.label, res.row_title, res.pct_text, res.change_text = label, row_title, pct_text, change_text
+  local makers = { text = text, json = json, csv = csv, html = diff.html }
+  local outputs = {}
+  for f in pairs(opts.formats or { text = true }) do outputs[f] = makers[f](res) end
+  return outputs, res.breaks, notes
+end
+
+return diff
