@@ -124,6 +124,8 @@ static void print_break(const hm_file *hf, const hm_series *s, const hm_budget *
 	char a[32], l[32], o[32], rank[32] = "";
 	hm_fmt_bytes(a, sizeof a, actual);
 	hm_fmt_bytes(l, sizeof l, bg->max);
+	if (!strcmp(a, l)) /* the same when rounded: the bytes say which is more */
+		snprintf(a, sizeof a, "%" PRId64 " B", actual), snprintf(l, sizeof l, "%" PRId64 " B", bg->max);
 	hm_fmt_bytes(o, sizeof o, actual - bg->max);
 	if (hf->t->rank != HM_NONE)
 		snprintf(rank, sizeof rank, " rank %" PRId64, hf->t->rank);

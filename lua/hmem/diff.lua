@@ -224,12 +224,12 @@ local function check(pairs_, deltas, notes)
           breaks[#breaks + 1] = ("grew too much: %s -> %s: %s %s -> %s, %s (%s), limit +%s (%s)"):format(
             label(p.before), label(p.after), r.what == "peak" and "peak" or ("peak of " .. r.name),
             diff.human(r.before), diff.human(r.after), change_text(r.change), pct_text(r),
-            d.pct and (("%g%%"):format(d.pct)) or diff.human(d.bytes), d.from)
+            d.pct and (("%g%%"):format(d.pct)) or diff.human(d.bytes), "--fail-above-delta " .. d.from)
         end
       end
     end
     if not seen then
-      notes[#notes + 1] = ("the limit of %s matches no matched series or category"):format(d.from)
+      notes[#notes + 1] = ("--fail-above-delta %s matches no series found on both sides"):format(d.from)
     end
   end
   return breaks

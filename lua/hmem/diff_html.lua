@@ -28,11 +28,16 @@ local function chart(s, colour, xmax, ymax, y0, title, human)
   for i = 1, #p.ms do below[i] = 0 end
   for k, vals in ipairs(p.cats) do
     local top, pts = {}, {}
-    for i = 1, #p.ms do
+    local function at(ms, b) pts[#pts + 1] = ("%.1f,%.1f"):format(x(ms), y(b)) end
+    for i = 1, #p.ms do -- memory is a step function: each state holds until the next event
       top[i] = below[i] + vals[i]
-      pts[#pts + 1] = ("%.1f,%.1f"):format(x(p.ms[i]), y(top[i]))
+      if i > 1 then at(p.ms[i], top[i - 1]) end
+      at(p.ms[i], top[i])
     end
-    for i = #p.ms, 1, -1 do pts[#pts + 1] = ("%.1f,%.1f"):format(x(p.ms[i]), y(below[i])) end
+    for i = #p.ms, 1, -1 do
+      at(p.ms[i], below[i])
+      if i > 1 then at(p.ms[i], below[i - 1]) end
+    end
     out[#out + 1] = ('<polygon points="%s" fill="%s"><title>%s</title></polygon>'):format(
       table.concat(pts, " "), colour[s.order[k]], esc(s.order[k]))
     below = top
