@@ -139,6 +139,18 @@ static int parse(int argc, char **argv, diff_opts *o)
 	return 0;
 }
 
+/* An output never replaces a side it reads (README "Outputs"): a usage error. */
+static int over_input(const char *out, const char *const side[2])
+{
+	struct stat o, in;
+	if (!out || stat(out, &o) != 0 || !S_ISREG(o.st_mode))
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (stat(side[i], &in) == 0 && in.st_dev == o.st_dev && in.st_ino == o.st_ino)
+			return usage("%s would replace a side being compared: write elsewhere", out);
+	return 0;
+}
+
 /* An hmem --json report begins with {"version": (hmem writes it first); a Kineto trace never
  * does. Anything else that is a file or folder is traces. */
 static int is_report(const char *path)
@@ -215,6 +227,8 @@ int hm_diff_main(int argc, char **argv, hm_diff_reader read)
 	const char *side[2] = {o.pos[o.npos - 2 < 0 ? 0 : o.npos - 2], o.pos[o.npos - 1 < 0 ? 0 : o.npos - 1]};
 	hm_diff_req q = {.deltas = o.deltas, .ndeltas = o.ndeltas, .top = o.top ? strtol(o.top, NULL, 10) : 10};
 	o.run.rules = o.npos == 3 ? o.pos[0] : NULL;
+	if (!rc)
+		rc = over_input(o.json, side) ? HM_EXIT_USAGE : over_input(o.html, side) ? HM_EXIT_USAGE : 0;
 	for (int i = 0; i < 2 && !rc; i++) {
 		q.name[i] = side[i];
 		if (is_report(side[i])) {

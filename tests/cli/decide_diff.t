@@ -107,3 +107,13 @@ $ hmem diff examples/by_op.lua tests/tiny/diff/before.json tests/tiny/diff/after
 8
 0
 ? 1
+
+# An output never replaces a side; a side that begins like a report but is not one is a bad
+# input (exit 4).
+$ hmem run examples/by_op.lua tests/tiny/diff/before.json --json $T/b.json && cd $T && hmem diff b.json b.json --json b.json
+hmem: b.json would replace a side being compared: write elsewhere
+Try 'hmem --help'.
+? 2
+$ printf '{"version": 3' > $T/bad.json; cd $T && hmem diff bad.json bad.json
+hmem: bad.json: not an hmem --json report (Expected comma or object end but found T_END at character 14)
+? 4
