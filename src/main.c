@@ -27,7 +27,7 @@ static const char usage[] =
 	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
 	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
 	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
-	"       hmem --help | --version\n"
+	"       hmem --help | -V, --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
 	"*.json and *.json.gz below it, sorted by path. RULES is a Lua rule file defining\n"
@@ -630,7 +630,7 @@ int main(int argc, char **argv)
 		print_usage(stdout);
 		return HM_EXIT_OK;
 	}
-	if (!strcmp(cmd, "--version")) {
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
 		printf("hmem %s\n", HM_VERSION);
 		return HM_EXIT_OK;
 	}
