@@ -33,8 +33,9 @@ OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) 
 all: hmem
 
 # Debian packages a fresh machine lacks; skipped when everything is present.
-# groff-base: tests/man.lua and tests/install.sh read the man page.
-DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time groff-base
+# groff-base: tests/man.lua and tests/install.sh read the man page; python3-jsonschema: tests/schema.py
+# checks --json against schema/hmem.schema.json.
+DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time groff-base python3-jsonschema
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
