@@ -364,18 +364,8 @@ static void lua_key(lua_State *L, hm_value *v)
 static void list_key(agg_work *w, const hm_rowref *r, int field, hm_value *v, char **tmp, size_t *tmpcap)
 {
 	int32_t buf[64];
-	size_t n = hm_field_list(r, field, buf, 64), len = 0;
-	if (n > 64)
-		n = 64;
-	const hm_trace *t = r->f->t;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t nm = t->sl.name[buf[i]];
-		hm_grow(tmp, tmpcap, len + t->names.len[nm] + 4, 1);
-		if (i)
-			memcpy(*tmp + len, " > ", 3), len += 3;
-		memcpy(*tmp + len, t->names.str[nm], t->names.len[nm]);
-		len += t->names.len[nm];
-	}
+	size_t n = hm_field_list(r, field, buf, 64);
+	size_t len = hm_names_join(r->f->t, buf, n > 64 ? 64 : n, tmp, tmpcap);
 	(void)w;
 	v->type = HM_V_STR;
 	v->s = *tmp ? *tmp : "";

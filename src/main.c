@@ -1,5 +1,6 @@
 /* hmem: where did my GPU memory go? Command line, and the one-way flow
  * files -> reader -> analysis -> classify -> timeline -> writers. */
+#include "allocations.h"
 #include "analyze.h"
 #include "html.h"
 #include "input.h"
@@ -26,6 +27,7 @@
 static const char usage[] =
 	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
 	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
+	"       hmem allocations RULES PATH... [options]  one row per allocation, classified, as CSV\n"
 	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
 	"       hmem --help | -V, --version\n"
 	"\n"
@@ -49,6 +51,9 @@ static const char usage_run[] =
 	"  --lua-mem MB      most memory the rule file's Lua heap may use (default 4096; 0: no limit)\n"
 	"events options:\n";
 /* Then the outputs of events, then: */
+/* Then the outputs of allocations, then: */
+static const char usage_alloc[] =
+	"allocations options: -I, --out, --allow-io, --timeout and --lua-mem as for run, and\n";
 static const char usage_common[] =
 	"common options:\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
@@ -92,6 +97,8 @@ static const output outputs[] = {
 	{.flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1, .write = hm_write_events,
 	 .misplaced = "; 'hmem run' writes --json and --timeline",
 	 .help = "write the events there instead of standard output"},
+	{.flag = "--csv", .cmd = "allocations", .stdout_ok = 1, .by_default = 1, .write = hm_write_allocations,
+	 .help = "write the allocations there instead of standard output"},
 };
 enum { N_OUTPUTS = sizeof outputs / sizeof *outputs };
 
@@ -148,10 +155,10 @@ static int int_arg(const char *s, double lo, double hi, double *v)
 /* --help: the options, with each output's line where its command's options are. */
 static void print_usage(FILE *f)
 {
-	const char *part[] = {usage, usage_run, usage_common}, *cmd[] = {"run", "events"};
-	for (int i = 0; i < 3; i++) {
+	const char *part[] = {usage, usage_run, usage_alloc, usage_common}, *cmd[] = {"run", "events", "allocations"};
+	for (int i = 0; i < 4; i++) {
 		fputs(part[i], f);
-		for (int j = 0; i < 2 && j < N_OUTPUTS; j++) {
+		for (int j = 0; i < 3 && j < N_OUTPUTS; j++) {
 			char opt[64];
 			snprintf(opt, sizeof opt, "%s FILE", outputs[j].flag);
 			if (!strcmp(outputs[j].cmd, cmd[i]))
@@ -160,13 +167,23 @@ static void print_usage(FILE *f)
 	}
 }
 
-/* The row of an output option, or -1. */
-static int output_of(const char *flag)
+/* The row of an output option, the command's own when two commands share the flag, or -1. */
+static int output_of(const char *flag, const char *cmd)
 {
+	int any = -1;
 	for (int j = 0; j < N_OUTPUTS; j++)
-		if (!strcmp(flag, outputs[j].flag))
-			return j;
-	return -1;
+		if (!strcmp(flag, outputs[j].flag)) {
+			if (!strcmp(cmd, outputs[j].cmd))
+				return j;
+			any = any < 0 ? j : any;
+		}
+	return any;
+}
+
+/* The commands that classify with a rule file: RULES first, and its options. */
+static int takes_rules(const char *cmd)
+{
+	return !strcmp(cmd, "run") || !strcmp(cmd, "allocations");
 }
 
 /* How many outputs the command line names. */
@@ -221,7 +238,7 @@ static int parse_args(int argc, char **argv, opts *o)
 			dst = &o->lua_mem;
 		else if (strcmp(a, "--allow-io") == 0)
 			o->allow_io = 1;
-		else if ((out = output_of(a)) >= 0)
+		else if ((out = output_of(a, o->cmd)) >= 0)
 			dst = &o->out[out];
 		else if (strcmp(a, "--format") == 0)
 			dst = &o->format;
@@ -237,7 +254,7 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->summary = 1;
 		else if (a[0] == '-' && a[1])
 			return usage_error("unknown option '%s'", a);
-		else if (strcmp(o->cmd, "run") == 0 && !o->rules)
+		else if (takes_rules(o->cmd) && !o->rules)
 			o->rules = a;
 		else
 			o->paths[o->npaths++] = argv[i];
@@ -267,8 +284,10 @@ static int parse_args(int argc, char **argv, opts *o)
 			return usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
 		return 0;
 	}
-	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
+	if (!takes_rules(o->cmd) && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
 		return usage_error("%s", "-I, --out, --top, --allow-io, --timeout and --lua-mem belong to 'hmem run'");
+	if (!run && o->top)
+		return usage_error("%s", "--top belongs to 'hmem run'");
 	char msg[8192];
 	for (int j = 0; j < N_OUTPUTS; j++)
 		if (o->out[j] && strcmp(outputs[j].cmd, o->cmd)) {
@@ -293,6 +312,8 @@ static int parse_args(int argc, char **argv, opts *o)
 		return usage_error("--color is auto, always or never, not '%s'", o->color);
 	if (run && !o->rules)
 		return usage_error("%s", "run needs a rule file and at least one trace: hmem run RULES PATH...");
+	if (takes_rules(o->cmd) && !o->rules)
+		return usage_error("%s", "allocations needs a rule file and at least one trace: hmem allocations RULES PATH...");
 	if (o->npaths == 0)
 		return usage_error("%s: no trace file or directory given", o->cmd);
 	o->std = std_output(o);
@@ -624,7 +645,7 @@ int main(int argc, char **argv)
 	 * hmem.write files being written go with it. */
 	hm_watchdog_at_kill(hm_out_remove_tmp);
 	if (argc < 2)
-		return usage_error("%s", "missing command (run or events)");
+		return usage_error("%s", "missing command (run, events, allocations or packs)");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		print_usage(stdout);
@@ -634,8 +655,8 @@ int main(int argc, char **argv)
 		printf("hmem %s\n", HM_VERSION);
 		return HM_EXIT_OK;
 	}
-	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs"))
-		return usage_error("unknown command '%s' (commands: run, events, packs)", cmd);
+	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs") && strcmp(cmd, "allocations"))
+		return usage_error("unknown command '%s' (commands: run, events, allocations, packs)", cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			print_usage(stdout);

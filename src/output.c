@@ -278,6 +278,11 @@ static void csv_str(FILE *f, const char *s, size_t n)
 	putc('"', f);
 }
 
+void hm_csv_str(FILE *f, const char *s, size_t n)
+{
+	csv_str(f, s, n);
+}
+
 static void csv_cstr(FILE *f, const char *s)
 {
 	csv_str(f, s, strlen(s));

@@ -14,21 +14,16 @@ import tempfile
 
 import jsonschema
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
+
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 with open("schema/hmem.schema.json") as f:
     schema = json.load(f)
 jsonschema.Draft7Validator.check_schema(schema)
 validator = jsonschema.Draft7Validator(schema)
-failed = 0
-
-
-def check(ok, name, detail=None):
-    global failed
-    print(("ok - " if ok else "not ok - ") + "schema: " + name)
-    if not ok:
-        failed += 1
-        if detail:
-            print("#   " + str(detail).replace("\n", "\n#   ")[:2000])
+tap = Tap('schema: ')
+check = tap.check
 
 
 def errors(doc):
@@ -94,4 +89,4 @@ if everything is not None:
     extra["series"][0]["ooms"] = []
     extra["inputs"][0]["steps"] = [1, 2]
     check(not errors(extra), "takes fields added after it (series[].ooms, inputs[].steps)")
-sys.exit(1 if failed else 0)
+tap.exit()
