@@ -174,7 +174,7 @@ install: hmem
 # Removes what install put there, and the Lua directories it made when they are left empty.
 uninstall:
 	rm -f $(INSTALLED)
-	-rmdir $(DESTDIR)$(LUADIR)/hmem/rules $(DESTDIR)$(LUADIR)/hmem 2>/dev/null
+	-rmdir $(DESTDIR)$(LUADIR)/hmem/rules $(DESTDIR)$(LUADIR)/hmem/testing $(DESTDIR)$(LUADIR)/hmem 2>/dev/null
 
 # The benchmark's generated traces (build/bench) survive: they take minutes to make.
 clean:

@@ -212,7 +212,7 @@ void hm_write_json(FILE *f, const hm_report *r)
 		const hm_agg *g = &r->aggs[a];
 		fputs(a ? ",\n  " : "\n  ", f);
 		json_cstr(f, g->name);
-		fputs(": {\"columns\": [", f);
+		fprintf(f, ": {\"per\": \"%s\", \"columns\": [", g->per_series ? "series" : "all");
 		for (size_t c = 0; c < g->ncols; c++) {
 			if (c)
 				fputs(", ", f);
@@ -502,7 +502,7 @@ static void summary_agg(FILE *f, const hm_agg *g)
 	}
 	fputs("\naggregation ", f);
 	put_col(f, g->name, strlen(g->name), 0);
-	fprintf(f, " (%zu rows)\n ", g->nrows);
+	fprintf(f, " (%zu rows, %s)\n ", g->nrows, g->per_series ? "per series" : "across series: per = \"all\"");
 	for (size_t c = 0; c < g->ncols; c++) {
 		putc(' ', f);
 		put_col(f, g->cols[c], strlen(g->cols[c]), c + 1 < g->ncols ? w[c] : 0);

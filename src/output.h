@@ -34,6 +34,7 @@ typedef struct hm_agg {
 	char **cols;
 	size_t ncols, nkeys, nrows;
 	hm_cell *cells; /* nrows x ncols */
+	int per_series; /* grouped per series (file and device are its first keys), not across them */
 } hm_agg;
 
 /* Everything the writers report. */

@@ -63,7 +63,8 @@ end
 hmem._aggregations = {}
 hmem._cache_by = nil
 
-local aggregate_keys = { name = true, by = true, sum = true, count = true, max = true, where = true, top = true }
+local aggregate_keys = { name = true, by = true, sum = true, count = true, max = true, where = true, top = true,
+                         per = true }
 
 -- Declare a group-by over allocations, computed by hmem after the timeline:
 --   hmem.aggregate{name = "by op", by = {"category", "op"}, sum = "bytes", count = true,
@@ -76,7 +77,7 @@ function hmem.aggregate(spec)
   end
   for k in pairs(spec) do
     if not aggregate_keys[k] then
-      error(("aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top)"):format(tostring(k)), 2)
+      error(("aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top, per)"):format(tostring(k)), 2)
     end
   end
   if type(spec.name) ~= "string" then error("aggregate: name must be a string", 2) end
@@ -101,8 +102,18 @@ function hmem.aggregate(spec)
   for _, a in ipairs(hmem._aggregations) do
     if a.name == spec.name then error(("aggregate: '%s' is declared twice"):format(spec.name), 2) end
   end
-  local decl = { name = spec.name, by = by, sum = spec.sum, count = spec.count ~= false, max = spec.max,
-                 where = where, top = spec.top }
+  local per = spec.per or "series"
+  if per ~= "series" and per ~= "all" then
+    error("aggregate: per must be \"series\" (the default) or \"all\"", 2)
+  end
+  -- Per series (the default), file and device are the first keys, as in hmem.
+  local keys = {}
+  if per == "series" then keys = { "file", "device" } end
+  for _, key in ipairs(by) do
+    if per ~= "series" or (key ~= "file" and key ~= "device") then keys[#keys + 1] = key end
+  end
+  local decl = { name = spec.name, by = keys, sum = spec.sum, count = spec.count ~= false, max = spec.max,
+                 where = where, top = spec.top, per = per }
   hmem._aggregations[#hmem._aggregations + 1] = decl
   return decl
 end
