@@ -91,7 +91,7 @@ static const output outputs[] = {
 	{.flag = "--html", .cmd = "run", .stdout_ok = 1, .write = hm_write_html,
 	 .help = "write an interactive report: a chart per series, tables (one file,\n                    opens offline)"},
 	{.flag = "--perfetto", .cmd = "run", .stdout_ok = 1, .write = hm_write_perfetto,
-	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI,\n                    chrome://tracing)"},
+	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI)"},
 	{.flag = "--annotate", .cmd = "run", .stdout_ok = 1, .one_trace = 1, .write_or_fail = hm_write_annotated,
 	 .help = "write the trace (one) with those counter tracks added; gzip if FILE\n                    ends in .gz"},
 	{.flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1, .write = hm_write_events,
@@ -558,8 +558,10 @@ static int run(const opts *o)
 		rep.files[rep.nfiles++] = f;
 		if (!o->quiet && t->mem.n == 0)
 			hm_eprintf("hmem: note: %s has no [memory] events%s\n", t->path,
-				t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
-						    : " (no traceEvents in it)");
+				t->top_array ? " (a bare array of events, as PyTorch's profiler writes without Kineto: it records "
+					       "no memory even with profile_memory=True; use a PyTorch built with Kineto)"
+				: t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
+						      : " (no traceEvents in it)");
 		if (script && hm_script_classify(script, f, &cats, err, sizeof err) != 0) {
 			hm_eprintf("hmem: %s\n", err);
 			rc = HM_EXIT_SCRIPT;

@@ -598,7 +598,10 @@ void hm_write_summary(FILE *f, const hm_report *r)
 		if (t->rank != HM_NONE)
 			fprintf(f, "  rank %" PRId64, t->rank);
 		fprintf(f, "%s  (%" PRIu64 " events, %zu memory events)\n", sgr(r, SGR_OFF), t->events, t->mem.n);
-		if (hf->nseries == 0)
+		if (hf->nseries == 0 && t->top_array) /* issue 17: profile_memory=True cannot help there */
+			fprintf(f, "  no [memory] events: a bare array of events, as PyTorch's profiler writes without Kineto;\n"
+				   "  it records no memory even with profile_memory=True: use a PyTorch built with Kineto\n");
+		else if (hf->nseries == 0)
 			fprintf(f, "  no [memory] events: record with torch.profiler.profile(profile_memory=True)\n");
 		for (size_t si = 0; si < hf->nseries; si++) {
 			const hm_series *s = &hf->series[si];

@@ -48,3 +48,16 @@ $ hmem run tests/tiny/rules/polish_empty.lua tests/tiny/y_pair_basic.json
 $ hmem run tests/tiny/rules/polish_empty.lua tests/tiny/y_pair_basic.json 2>&1 | head -n 1
 hmem: tests/tiny/rules/polish_empty.lua:2: classify returned an empty string; it must return a category name (a non-empty string) or nil
 ? 0
+
+# A trace without memory events: a bare array of events is what PyTorch's profiler writes
+# without Kineto, where profile_memory=True records nothing; hmem says so instead of
+# advising it (issue 17). A Kineto trace without memory events still gets that advice.
+$ hmem run size tests/tiny/i_polish_no_kineto.json
+hmem: note: tests/tiny/i_polish_no_kineto.json has no [memory] events (a bare array of events, as PyTorch's profiler writes without Kineto: it records no memory even with profile_memory=True; use a PyTorch built with Kineto)
+tests/tiny/i_polish_no_kineto.json  (1 events, 0 memory events)
+  no [memory] events: a bare array of events, as PyTorch's profiler writes without Kineto;
+  it records no memory even with profile_memory=True: use a PyTorch built with Kineto
+? 0
+$ hmem run size tests/data/hta/no_memory/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz 2>/dev/null | tail -n 1
+  no [memory] events: record with torch.profiler.profile(profile_memory=True)
+? 0
