@@ -23,17 +23,19 @@ LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread
 CJSON_LIB := -l:liblua5.4-cjson.so.0
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c
+CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
 LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o
 OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/diff.o build/main.o
 
-.PHONY: all deps demo test bench fuzz clean install
+.PHONY: all deps demo test bench fuzz clean install uninstall
 all: hmem
 
 # Debian packages a fresh machine lacks; skipped when everything is present.
-DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time
+# groff-base: tests/man.lua and tests/install.sh read the man page; python3-jsonschema: tests/schema.py
+# checks --json against schema/hmem.schema.json.
+DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time groff-base python3-jsonschema
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -155,8 +157,24 @@ bench: deps
 build/gen-trace: scripts/gen-trace.c | build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
+# make install PREFIX=...: the binary; the Lua side (hmem, hmem.testing, the shipped packs
+# hmem.rules.*) as Lua 5.4 modules, where lua5.4 and busted look (PREFIX/share/lua/5.4, on
+# their default path for /usr/local and /usr); the man page hmem(1); bash completion.
+LUADIR   := $(PREFIX)/share/lua/5.4
+MANDIR   := $(PREFIX)/share/man/man1
+BASHDIR  := $(PREFIX)/share/bash-completion/completions
+INSTALLED := $(DESTDIR)$(PREFIX)/bin/hmem $(LUA_MODS:lua/%=$(DESTDIR)$(LUADIR)/%) \
+             $(DESTDIR)$(MANDIR)/hmem.1 $(DESTDIR)$(BASHDIR)/hmem
 install: hmem
 	install -D -m 755 hmem $(DESTDIR)$(PREFIX)/bin/hmem
+	for f in $(LUA_MODS:lua/%=%); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
+	install -D -m 644 man/hmem.1 $(DESTDIR)$(MANDIR)/hmem.1
+	install -D -m 644 completion/hmem.bash $(DESTDIR)$(BASHDIR)/hmem
+
+# Removes what install put there, and the Lua directories it made when they are left empty.
+uninstall:
+	rm -f $(INSTALLED)
+	-rmdir $(DESTDIR)$(LUADIR)/hmem/rules $(DESTDIR)$(LUADIR)/hmem/testing $(DESTDIR)$(LUADIR)/hmem 2>/dev/null
 
 # The benchmark's generated traces (build/bench) survive: they take minutes to make.
 clean:

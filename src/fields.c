@@ -186,3 +186,17 @@ size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap)
 	default: return 0;
 	}
 }
+
+size_t hm_names_join(const hm_trace *t, const int32_t *sl, size_t n, char **buf, size_t *cap)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t nm = t->sl.name[sl[i]];
+		hm_grow(buf, cap, len + t->names.len[nm] + 4, 1);
+		if (i)
+			memcpy(*buf + len, " > ", 3), len += 3;
+		memcpy(*buf + len, t->names.str[nm], t->names.len[nm]);
+		len += t->names.len[nm];
+	}
+	return len;
+}

@@ -50,4 +50,8 @@ int hm_field_is_list(int field);
  * how many there are. */
 size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap);
 
+/* The names of slices sl[0, n) joined by " > " (outermost first) into *buf (grown, owned by
+ * the caller); returns the length. The one way a list of names becomes one text. */
+size_t hm_names_join(const hm_trace *t, const int32_t *sl, size_t n, char **buf, size_t *cap);
+
 #endif

@@ -700,6 +700,7 @@ static void parse_top(kx *k, hm_jstream *st)
 	}
 	if (c == '[') {
 		st->top_array = 1;
+		k->t->top_array = 1;
 		events(k, st);
 		if (st->truncated)
 			return;

@@ -182,8 +182,8 @@ static int classify_protected(lua_State *L)
 			if (type == LUA_TNIL) {
 				lua_pop(L, 1);
 				lua_pushliteral(L, "unclassified");
-			} else if (type != LUA_TSTRING) {
-				c->bad_type = type;
+			} else if (type != LUA_TSTRING || lua_rawlen(L, -1) == 0) {
+				c->bad_type = type; /* an empty name too (issue 17) */
 				return 0;
 			}
 			x->cat[k] = category_id(s, L, cache, c->cats);
@@ -228,8 +228,10 @@ int hm_classify_run(hm_classify *s, hm_lctx *x, int fn_ref, int keep, hm_file *f
 		lua_Debug ar;
 		lua_getinfo(L, ">S", &ar);
 		describe(f, &f->series[c.si], c.k, where, sizeof where);
-		snprintf(err, errsz, "%s:%d: classify returned a %s; it must return a category name (a string) or nil\n  %s",
-			 ar.short_src, ar.linedefined, lua_typename(L, c.bad_type), where);
+		int empty = c.bad_type == LUA_TSTRING;
+		snprintf(err, errsz, "%s:%d: classify returned %s%s; it must return a category name (a%s string) or nil\n  %s",
+			 ar.short_src, ar.linedefined, empty ? "an empty string" : "a ", empty ? "" : lua_typename(L, c.bad_type),
+			 empty ? " non-empty" : "", where);
 	}
 	lua_settop(L, top);
 	return status != LUA_OK || c.bad_type != LUA_TNIL ? -1 : 0;

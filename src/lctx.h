@@ -39,6 +39,8 @@ typedef struct hm_aggdecl {
 	int sum, max, count;                 /* field ids (0: none); count 0 or 1 */
 	int where, where_ref;                /* 0 all, 1 live at peak, 2 live at end; or a function's reference */
 	lua_Integer top;                     /* 0: every group */
+	int per_series;                      /* 1 (default): file and device are keys; 0: per = "all" */
+	unsigned char by_pos[16];            /* a key's place in the rule's by list (1-based; 0: implied) */
 } hm_aggdecl;
 
 /* The declarations of a state; closed (by the host) once the rules have loaded. */

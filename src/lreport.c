@@ -364,18 +364,8 @@ static void lua_key(lua_State *L, hm_value *v)
 static void list_key(agg_work *w, const hm_rowref *r, int field, hm_value *v, char **tmp, size_t *tmpcap)
 {
 	int32_t buf[64];
-	size_t n = hm_field_list(r, field, buf, 64), len = 0;
-	if (n > 64)
-		n = 64;
-	const hm_trace *t = r->f->t;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t nm = t->sl.name[buf[i]];
-		hm_grow(tmp, tmpcap, len + t->names.len[nm] + 4, 1);
-		if (i)
-			memcpy(*tmp + len, " > ", 3), len += 3;
-		memcpy(*tmp + len, t->names.str[nm], t->names.len[nm]);
-		len += t->names.len[nm];
-	}
+	size_t n = hm_field_list(r, field, buf, 64);
+	size_t len = hm_names_join(r->f->t, buf, n > 64 ? 64 : n, tmp, tmpcap);
 	(void)w;
 	v->type = HM_V_STR;
 	v->s = *tmp ? *tmp : "";
@@ -444,7 +434,7 @@ static int where_ok(const hm_series *s, size_t k, int where)
 
 /* ---- declarations ---- */
 
-static const char *const decl_keys[] = {"name", "by", "sum", "count", "max", "where", "top", NULL};
+static const char *const decl_keys[] = {"name", "by", "sum", "count", "max", "where", "top", "per", NULL};
 
 /* The field name at the top of the stack, as an id; raises naming what it is for. */
 static int decl_field(lua_State *L, const char *agg, const char *what)
@@ -475,10 +465,10 @@ int hm_lua_aggregate_declare(lua_State *L)
 		for (int i = 0; decl_keys[i] && lua_type(L, -2) == LUA_TSTRING; i++)
 			known |= !strcmp(lua_tostring(L, -2), decl_keys[i]);
 		if (!known)
-			return luaL_error(L, "aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top)",
+			return luaL_error(L, "aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top, per)",
 						   lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2));
 	}
-	for (int i = 0; decl_keys[i]; i++) { /* 2: name, 3: by, 4: sum, 5: count, 6: max, 7: where, 8: top */
+	for (int i = 0; decl_keys[i]; i++) { /* 2: name, 3: by, 4: sum, 5: count, 6: max, 7: where, 8: top, 9: per */
 		lua_pushstring(L, decl_keys[i]);
 		lua_rawget(L, 1);
 	}
@@ -491,7 +481,15 @@ int hm_lua_aggregate_declare(lua_State *L)
 	for (size_t i = 0; i < ds->n; i++)
 		if (!strcmp(ds->v[i].name, name))
 			return luaL_error(L, "aggregate: '%s' is declared twice", name);
-	/* by: a field name, a function, or a list of them; functions stay on the stack (9..). */
+	/* per: "series" (the default) or "all"; rows of a CPU and a GPU, or of two ranks, are
+	 * summed together only when asked (issue 17). */
+	const char *per = lua_type(L, 9) == LUA_TSTRING ? lua_tostring(L, 9) : NULL;
+	if (!lua_isnil(L, 9) && !(per && (!strcmp(per, "series") || !strcmp(per, "all"))))
+		return luaL_error(L, "aggregate: per must be \"series\" (the default) or \"all\"");
+	d.per_series = !per || !strcmp(per, "series");
+	if (d.per_series)
+		d.by_field[0] = HM_F_FILE, d.by_field[1] = HM_F_DEVICE, d.by_ref[0] = d.by_ref[1] = 0, d.nby = 2;
+	/* by: a field name, a function, or a list of them; functions stay on the stack (10..). */
 	int by = 3;
 	if (lua_type(L, by) == LUA_TSTRING || lua_isfunction(L, by)) {
 		lua_createtable(L, 1, 0);
@@ -502,8 +500,9 @@ int hm_lua_aggregate_declare(lua_State *L)
 	if (!lua_istable(L, by) || lua_rawlen(L, by) == 0)
 		return luaL_error(L, "aggregate: by must list at least one field or function");
 	for (lua_Integer i = 1; lua_rawgeti(L, by, i) != LUA_TNIL; i++) {
+		d.by_pos[d.nby < 16 ? d.nby : 15] = (unsigned char)(i < 255 ? i : 255);
 		if (d.nby == 16)
-			return luaL_error(L, "aggregate '%s': at most 16 keys", name);
+			return luaL_error(L, "aggregate '%s': at most 16 keys%s", name, d.per_series ? " (file and device included)" : "");
 		if (lua_isfunction(L, -1)) {
 			d.by_ref[d.nby++] = lua_gettop(L); /* a stack slot until the copy */
 			continue;
@@ -511,8 +510,11 @@ int hm_lua_aggregate_declare(lua_State *L)
 		if (lua_type(L, -1) != LUA_TSTRING)
 			return luaL_error(L, "aggregate: each by entry must be a field name or a function(row)");
 		d.by_ref[d.nby] = 0;
-		d.by_field[d.nby++] = decl_field(L, name, "by");
+		d.by_field[d.nby] = decl_field(L, name, "by");
 		lua_pop(L, 1);
+		if (d.per_series && (d.by_field[d.nby] == HM_F_FILE || d.by_field[d.nby] == HM_F_DEVICE))
+			continue; /* already a key, the first ones */
+		d.nby++;
 	}
 	lua_pop(L, 1);
 	if (!lua_isnil(L, 4))
@@ -571,6 +573,8 @@ int hm_lua_aggregate_declare(lua_State *L)
 	lua_setfield(L, -2, "where");
 	if (d.top)
 		lua_pushinteger(L, d.top), lua_setfield(L, -2, "top");
+	lua_pushstring(L, d.per_series ? "series" : "all");
+	lua_setfield(L, -2, "per");
 	return 1;
 }
 
@@ -595,6 +599,7 @@ static void aggregate(lua_State *L, const hm_aggdecl *d, hm_report *rep, hm_agg 
 	int top0 = lua_gettop(L);
 	int by_fn[16] = {0}, where_fn = 0;
 	out->name = hm_xstrdup(d->name);
+	out->per_series = d->per_series;
 	for (int j = 0; j < d->nby; j++)
 		if (d->by_ref[j] != LUA_NOREF) {
 			lua_rawgeti(L, LUA_REGISTRYINDEX, d->by_ref[j]);
@@ -714,7 +719,7 @@ static void aggregate(lua_State *L, const hm_aggdecl *d, hm_report *rep, hm_agg 
 	size_t c = 0;
 	for (int j = 0; j < d->nby; j++) {
 		char name[32];
-		snprintf(name, sizeof name, "by%d", j + 1);
+		snprintf(name, sizeof name, "by%d", d->by_pos[j]);
 		out->cols[c++] = hm_xstrdup(by_fn[j] ? name : hm_field_name(d->by_field[j]));
 	}
 	if (d->count)

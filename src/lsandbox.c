@@ -336,6 +336,8 @@ static void add_host_functions(lua_State *L, const hm_sandbox *o)
 	lua_setfield(L, -2, "args");
 	lua_pushnil(L);
 	lua_setfield(L, -2, "_budgets");
+	lua_pushstring(L, HM_VERSION); /* the binary's, defined once in the Makefile (issue 17) */
+	lua_setfield(L, -2, "version");
 }
 
 /* require for sandboxed chunks: cjson is lua-cjson's C library (a fresh, capped instance,

@@ -1,5 +1,6 @@
 /* hmem: where did my GPU memory go? Command line, and the one-way flow
  * files -> reader -> analysis -> classify -> timeline -> writers. */
+#include "allocations.h"
 #include "analyze.h"
 #include "budget.h"
 #include "diff.h"
@@ -29,9 +30,10 @@
 static const char usage[] =
 	"usage: hmem run RULES PATH... [options]   classify every allocation with RULES and report\n"
 	"       hmem events PATH... [options]      every memory event with its context, as CSV\n"
+	"       hmem allocations RULES PATH... [options]  one row per allocation, classified, as CSV\n"
 	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
 	"       hmem diff [RULES] BEFORE AFTER [options]  what changed between two runs\n"
-	"       hmem --help | --version\n"
+	"       hmem --help | -V, --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
 	"*.json and *.json.gz below it, sorted by path. RULES is a Lua rule file defining\n"
@@ -58,6 +60,9 @@ static const char usage_run[] =
 	"  --set KEY=VALUE   a parameter for the rule file, read as hmem.args.KEY; repeatable\n"
 	"events options:\n";
 /* Then the outputs of events, then: */
+/* Then the outputs of allocations, then: */
+static const char usage_alloc[] =
+	"allocations options: -I, --out, --allow-io, --timeout and --lua-mem as for run, and\n";
 static const char usage_common[] =
 	"common options:\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
@@ -95,12 +100,14 @@ static const output outputs[] = {
 	{.flag = "--html", .cmd = "run", .stdout_ok = 1, .write = hm_write_html,
 	 .help = "write an interactive report: a chart per series, tables (one file,\n                    opens offline)"},
 	{.flag = "--perfetto", .cmd = "run", .stdout_ok = 1, .write = hm_write_perfetto,
-	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI,\n                    chrome://tracing)"},
+	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI)"},
 	{.flag = "--annotate", .cmd = "run", .stdout_ok = 1, .one_trace = 1, .write_or_fail = hm_write_annotated,
 	 .help = "write the trace (one) with those counter tracks added; gzip if FILE\n                    ends in .gz"},
 	{.flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1, .write = hm_write_events,
 	 .misplaced = "; 'hmem run' writes --json and --timeline",
 	 .help = "write the events there instead of standard output"},
+	{.flag = "--csv", .cmd = "allocations", .stdout_ok = 1, .by_default = 1, .write = hm_write_allocations,
+	 .help = "write the allocations there instead of standard output"},
 };
 enum { N_OUTPUTS = sizeof outputs / sizeof *outputs };
 
@@ -162,10 +169,10 @@ static int int_arg(const char *s, double lo, double hi, double *v)
 /* --help: the options, with each output's line where its command's options are. */
 static void print_usage(FILE *f)
 {
-	const char *part[] = {usage, usage_run, hm_diff_usage, usage_common}, *cmd[] = {"run", "events"};
-	for (int i = 0; i < 4; i++) {
+	const char *part[] = {usage, usage_run, usage_alloc, hm_diff_usage, usage_common}, *cmd[] = {"run", "events", "allocations"};
+	for (int i = 0; i < 5; i++) {
 		fputs(part[i], f);
-		for (int j = 0; i < 2 && j < N_OUTPUTS; j++) {
+		for (int j = 0; i < 3 && j < N_OUTPUTS; j++) {
 			char opt[64];
 			snprintf(opt, sizeof opt, "%s FILE", outputs[j].flag);
 			if (!strcmp(outputs[j].cmd, cmd[i]))
@@ -174,13 +181,23 @@ static void print_usage(FILE *f)
 	}
 }
 
-/* The row of an output option, or -1. */
-static int output_of(const char *flag)
+/* The row of an output option, the command's own when two commands share the flag, or -1. */
+static int output_of(const char *flag, const char *cmd)
 {
+	int any = -1;
 	for (int j = 0; j < N_OUTPUTS; j++)
-		if (!strcmp(flag, outputs[j].flag))
-			return j;
-	return -1;
+		if (!strcmp(flag, outputs[j].flag)) {
+			if (!strcmp(cmd, outputs[j].cmd))
+				return j;
+			any = any < 0 ? j : any;
+		}
+	return any;
+}
+
+/* The commands that classify with a rule file: RULES first, and its options. */
+static int takes_rules(const char *cmd)
+{
+	return !strcmp(cmd, "run") || !strcmp(cmd, "allocations");
 }
 
 /* How many outputs the command line names. */
@@ -268,7 +285,7 @@ static int parse_args(int argc, char **argv, opts *o)
 			dst = &o->lua_mem;
 		else if (strcmp(a, "--allow-io") == 0)
 			o->allow_io = 1;
-		else if ((out = output_of(a)) >= 0)
+		else if ((out = output_of(a, o->cmd)) >= 0)
 			dst = &o->out[out];
 		else if ((lst = list_slot(o, a, argc)))
 			dst = lst;
@@ -286,7 +303,7 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->summary = 1;
 		else if (a[0] == '-' && a[1])
 			return usage_error("unknown option '%s'", a);
-		else if (strcmp(o->cmd, "run") == 0 && !o->rules)
+		else if (takes_rules(o->cmd) && !o->rules)
 			o->rules = a;
 		else
 			o->paths[o->npaths++] = argv[i];
@@ -318,8 +335,10 @@ static int parse_args(int argc, char **argv, opts *o)
 			return usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
 		return 0;
 	}
-	if (!run && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
+	if (!takes_rules(o->cmd) && (o->out_dir || o->top || o->allow_io || o->ninc || o->timeout || o->lua_mem))
 		return usage_error("%s", "-I, --out, --top, --allow-io, --timeout and --lua-mem belong to 'hmem run'");
+	if (!run && o->top)
+		return usage_error("%s", "--top belongs to 'hmem run'");
 	char msg[8192];
 	for (int j = 0; j < N_OUTPUTS; j++)
 		if (o->out[j] && strcmp(outputs[j].cmd, o->cmd)) {
@@ -344,6 +363,8 @@ static int parse_args(int argc, char **argv, opts *o)
 		return usage_error("--color is auto, always or never, not '%s'", o->color);
 	if (run && !o->rules)
 		return usage_error("%s", "run needs a rule file and at least one trace: hmem run RULES PATH...");
+	if (takes_rules(o->cmd) && !o->rules)
+		return usage_error("%s", "allocations needs a rule file and at least one trace: hmem allocations RULES PATH...");
 	if (o->npaths == 0)
 		return usage_error("%s: no trace file or directory given", o->cmd);
 	o->std = std_output(o);
@@ -588,8 +609,10 @@ static int run(const opts *o)
 		rep.files[rep.nfiles++] = f;
 		if (!o->quiet && t->mem.n == 0)
 			hm_eprintf("hmem: note: %s has no [memory] events%s\n", t->path,
-				t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
-						    : " (no traceEvents in it)");
+				t->top_array ? " (a bare array of events, as PyTorch's profiler writes without Kineto: it records "
+					       "no memory even with profile_memory=True; use a PyTorch built with Kineto)"
+				: t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
+						      : " (no traceEvents in it)");
 		if (script && hm_script_classify(script, f, &cats, err, sizeof err) != 0) {
 			hm_eprintf("hmem: %s\n", err);
 			rc = HM_EXIT_SCRIPT;
@@ -715,18 +738,18 @@ int main(int argc, char **argv)
 	 * hmem.write files being written go with it. */
 	hm_watchdog_at_kill(hm_out_remove_tmp);
 	if (argc < 2)
-		return usage_error("%s", "missing command (run or events)");
+		return usage_error("%s", "missing command (run, events, allocations or packs)");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		print_usage(stdout);
 		return HM_EXIT_OK;
 	}
-	if (!strcmp(cmd, "--version")) {
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
 		printf("hmem %s\n", HM_VERSION);
 		return HM_EXIT_OK;
 	}
-	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs") && strcmp(cmd, "diff"))
-		return usage_error("unknown command '%s' (commands: run, events, packs, diff)", cmd);
+	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs") && strcmp(cmd, "allocations") && strcmp(cmd, "diff"))
+		return usage_error("unknown command '%s' (commands: run, events, allocations, packs, diff)", cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			print_usage(stdout);

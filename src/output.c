@@ -212,7 +212,7 @@ void hm_write_json(FILE *f, const hm_report *r)
 		const hm_agg *g = &r->aggs[a];
 		fputs(a ? ",\n  " : "\n  ", f);
 		json_cstr(f, g->name);
-		fputs(": {\"columns\": [", f);
+		fprintf(f, ": {\"per\": \"%s\", \"columns\": [", g->per_series ? "series" : "all");
 		for (size_t c = 0; c < g->ncols; c++) {
 			if (c)
 				fputs(", ", f);
@@ -276,6 +276,11 @@ static void csv_str(FILE *f, const char *s, size_t n)
 		putc(s[i], f);
 	}
 	putc('"', f);
+}
+
+void hm_csv_str(FILE *f, const char *s, size_t n)
+{
+	csv_str(f, s, n);
 }
 
 static void csv_cstr(FILE *f, const char *s)
@@ -394,22 +399,28 @@ static size_t width_of(const char *s, size_t n)
 	return w;
 }
 
-/* Print s left-aligned in a column of width characters, cut at a character boundary;
- * width 0: the whole of s, unpadded (a last column). Names come from traces and rule
- * files: control characters are shown escaped (hm_esc), never sent to the terminal. */
+/* Print s left-aligned in a column of width characters; a longer s is cut at a character
+ * boundary and ends in an ellipsis, so a cut name never reads as a whole one. Width 0: the
+ * whole of s, unpadded (a last column). Names come from traces and rule files: control
+ * characters are shown escaped (hm_esc), never sent to the terminal. */
 static void put_col(FILE *f, const char *s, size_t n, size_t width)
 {
 	char *t = hm_esc(s, n, 0, &n);
 	s = t;
 	if (width == 0)
 		fwrite(s, 1, n, f);
-	size_t w = 0, i = 0;
+	size_t all = 0, w = 0, i = 0;
+	for (size_t k = 0; width && k < n; k++)
+		all += ((unsigned char)s[k] & 0xc0) != 0x80;
 	while (width && i < n) {
 		size_t j = i + 1;
 		while (j < n && ((unsigned char)s[j] & 0xc0) == 0x80)
 			j++;
-		if (w + 1 > width)
+		if (w + 1 > width || (all > width && w + 1 == width)) {
+			fputs("\xe2\x80\xa6", f); /* U+2026 HORIZONTAL ELLIPSIS */
+			w++;
 			break;
+		}
 		fwrite(s + i, 1, j - i, f);
 		w++;
 		i = j;
@@ -417,6 +428,45 @@ static void put_col(FILE *f, const char *s, size_t n, size_t width)
 	for (; w < width; w++)
 		putc(' ', f);
 	free(t);
+}
+
+/* The width of the category column: the longest name up to 48 characters, wider when two
+ * names cut to that width would print the same (issue 17): names are distinct, so some
+ * width tells them apart. */
+static size_t category_width(const hm_strtab *cats)
+{
+	size_t width = 14, most = 0, n = cats->n;
+	size_t *w = hm_xcalloc(n + 1, sizeof *w);
+	char **e = hm_xcalloc(n + 1, sizeof *e);
+	size_t *len = hm_xcalloc(n + 1, sizeof *len);
+	for (size_t c = 0; c < n; c++) {
+		e[c] = hm_esc(cats->str[c], cats->len[c], 0, &len[c]);
+		w[c] = width_of(cats->str[c], cats->len[c]);
+		most = w[c] > most ? w[c] : most;
+		if (w[c] > width)
+			width = w[c] > 48 ? 48 : w[c];
+	}
+	/* Two names print alike at width when both are cut and agree on their first width - 1
+	 * characters (the ellipsis takes the last place). */
+	for (int clash = 1; clash && width < most; width += clash) {
+		clash = 0;
+		for (size_t a = 0; a < n && !clash; a++)
+			for (size_t b = a + 1; b < n && !clash && w[a] > width; b++) {
+				if (w[b] <= width)
+					continue;
+				size_t ia = 0, ib = 0, k = 0;
+				while (k + 1 < width && ia < len[a] && ib < len[b] && e[a][ia] == e[b][ib]) {
+					k += ((unsigned char)e[a][ia] & 0xc0) != 0x80 && (ia + 1 >= len[a] ||
+					     ((unsigned char)e[a][ia + 1] & 0xc0) != 0x80);
+					ia++, ib++;
+				}
+				clash = k + 1 >= width;
+			}
+	}
+	for (size_t c = 0; c < n; c++)
+		free(e[c]);
+	free(e), free(w), free(len);
+	return width;
 }
 
 /* A cell as text for the summary: byte columns in binary units. */
@@ -452,7 +502,7 @@ static void summary_agg(FILE *f, const hm_agg *g)
 	}
 	fputs("\naggregation ", f);
 	put_col(f, g->name, strlen(g->name), 0);
-	fprintf(f, " (%zu rows)\n ", g->nrows);
+	fprintf(f, " (%zu rows, %s)\n ", g->nrows, g->per_series ? "per series" : "across series: per = \"all\"");
 	for (size_t c = 0; c < g->ncols; c++) {
 		putc(' ', f);
 		put_col(f, g->cols[c], strlen(g->cols[c]), c + 1 < g->ncols ? w[c] : 0);
@@ -491,7 +541,7 @@ static const char *sgr(const hm_report *r, const char *code)
 /* The largest allocations live at the peak, with where they came from. */
 static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s, size_t width)
 {
-	size_t show = r->top < 10 ? r->top : 10;
+	size_t show = r->top; /* --top, as in --json and --html (issue 17) */
 	if (!show)
 		return;
 	uint32_t *pos = hm_xcalloc(show + 1, sizeof *pos);
@@ -536,12 +586,10 @@ void hm_write_summary(FILE *f, const hm_report *r)
 {
 	char b1[32], b2[32], b3[32], b4[32];
 	size_t *order = hm_xcalloc(r->cats->n + 1, sizeof *order);
-	size_t width = 14;
-	for (size_t c = 0; c < r->cats->n; c++) {
-		size_t w = width_of(r->cats->str[c], r->cats->len[c]);
-		if (w > width)
-			width = w > 48 ? 48 : w;
-	}
+	size_t width = category_width(r->cats);
+	const hm_file *top_f = NULL; /* the highest peak of all, for the overview */
+	const hm_series *top_s = NULL;
+	size_t nseries = 0;
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_file *hf = r->files[i];
 		const hm_trace *t = hf->t;
@@ -550,10 +598,16 @@ void hm_write_summary(FILE *f, const hm_report *r)
 		if (t->rank != HM_NONE)
 			fprintf(f, "  rank %" PRId64, t->rank);
 		fprintf(f, "%s  (%" PRIu64 " events, %zu memory events)\n", sgr(r, SGR_OFF), t->events, t->mem.n);
-		if (hf->nseries == 0)
+		if (hf->nseries == 0 && t->top_array) /* issue 17: profile_memory=True cannot help there */
+			fprintf(f, "  no [memory] events: a bare array of events, as PyTorch's profiler writes without Kineto;\n"
+				   "  it records no memory even with profile_memory=True: use a PyTorch built with Kineto\n");
+		else if (hf->nseries == 0)
 			fprintf(f, "  no [memory] events: record with torch.profiler.profile(profile_memory=True)\n");
 		for (size_t si = 0; si < hf->nseries; si++) {
 			const hm_series *s = &hf->series[si];
+			nseries++;
+			if (!top_s || s->peak > top_s->peak)
+				top_f = hf, top_s = s;
 			hm_fmt_bytes(b1, sizeof b1, s->peak);
 			hm_fmt_bytes(b2, sizeof b2, s->end_bytes);
 			char tsb[40];
@@ -584,6 +638,18 @@ void hm_write_summary(FILE *f, const hm_report *r)
 		}
 		if (i + 1 < r->nfiles)
 			fputc('\n', f);
+	}
+	/* Several traces: one line to read first (issue 17). */
+	if (r->nfiles > 1) {
+		fprintf(f, "\n%s%zu traces, %zu devices", sgr(r, SGR_BOLD), r->nfiles, nseries);
+		if (top_s) {
+			hm_fmt_bytes(b1, sizeof b1, top_s->peak);
+			fprintf(f, ", highest peak %s on %s of ", b1, top_s->device);
+			put_col(f, top_f->t->path, strlen(top_f->t->path), 0);
+			if (top_f->t->rank != HM_NONE)
+				fprintf(f, " (rank %" PRId64 ")", top_f->t->rank);
+		}
+		fprintf(f, "%s\n", sgr(r, SGR_OFF));
 	}
 	free(order);
 	for (size_t a = 0; a < r->naggs; a++)

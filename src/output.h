@@ -34,6 +34,7 @@ typedef struct hm_agg {
 	char **cols;
 	size_t ncols, nkeys, nrows;
 	hm_cell *cells; /* nrows x ncols */
+	int per_series; /* grouped per series (file and device are its first keys), not across them */
 } hm_agg;
 
 /* Everything the writers report. */
@@ -63,6 +64,10 @@ void hm_write_summary(FILE *f, const hm_report *r);
 /* The summary as CSV: one row per series and category (README "Outputs"). */
 void hm_write_summary_csv(FILE *f, const hm_report *r);
 void hm_write_json(FILE *f, const hm_report *r);
+/* A CSV text cell as every CSV of hmem writes one: quoted as RFC 4180 asks, a leading '
+ * before what a spreadsheet would run as a formula; never escaped for a terminal. */
+void hm_csv_str(FILE *f, const char *s, size_t n);
+
 void hm_write_timeline(FILE *f, const hm_report *r);
 void hm_write_events(FILE *f, const hm_report *r);
 

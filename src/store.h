@@ -92,6 +92,7 @@ typedef struct hm_trace {
 	char *cut_why;          /* why it stopped ("path:offset: what") */
 	int64_t first_ts;       /* ns, smallest ts of any event; HM_NONE if none */
 	int has_trace_events;   /* the traceEvents key (or a top-level array) was present */
+	int top_array;          /* a bare array of events: PyTorch's profiler without Kineto */
 	uint64_t events_at;     /* offset in the decompressed JSON just after the '[' of the
 				 * events array (where --annotate inserts its events); 0 if none */
 	hm_mem mem;

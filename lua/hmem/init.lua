@@ -5,7 +5,23 @@
 -- declaration and copy it into hmem (the Lua versions below serve plain lua5.4 and busted).
 local hmem = {}
 
-hmem.version = "0.1.0"
+-- hmem.version is the binary's (defined once, in the Makefile): hmem run sets it in every
+-- instance; from plain lua5.4 and busted it is asked of the hmem on PATH when first read
+-- (nil when there is none).
+setmetatable(hmem, {
+  __index = function(t, k)
+    local popen = k == "version" and rawget(_G, "io") and io.popen
+    if not popen then
+      return nil
+    end
+    local p = popen("hmem --version 2>/dev/null")
+    local v = p and p:read("l")
+    if p then p:close() end
+    v = v and v:match("^hmem (%S+)$")
+    rawset(t, "version", v)
+    return v
+  end,
+})
 
 -- Binary units, in bytes.
 hmem.KiB = 1024
@@ -47,7 +63,8 @@ end
 hmem._aggregations = {}
 hmem._cache_by = nil
 
-local aggregate_keys = { name = true, by = true, sum = true, count = true, max = true, where = true, top = true }
+local aggregate_keys = { name = true, by = true, sum = true, count = true, max = true, where = true, top = true,
+                         per = true }
 
 -- Declare a group-by over allocations, computed by hmem after the timeline:
 --   hmem.aggregate{name = "by op", by = {"category", "op"}, sum = "bytes", count = true,
@@ -60,7 +77,7 @@ function hmem.aggregate(spec)
   end
   for k in pairs(spec) do
     if not aggregate_keys[k] then
-      error(("aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top)"):format(tostring(k)), 2)
+      error(("aggregate: unknown key '%s' (keys: name, by, sum, count, max, where, top, per)"):format(tostring(k)), 2)
     end
   end
   if type(spec.name) ~= "string" then error("aggregate: name must be a string", 2) end
@@ -85,8 +102,18 @@ function hmem.aggregate(spec)
   for _, a in ipairs(hmem._aggregations) do
     if a.name == spec.name then error(("aggregate: '%s' is declared twice"):format(spec.name), 2) end
   end
-  local decl = { name = spec.name, by = by, sum = spec.sum, count = spec.count ~= false, max = spec.max,
-                 where = where, top = spec.top }
+  local per = spec.per or "series"
+  if per ~= "series" and per ~= "all" then
+    error("aggregate: per must be \"series\" (the default) or \"all\"", 2)
+  end
+  -- Per series (the default), file and device are the first keys, as in hmem.
+  local keys = {}
+  if per == "series" then keys = { "file", "device" } end
+  for _, key in ipairs(by) do
+    if per ~= "series" or (key ~= "file" and key ~= "device") then keys[#keys + 1] = key end
+  end
+  local decl = { name = spec.name, by = keys, sum = spec.sum, count = spec.count ~= false, max = spec.max,
+                 where = where, top = spec.top, per = per }
   hmem._aggregations[#hmem._aggregations + 1] = decl
   return decl
 end

@@ -84,6 +84,14 @@
 --   is not a single-valued row field, or a category is malformed or listed twice (stricter
 --   than hmem, which ignores the last two mistakes).
 --
+--   Team packs (issue 17): the pack's other entries are kept (a rule file's global functions,
+--   a pack table's other keys: helpers a test may call), and aggregations lists what it
+--   declared with hmem.aggregate; each load declares afresh, so a pack loads any number of times.
+--
+-- testing.report{rows = {...}, pack = p, top = N} -> report
+--   The report done(report) receives, built from allocations, with the pack's aggregations
+--   computed as in hmem (lua/hmem/testing/report.lua documents it).
+--
 -- testing.classify(pack, row) -> category
 --   Loads pack as testing.load does (a path is loaded afresh on each call; module tables and
 --   names are the modules themselves, with their state), makes a row of row when it is a
@@ -603,7 +611,7 @@ local function normalise(t, source, default_name, default_description)
       error(("%s: %s must be a function"):format(source, f), 3)
     end
   end
-  return {
+  local p = {
     name = t.name or default_name,
     description = t.description or default_description or "",
     categories = cats,
@@ -612,6 +620,12 @@ local function normalise(t, source, default_name, default_description)
     init = t.init,
     cache_by = cache_by,
   }
+  -- Team packs (issue 17): the pack's other entries (helper functions, tables) are kept, so
+  -- a test can call them; the normalised entries above win.
+  for k, v in pairs(t) do
+    if p[k] == nil and k ~= "description" and k ~= "name" then p[k] = v end
+  end
+  return p
 end
 
 local function load_path(path)
@@ -624,15 +638,23 @@ local function load_path(path)
   end
   local hmem = require "hmem"
   hmem._cache_by = nil -- what this file declares with hmem.cache_by, as hmem reads it
+  -- Team packs (issue 17): each load declares its aggregations afresh, as each hmem run
+  -- does, so one busted run may load a pack that declares them twice.
+  hmem._aggregations = {}
   local ret = chunk()
   local base = path:match("([^/]+)$"):gsub("%.lua$", "")
   local pack
   if ret ~= nil then
     pack = normalise(ret, path, base, header_comment(src))
   else
-    pack = normalise({ classify = rawget(env, "classify"), init = rawget(env, "init"), done = rawget(env, "done"),
-      cache_by = hmem._cache_by }, path, base, header_comment(src))
+    -- the file's global functions: its hooks and its helpers (issue 17)
+    local globals = { cache_by = hmem._cache_by }
+    for k, v in pairs(env) do
+      if type(k) == "string" and type(v) == "function" then globals[k] = v end
+    end
+    pack = normalise(globals, path, base, header_comment(src))
   end
+  pack.aggregations = hmem._aggregations
   return pack
 end
 
@@ -697,6 +719,9 @@ function testing.classify(pack, row)
   if cat ~= nil and type(cat) ~= "string" then
     error(("classify returned a %s, expected a category name (a string) or nil"):format(type(cat)), 2)
   end
+  if cat == "" then -- as hmem (issue 17)
+    error("classify returned an empty string, expected a category name (a non-empty string) or nil", 2)
+  end
   return cat
 end
 
@@ -747,6 +772,14 @@ function testing.done(pack, report)
     return err.message
   end
   error(err, 0)
+end
+
+-- Team packs (issue 17) ----------------------------------------------------------------------
+
+-- testing.report{rows = {...}, pack = p, top = N} -> a report as done(report) receives it;
+-- lua/hmem/testing/report.lua documents it.
+function testing.report(spec)
+  return require("hmem.testing.report").build(testing, spec)
 end
 
 return testing

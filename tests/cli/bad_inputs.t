@@ -240,7 +240,7 @@ hmem: stopped; use --keep-going to skip traces that cannot be read
 # --- top-level array ---
 # Empty: no events, explained.
 $ hmem events tests/tiny/i_top_array_empty.json
-hmem: note: tests/tiny/i_top_array_empty.json has no [memory] events (record with torch.profiler.profile(profile_memory=True))
+hmem: note: tests/tiny/i_top_array_empty.json has no [memory] events (a bare array of events, as PyTorch's profiler writes without Kineto: it records no memory even with profile_memory=True; use a PyTorch built with Kineto)
 path,rank,device,ts,kind,bytes,addr,total_allocated,total_reserved,ev_idx,pid,tid,op,paired,lifetime
 ? 0
 # A comma after the last event.

@@ -1,12 +1,12 @@
 # hmem with no command explains itself and exits with the usage code
 $ hmem
-hmem: missing command (run or events)
+hmem: missing command (run, events, allocations or packs)
 Try 'hmem --help'.
 ? 2
 $ hmem --version
 hmem 0.1.0
 ? 0
 $ hmem frobnicate x
-hmem: unknown command 'frobnicate' (commands: run, events, packs, diff)
+hmem: unknown command 'frobnicate' (commands: run, events, allocations, packs, diff)
 Try 'hmem --help'.
 ? 2

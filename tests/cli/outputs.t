@@ -203,6 +203,8 @@ tests/tiny/y_2021.json  (9 events, 5 memory events)
 
 tests/tiny/i_empty_trace_events.json  (0 events, 0 memory events)
   no [memory] events: record with torch.profiler.profile(profile_memory=True)
+
+4 traces, 4 devices, highest peak 4.98 KiB on cuda:0 of tests/tiny/y_2021.json
 ? 0
 # Columns stay aligned with names of multi-byte UTF-8 characters: every line of the table has
 # the same width in characters.

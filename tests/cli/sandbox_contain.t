@@ -3,7 +3,7 @@
 
 # hmem.aggregate checks a declaration and copies it when it is made: changing the table it
 # returns, or hmem's own list, changes nothing and crashes nothing.
-$ hmem run tests/tiny/rules/contain_decl_changed.lua tests/tiny/y_pair_basic.json --json - | lua5.4 tests/jget.lua aggregations.by\ op.columns.1 aggregations.by\ op.rows.1.op aggregations.by\ op.rows.1.count
+$ hmem run tests/tiny/rules/contain_decl_changed.lua tests/tiny/y_pair_basic.json --json - | lua5.4 tests/jget.lua aggregations.by\ op.columns.3 aggregations.by\ op.rows.1.op aggregations.by\ op.rows.1.count
 op
 aten::empty
 2

@@ -78,26 +78,26 @@ alloc
 # (aten::empty) and 256 B (aten::add), never freed; the peak (1536 B at 102.5) holds the
 # first two.
 $ hmem run tests/tiny/rules/agg.lua tests/tiny/y_pair_basic.json | tail -n 18
-aggregation by op (3 rows)
-  category op          count bytes    max_lifetime
-  big      aten::empty     1 1.00 KiB        8.750
-  small    aten::empty     1    512 B            -
-  small    aten::add       1    256 B            -
+aggregation by op (3 rows, per series)
+  file                         device category op          count bytes    max_lifetime
+  tests/tiny/y_pair_basic.json cuda:0 big      aten::empty     1 1.00 KiB        8.750
+  tests/tiny/y_pair_basic.json cuda:0 small    aten::empty     1    512 B            -
+  tests/tiny/y_pair_basic.json cuda:0 small    aten::add       1    256 B            -
 
-aggregation at peak (1 rows)
-  op          count bytes
-  aten::empty     2 1.50 KiB
+aggregation at peak (1 rows, per series)
+  file                         device op          count bytes
+  tests/tiny/y_pair_basic.json cuda:0 aten::empty     2 1.50 KiB
 
-aggregation by size (1 rows)
-  by1 count bytes
-  big     1 1.00 KiB
+aggregation by size (1 rows, per series)
+  file                         device by1 count bytes
+  tests/tiny/y_pair_basic.json cuda:0 big     1 1.00 KiB
 
-aggregation never freed (2 rows)
-  op          count
-  aten::empty     1
-  aten::add       1
+aggregation never freed (2 rows, per series)
+  file                         device op          count
+  tests/tiny/y_pair_basic.json cuda:0 aten::empty     1
+  tests/tiny/y_pair_basic.json cuda:0 aten::add       1
 ? 0
-$ hmem run tests/tiny/rules/agg.lua tests/tiny/y_pair_basic.json --json - | lua5.4 tests/jget.lua aggregations.by\ op.columns.5 aggregations.by\ op.rows.1.max_lifetime aggregations.at\ peak.rows.1.bytes aggregations.by\ size.rows.# aggregations.never\ freed.rows.#
+$ hmem run tests/tiny/rules/agg.lua tests/tiny/y_pair_basic.json --json - | lua5.4 tests/jget.lua aggregations.by\ op.columns.7 aggregations.by\ op.rows.1.max_lifetime aggregations.at\ peak.rows.1.bytes aggregations.by\ size.rows.# aggregations.never\ freed.rows.#
 max_lifetime
 8.75
 1536
