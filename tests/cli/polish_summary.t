@@ -7,7 +7,7 @@ $ hmem run size examples/traces/normalization_mi300.json.gz --top 12 --json - | 
 12
 ? 0
 # By default 20, as --help says.
-$ hmem --help | grep -- '--top'
+$ hmem --help | grep -- '--top N *allocations'
   --top N           allocations listed as live at each peak (default 20)
 ? 0
 $ hmem run size examples/traces/normalization_mi300.json.gz | grep 'live at the peak'
