@@ -369,12 +369,13 @@ static void list_key(agg_work *w, const hm_rowref *r, int field, hm_value *v, ch
 		n = 64;
 	const hm_trace *t = r->f->t;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t nm = t->sl.name[buf[i]];
-		hm_grow(tmp, tmpcap, len + t->names.len[nm] + 4, 1);
+		size_t nl;
+		const char *name = hm_field_item(t, field, buf[i], &nl);
+		hm_grow(tmp, tmpcap, len + nl + 4, 1);
 		if (i)
 			memcpy(*tmp + len, " > ", 3), len += 3;
-		memcpy(*tmp + len, t->names.str[nm], t->names.len[nm]);
-		len += t->names.len[nm];
+		memcpy(*tmp + len, name, nl);
+		len += nl;
 	}
 	(void)w;
 	v->type = HM_V_STR;
