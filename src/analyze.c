@@ -159,11 +159,17 @@ int32_t hm_innermost(const hm_file *f, uint32_t i, unsigned kinds)
 
 size_t hm_context(const hm_file *f, uint32_t i, unsigned kinds, int32_t *out, size_t cap)
 {
+	return hm_context_where(f, i, kinds, NULL, out, cap);
+}
+
+size_t hm_context_where(const hm_file *f, uint32_t i, unsigned kinds, int (*keep)(const hm_trace *, int32_t), int32_t *out,
+			size_t cap)
+{
 	const hm_slices *o = &f->t->sl;
 	int64_t ts = f->t->mem.ts[i];
 	size_t n = 0;
 	for (int32_t s = f->inner_of[i]; s >= 0; s = f->parent[s])
-		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts) {
+		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts && (!keep || keep(f->t, s))) {
 			if (n < cap)
 				out[n] = s;
 			n++;

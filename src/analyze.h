@@ -126,6 +126,10 @@ static inline enum hm_kind hm_kind_of(int64_t bytes)
  * exceed cap). */
 size_t hm_context(const hm_file *f, uint32_t i, unsigned kinds, int32_t *out, size_t cap);
 
+/* The same, keeping only the slices keep (when not NULL) says yes to. */
+size_t hm_context_where(const hm_file *f, uint32_t i, unsigned kinds, int (*keep)(const hm_trace *, int32_t), int32_t *out,
+			size_t cap);
+
 /* The innermost slice of the given kinds enclosing memory event i, or -1. */
 int32_t hm_innermost(const hm_file *f, uint32_t i, unsigned kinds);
 

@@ -217,25 +217,9 @@ int hm_field_is_list(int field)
 	       field == HM_F_STACK || field == HM_F_MODULES;
 }
 
-/* The nn.Module frames enclosing memory event e, as hm_context gives slices. */
-static size_t modules(const hm_file *f, uint32_t e, int32_t *out, size_t cap)
+static int module_slice(const hm_trace *t, int32_t s)
 {
-	const hm_trace *t = f->t;
-	const hm_slices *o = &t->sl;
-	size_t n = 0;
-	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
-		if (o->kind[s] == HM_SL_PYTHON && o->ts[s] + o->dur[s] >= t->mem.ts[e] &&
-		    is_module(t->names.str[o->name[s]], t->names.len[o->name[s]])) {
-			if (n < cap)
-				out[n] = s;
-			n++;
-		}
-	size_t k = n < cap ? n : cap;
-	for (size_t j = 0; j < k / 2; j++) {
-		int32_t x = out[j];
-		out[j] = out[k - 1 - j], out[k - 1 - j] = x;
-	}
-	return n;
+	return is_module(t->names.str[t->sl.name[s]], t->names.len[t->sl.name[s]]);
 }
 
 size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap)
@@ -246,7 +230,7 @@ size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap)
 	case HM_F_ANNOTATIONS: return hm_context(r->f, e, HM_KIND(HM_SL_ANNOTATION), out, cap);
 	case HM_F_PYTHON: return hm_context(r->f, e, HM_KIND(HM_SL_PYTHON), out, cap);
 	case HM_F_STACK: return hm_context(r->f, e, HM_KINDS_ALL, out, cap);
-	case HM_F_MODULES: return modules(r->f, e, out, cap);
+	case HM_F_MODULES: return hm_context_where(r->f, e, HM_KIND(HM_SL_PYTHON), module_slice, out, cap);
 	case HM_F_FREE_OPS: {
 		uint32_t fe = free_event(r);
 		return fe == UINT32_MAX ? 0 : hm_context(r->f, fe, HM_KIND(HM_SL_OP), out, cap);
