@@ -189,12 +189,13 @@ static void oom_context(const hm_trace *t, hm_oom *o, const stepslice *ss, size_
 			o->step = ss[i].n, o->step_ts = ss[i].ts;
 }
 
-/* Total Reserved minus Total Allocated; HM_NONE without both (or past int64: Total Reserved
- * is not bounded by the store). */
+/* Total Reserved minus Total Allocated; HM_NONE without both, past int64 (Total Reserved
+ * is not bounded by the store), or below zero: the CPU allocator reports 0 reserved, so
+ * there is no cache to speak of. */
 static int64_t gap(int64_t reserved, int64_t allocated)
 {
 	int64_t g;
-	if (reserved == HM_NONE || allocated == HM_NONE || __builtin_sub_overflow(reserved, allocated, &g) || g == HM_NONE)
+	if (reserved == HM_NONE || allocated == HM_NONE || __builtin_sub_overflow(reserved, allocated, &g) || g < 0)
 		return HM_NONE;
 	return g;
 }
@@ -239,10 +240,13 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	free(at), free(out);
 }
 
-/* Total Reserved minus Total Allocated, both from the trace: at the peak, and its maximum. */
+/* Total Reserved minus Total Allocated, both from the trace: at the peak, and its maximum
+ * (the first time it is reached). */
 static void explain_reserved(hm_series *s, const hm_mem *m)
 {
 	s->reserved_unallocated_at_peak = s->max_reserved_unallocated = s->max_reserved_unallocated_ts = HM_NONE;
+	if (s->dev_type == 0) /* the CPU allocator caches nothing: its Total Reserved is 0 */
+		return;
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
 		int64_t g = gap(m->total_res[e], m->total_alloc[e]);
