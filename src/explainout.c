@@ -1,6 +1,7 @@
 /* The explain results in the summary and in --json (see explainout.h). */
 #include "explainout.h"
 #include "explain.h"
+#include "jsonw.h"
 #include "timeline.h"
 
 #include <inttypes.h>
