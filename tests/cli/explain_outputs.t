@@ -153,3 +153,10 @@ survivors
 (no op)
 200
 ? 0
+# done(report) gets the same figures: reserved but unallocated, leak, steps, and each OOM with
+# its op path, step, thread, bytes freed after it, categories and live rows (with their ops).
+$ hmem run tests/tiny/explain/done.lua tests/tiny/explain/y_oom.json -q --json $T/done.json
+cuda:0	2092152	2096152	50.0	unknown	1	nil	1	1
+ oom	300.0	4194304	aten::mm	aten::linear>aten::mm	3	0.0	1/1	5000	2	4000	aten::linear	1000	1000
+ step	3	0.0	0	(before trace)
+? 0
