@@ -160,3 +160,10 @@ cuda:0	2092152	2096152	50.0	unknown	1	nil	1	1
  oom	300.0	4194304	aten::mm	aten::linear>aten::mm	3	0.0	1/1	5000	2	4000	aten::linear	1000	1000
  step	3	0.0	0	(before trace)
 ? 0
+# The HTML page's data has the step bands and OOM markers in ns since the trace's first event
+# (the step slice at 0 µs; the OOM at 300 µs asking 4 MiB), and its live table says who.
+$ hmem run tests/tiny/rules/by_size.lua tests/tiny/explain/y_oom.json -q --html $T/r.html && grep -o '"steps":[^]]*\]\],"ooms":[^]]*\]\]' $T/r.html && grep -o '<td class=who>[^<]*' $T/r.html
+"steps":[[0,1000000,3]],"ooms":[[300000,4194304]]
+<td class=who>aten::linear
+<td class=who>-
+? 0
