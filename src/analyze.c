@@ -491,6 +491,7 @@ hm_file *hm_analyze(hm_trace *t)
 	fit_columns(t);
 	hm_file *f = hm_xcalloc(1, sizeof *f);
 	f->t = t;
+	f->win_from = f->win_to = HM_NONE;
 	hm_mem *m = &t->mem;
 	uint32_t *order = hm_xrealloc(NULL, m->n * sizeof *order);
 	uint32_t *tmp = hm_xrealloc(NULL, (m->n > t->sl.n ? m->n : t->sl.n) * sizeof *tmp); /* for sort_indices */

@@ -103,6 +103,8 @@ typedef struct hm_file {
 	int32_t *op_of;     /* mem index -> innermost enclosing op slice, or -1 */
 	int32_t *step_of;   /* mem index -> N of the ProfilerStep#N running then in its process, or -1 */
 	int64_t *step_ts_of; /* mem index -> start of that step slice, HM_NONE */
+	int64_t win_from, win_to; /* --steps / --from --to (window.c): the window's ns, both
+				   * HM_NONE without one */
 	size_t oom_elsewhere; /* [OutOfMemory] events in no series: on a device without memory
 			       * events, or without a device (explain.c) */
 	hm_series *series;

@@ -207,7 +207,8 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	const hm_mem *m = &t->mem;
 	size_t cap = 0;
 	for (size_t i = 0; i < oc->n; i++) {
-		if (oc->dev_type[i] != s->dev_type || oc->dev_id[i] != s->dev_id)
+		if (oc->dev_type[i] != s->dev_type || oc->dev_id[i] != s->dev_id ||
+		    (f->win_from != HM_NONE && (oc->ts[i] < f->win_from || oc->ts[i] > f->win_to)))
 			continue;
 		hm_grow(&s->ooms, &cap, s->nooms + 1, sizeof *s->ooms);
 		hm_oom *o = &s->ooms[s->nooms++];
@@ -343,9 +344,18 @@ static void leak(const hm_file *f, hm_series *s)
 void hm_explain(hm_file *f, size_t ncats)
 {
 	const hm_mem *m = &f->t->mem;
-	size_t nss;
+	size_t nss, outside = 0;
 	stepslice *ss = step_slices(f->t, &nss);
 	size_t matched = 0;
+	if (f->win_from != HM_NONE) { /* a window (window.h): its steps and OOMs only */
+		size_t j = 0;
+		for (size_t i = 0; i < nss; i++)
+			if (ss[i].end >= f->win_from && ss[i].ts <= f->win_to)
+				ss[j++] = ss[i];
+		nss = j;
+		for (size_t i = 0; i < f->t->oom.n; i++)
+			outside += f->t->oom.ts[i] < f->win_from || f->t->oom.ts[i] > f->win_to;
+	}
 	for (size_t i = 0; i < f->nseries; i++) {
 		hm_series *s = &f->series[i];
 		int64_t *tot = totals(s, m);
@@ -356,6 +366,6 @@ void hm_explain(hm_file *f, size_t ncats)
 		matched += s->nooms;
 		free(tot);
 	}
-	f->oom_elsewhere = (size_t)f->t->oom_events - matched;
+	f->oom_elsewhere = (size_t)f->t->oom_events - matched - outside;
 	free(ss);
 }
