@@ -167,3 +167,9 @@ $ hmem run tests/tiny/rules/by_size.lua tests/tiny/explain/y_oom.json -q --html 
 <td class=who>aten::linear
 <td class=who>-
 ? 0
+# An [OutOfMemory] event is read as strictly as a [memory] event: a bad Bytes stops with its
+# position (exit 4).
+$ hmem run size tests/tiny/explain/n_oom_bytes_string.json
+hmem: tests/tiny/explain/n_oom_bytes_string.json:174: [OutOfMemory] event: "Bytes" is a string, expected an integer
+hmem: stopped; use --keep-going to skip traces that cannot be read
+? 4
