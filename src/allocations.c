@@ -38,7 +38,7 @@ static void context(FILE *f, const hm_file *hf, uint32_t e, char **buf, size_t *
 {
 	int32_t sl[64];
 	size_t n = hm_context(hf, e, HM_KIND(HM_SL_OP) | HM_KIND(HM_SL_ANNOTATION), sl, 64);
-	size_t len = hm_names_join(hf->t, sl, n > 64 ? 64 : n, buf, cap);
+	size_t len = hm_names_join(hf->t, HM_F_OPS, sl, n > 64 ? 64 : n, buf, cap);
 	putc(',', f);
 	if (len)
 		hm_csv_str(f, *buf, len);

@@ -1,4 +1,5 @@
 #include "html.h"
+#include "explainout.h"
 #include "fields.h"
 #include "timeline.h"
 
@@ -172,6 +173,20 @@ static size_t choose_points(const hm_series *s, const hm_mem *m, uint8_t *keep, 
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
+/* Step bands and OOM markers for the chart: "steps":[[start,end,N],...] and
+ * "ooms":[[t,bytes],...], times in ns since t0 as "t". */
+static void explain_json(FILE *f, const hm_series *s, int64_t t0)
+{
+	fputs(",\"steps\":[", f);
+	for (size_t i = 0; i < s->nsteps; i++)
+		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "]", i ? "," : "", s->steps[i].start_ts - t0,
+			s->steps[i].end_ts - t0, s->steps[i].step);
+	fputs("],\"ooms\":[", f);
+	for (size_t i = 0; i < s->nooms; i++)
+		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", i ? "," : "", s->ooms[i].ts - t0, s->ooms[i].bytes);
+	putc(']', f);
+}
+
 static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
 {
 	const hm_mem *m = &hf->t->mem;
@@ -192,6 +207,7 @@ static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm
 	hm_fmt_us(us, t0);
 	fprintf(f, ",\"t0\":\"%s\",\"peak\":%" PRId64 ",\"peak_t\":%" PRId64 ",\"end\":%" PRId64 ",\"events\":%zu", us,
 		s->peak, s->n ? s->peak_ts - t0 : 0, s->end_bytes, s->n);
+	explain_json(f, s, t0);
 
 	size_t ncats = r->cats->n;
 	int64_t *val = hm_xcalloc(ncats + 1, sizeof *val);
@@ -311,11 +327,10 @@ static void live_table(FILE *f, const hm_report *r, const hm_file *hf, const hm_
 	}
 	fprintf(f, "<h3>Largest allocations live at the peak (%zu of %zu)</h3>\n", n < top ? n : top, n);
 	fputs("<table class=live><thead><tr><th>bytes</th><th>category</th><th>step</th><th>lifetime</th>"
-	      "<th>allocated at</th><th>op</th></tr></thead><tbody>\n", f);
+	      "<th>allocated at</th><th>who</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < n && i < top; i++) {
 		hm_rowref ref = {hf, s, pos[i]};
-		hm_value cat, op, step, life;
-		hm_field_get(&ref, HM_F_OP, r->cats, &op);
+		hm_value cat, step, life;
 		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
 		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
@@ -340,12 +355,11 @@ static void live_table(FILE *f, const hm_report *r, const hm_file *hf, const hm_
 		else
 			fputs("never freed", f);
 		int64_t ts = hf->t->mem.ts[s->ev[pos[i]]];
-		fprintf(f, "</td><td class=num>%s%.3f ms</td><td>", s->before[pos[i]] ? "freed +" : "+",
+		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", s->before[pos[i]] ? "freed +" : "+",
 			(double)(ts - hf->t->first_ts) / 1e6);
-		if (op.type == HM_V_STR)
-			html_str(f, op.s, op.len);
-		else
-			fputs("-", f);
+		char who[1024];
+		hm_explain_who(&ref, who, sizeof who);
+		html_cstr(f, who);
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);

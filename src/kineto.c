@@ -2,6 +2,7 @@
  * eight keys an event can have (ev), and what its ph, name and cat say decides what is kept. */
 #include "kineto.h"
 #include "jstream.h"
+#include "kmeta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,16 +155,15 @@ static int number_field(kx *k, hm_slice v, const char *ctx, const char *what, co
 	return 0;
 }
 
-/* An integer member; absent gives HM_NONE (or an error when required). */
-static int int_field(kx *k, hm_slice v, const char *what, int required, int64_t *out)
+/* An integer member of an event's args (what: "[memory] event"); absent gives HM_NONE (the
+ * caller has checked the required ones). */
+static int int_field(kx *k, const char *what, hm_slice v, const char *name, int64_t *out)
 {
 	if (!v.p) {
-		if (required)
-			return -1;
 		*out = HM_NONE;
 		return 0;
 	}
-	return number_field(k, v, "[memory] event", what, "an integer", hm_jscan_int(v.p, v.q, out));
+	return number_field(k, v, what, name, "an integer", hm_jscan_int(v.p, v.q, out));
 }
 
 static int ts_field(kx *k, hm_slice v, const char *what, const char *ctx, int64_t *out)
@@ -258,49 +258,57 @@ static int addr_field(kx *k, hm_slice a, uint64_t *uaddr)
 	return 0;
 }
 
-static void add_memory(kx *k, ev *x, const char *evp, const int64_t *tsp)
+/* A [memory] event, or (oom) an [OutOfMemory] one, kept whole. Device Type, Device Id and
+ * Bytes are what PyTorch's own OOM test checks: an OOM without them (or without args)
+ * belongs to no device and is only counted (hm_trace.oom_events; explain.c reports it); its
+ * totals are optional too (older and CPU traces). The store's limits hold for both. */
+static void add_instant(kx *k, ev *x, const char *evp, const int64_t *tsp, int oom)
 {
+	const char *what = oom ? "[OutOfMemory] event" : "[memory] event";
 	memargs m = {0};
 	m.k = k;
 	if (!x->args.p || *x->args.p != '{') {
-		fail_at(k, evp, "[memory] event without an args object", 0, 0);
+		if (!oom)
+			fail_at(k, evp, "%s without an args object", what, 0);
 		return;
 	}
 	const char *bad = hm_jscan_members(x->args.p, x->args.q, mem_member, &m);
 	if (bad) {
-		fail_at(k, bad, "invalid JSON in the args of a [memory] event", 0, 0);
+		fail_at(k, bad, "invalid JSON in the args of %s %s", oom ? "an" : "a", what);
 		return;
 	}
 	hm_mem_event me;
 	int64_t dt, di;
 	if (!x->ts.p) {
-		fail_at(k, evp, "[memory] event without \"ts\"", 0, 0);
+		fail_at(k, evp, "%s without \"ts\"", what, 0);
 		return;
 	}
 	if (tsp)
 		me.ts = *tsp;
-	else if (ts_field(k, x->ts, "ts", "[memory] event", &me.ts))
+	else if (ts_field(k, x->ts, "ts", what, &me.ts))
 		return;
 	const char *req[] = {"Bytes", "Device Type", "Device Id"};
 	hm_slice reqv[] = {m.bytes, m.dtype, m.did};
 	for (int i = 0; i < 3; i++)
 		if (!reqv[i].p) {
-			fail_at(k, evp, "[memory] event without \"%s\" in its args", req[i], 0);
+			if (!oom)
+				fail_at(k, evp, "[memory] event without \"%s\" in its args", req[i], 0);
 			return;
 		}
-	if (int_field(k, m.bytes, "Bytes", 1, &me.bytes) || int_field(k, m.dtype, "Device Type", 1, &dt) ||
-	    int_field(k, m.did, "Device Id", 1, &di) || int_field(k, m.talloc, "Total Allocated", 0, &me.total_alloc) ||
-	    int_field(k, m.tres, "Total Reserved", 0, &me.total_res) || int_field(k, m.evidx, "Ev Idx", 0, &me.ev_idx))
+	if (int_field(k, what, m.bytes, "Bytes", &me.bytes) || int_field(k, what, m.dtype, "Device Type", &dt) ||
+	    int_field(k, what, m.did, "Device Id", &di) || int_field(k, what, m.talloc, "Total Allocated", &me.total_alloc) ||
+	    int_field(k, what, m.tres, "Total Reserved", &me.total_res) || int_field(k, what, m.evidx, "Ev Idx", &me.ev_idx))
 		return;
 	/* The store's limits (store.h): each size, the sum of all, and Total Allocated. */
 	uint64_t size = me.bytes < 0 ? 0 - (uint64_t)me.bytes : (uint64_t)me.bytes;
-	if (size > HM_STORE_MEM_LIMIT || (k->traffic += size) > HM_STORE_MEM_LIMIT) {
-		fail_at(k, m.bytes.p, "[memory] event: \"Bytes\": the sizes of the memory events add up to more than 2^60 bytes (1 EiB)", 0, 0);
+	if (size > HM_STORE_MEM_LIMIT || (!oom && (k->traffic += size) > HM_STORE_MEM_LIMIT)) {
+		fail_at(k, m.bytes.p, "%s: \"Bytes\": %s 2^60 bytes (1 EiB)", what,
+			oom ? "beyond" : "the sizes of the memory events add up to more than");
 		return;
 	}
 	int64_t ta = me.total_alloc;
 	if (ta != HM_NONE && (ta > HM_STORE_MEM_LIMIT || ta < -HM_STORE_MEM_LIMIT)) {
-		fail_at(k, m.talloc.p, "[memory] event: \"Total Allocated\": beyond 2^60 bytes (1 EiB)", 0, 0);
+		fail_at(k, m.talloc.p, "%s: \"Total Allocated\": beyond 2^60 bytes (1 EiB)", what, 0);
 		return;
 	}
 	me.addr = 0;
@@ -308,12 +316,15 @@ static void add_memory(kx *k, ev *x, const char *evp, const int64_t *tsp)
 	if (m.addr.p && addr_field(k, m.addr, &me.addr))
 		return;
 	if (dt < -32768 || dt > 32767 || di < INT32_MIN || di > INT32_MAX) {
-		fail_at(k, m.dtype.p, "[memory] event: device type or id out of range", 0, 0);
+		fail_at(k, m.dtype.p, "%s: device type or id out of range", what, 0);
 		return;
 	}
 	me.dev_type = (int32_t)dt, me.dev_id = (int32_t)di;
 	me.thread = thread_of(k, x);
-	hm_store_add_mem(k->t, &me);
+	if (oom)
+		hm_store_add_oom(k->t, &me);
+	else
+		hm_store_add_mem(k->t, &me);
 }
 
 /* Device-side categories: their pid/tid are a device and a stream, never a host thread. */
@@ -453,9 +464,9 @@ static void handle_event(kx *k, ev *xp, const char *p)
 		if (!mem && !oom && (name = plain(k, x.name, nb, sizeof nb)).p != x.name.p)
 			mem = HM_SLICE_IS(name, "[memory]"), oom = HM_SLICE_IS(name, "[OutOfMemory]");
 		if (mem)
-			add_memory(k, &x, p, tsp), n[HM_EV_MEMORY]++;
+			add_instant(k, &x, p, tsp, 0), n[HM_EV_MEMORY]++;
 		else if (oom)
-			k->t->oom_events++, n[HM_EV_OOM]++;
+			add_instant(k, &x, p, tsp, 1), k->t->oom_events++, n[HM_EV_OOM]++;
 		else
 			n[HM_EV_OTHER]++;
 	} else if (ph == 'X') {
@@ -599,27 +610,6 @@ static int on_handle(void *ud, const char *buf, uint64_t base, size_t s, size_t 
 	return 0;
 }
 
-typedef struct ranked {
-	kx *k;
-	int64_t *rank;
-} ranked;
-
-static void dist_member(void *ud, const char *key, size_t klen, hm_slice v)
-{
-	ranked *d = ud;
-	int64_t x;
-	if (!KEY("rank") && !(unescaped_key(d->k, &key, &klen) && KEY("rank")))
-		return;
-	const char *s = v.p;
-	size_t n = (size_t)(v.q - v.p);
-	if (*s == '"')
-		s = hm_jscan_str(&d->k->scratch, v.p, v.q, &n);
-	if (s && !hm_num_i64(s, n, 0, 0, &x))
-		*d->rank = x;
-	else
-		fail_at(d->k, v.p, "distributedInfo.rank is %s, expected an integer", hm_jscan_kind_of(v), 0);
-}
-
 /* The events array at b.pos, into the store. */
 static void events(kx *k, hm_jstream *st)
 {
@@ -640,9 +630,9 @@ static int top_member(kx *k, hm_jstream *st)
 		return -1;
 	size_t klen = r->pos - ks - 2;
 	const char *key = r->buf + ks + 1;
-	int is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
-	if (!is_events && !is_dist && unescaped_key(k, &key, &klen))
-		is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
+	int is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo"), is_props = KEY("deviceProperties");
+	if (!is_events && !is_dist && !is_props && unescaped_key(k, &key, &klen))
+		is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo"), is_props = KEY("deviceProperties");
 	if (hm_jstream_peek(st) != ':') {
 		hm_jerr_at(&st->err, r->base + r->pos, "expected ':' after a key", 0, 0);
 		return -1;
@@ -662,13 +652,14 @@ static int top_member(kx *k, hm_jstream *st)
 		events(k, st);
 		if (st->truncated)
 			return -1;
-	} else if (is_dist && c == '{') {
+	} else if ((is_dist && c == '{') || (is_props && c == '[')) {
 		if (hm_jstream_value(st, 1, &vs) == 0) {
-			ranked d = {k, &k->t->rank};
+			char why[128];
 			k->buf = r->buf, k->base = r->base;
-			const char *bad = hm_jscan_members(r->buf + vs, r->buf + r->pos, dist_member, &d);
+			const char *bad = (is_dist ? hm_kmeta_rank : hm_kmeta_devices)(k->t, &k->scratch, r->buf + vs, r->buf + r->pos,
+										   why, sizeof why);
 			if (bad)
-				fail_at(k, bad, "invalid JSON in distributedInfo", 0, 0);
+				fail_at(k, bad, "%s", why, 0);
 		}
 	} else if (is_events && c != 'n') {
 		hm_jerr_at(&st->err, r->base + r->pos, "traceEvents is not an array", 0, 0);

@@ -5,6 +5,7 @@
 #include "budget.h"
 #include "diff.h"
 #include "diffside.h"
+#include "explain.h"
 #include "html.h"
 #include "input.h"
 #include "loader.h"
@@ -13,6 +14,7 @@
 #include "script.h"
 #include "timeline.h"
 #include "watchdog.h"
+#include "window.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -48,6 +50,9 @@ static const char usage_run[] =
 	"  --color WHEN      colour the text summary: auto (a terminal, unless NO_COLOR is set),\n"
 	"                    always or never\n"
 	"  --top N           allocations listed as live at each peak (default 20)\n"
+	"  --steps A-B       report only steps A to B (ProfilerStep#A to #B); what is live when\n"
+	"                    they start is the category (before window)\n"
+	"  --from T, --to T  report only from/to T: ms since the trace's start, or ts:T in its µs\n"
 	"  -I DIR            look for packs and required modules in DIR (before HMEM_PATH)\n"
 	"  --out DIR         directory where the rule file may write with hmem.write(name, text)\n"
 	"  --allow-io        give the rule file the whole standard library (io, os, debug, ...)\n"
@@ -131,6 +136,8 @@ typedef struct opts {
 	/* hmem diff: the finished report goes here instead of the outputs (no budgets). */
 	void (*sink)(const hm_report *r, void *ctx);
 	void *sink_ctx;
+	const char *steps, *from, *to; /* the window (window.h) */
+	hm_window win;
 } opts;
 
 /* Seconds spent per stage, for --verbose. */
@@ -258,6 +265,36 @@ static int check_budget_args(const opts *o)
 	return rc;
 }
 
+/* Cut a file to the window; a trace without the window's steps keeps nothing (said). */
+static void apply_window(hm_file *f, const hm_window *w, int quiet)
+{
+	int64_t from, to;
+	if (hm_window_bounds(w, f->t, &from, &to) != 0 && !quiet)
+		hm_eprintf("hmem: warning: %s has no ProfilerStep#%d to #%d: nothing of it is in the window\n", f->t->path,
+			   (int)w->step_a, (int)w->step_b);
+	hm_window_apply(f, from, to);
+}
+
+/* --steps A-B, --from T, --to T: one window, of hmem run only. */
+static int window_args(opts *o)
+{
+	char err[256];
+	o->win = (hm_window){.from = HM_NONE, .to = HM_NONE};
+	if (!o->steps && !o->from && !o->to)
+		return 0;
+	if (strcmp(o->cmd, "run"))
+		return usage_error("%s", "--steps, --from and --to belong to 'hmem run'");
+	if (o->steps && (o->from || o->to))
+		return usage_error("%s", "--steps or --from/--to: one window");
+	if ((o->steps && hm_window_steps(&o->win, o->steps, err, sizeof err)) ||
+	    (o->from && hm_window_time(&o->win, o->from, 0, err, sizeof err)) ||
+	    (o->to && hm_window_time(&o->win, o->to, 1, err, sizeof err)))
+		return usage_error("%s", err);
+	if (o->from && o->to && o->win.from_abs == o->win.to_abs && o->win.from > o->win.to)
+		return usage_error("%s", "--from is after --to");
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, opts *o)
 {
 	int out;
@@ -301,6 +338,12 @@ static int parse_args(int argc, char **argv, opts *o)
 			o->verbose = 1;
 		else if (strcmp(a, "--summary") == 0)
 			o->summary = 1;
+		else if (strcmp(a, "--steps") == 0)
+			dst = &o->steps;
+		else if (strcmp(a, "--from") == 0)
+			dst = &o->from;
+		else if (strcmp(a, "--to") == 0)
+			dst = &o->to;
 		else if (a[0] == '-' && a[1])
 			return usage_error("unknown option '%s'", a);
 		else if (takes_rules(o->cmd) && !o->rules)
@@ -328,7 +371,7 @@ static int parse_args(int argc, char **argv, opts *o)
 				   o->lua_mem);
 	if (o->top && !int_arg(o->top, 0, 1000000, &v))
 		return usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
-	if (check_budget_args(o))
+	if (check_budget_args(o) || window_args(o) != 0)
 		return HM_EXIT_USAGE;
 	if (!strcmp(o->cmd, "packs")) {
 		if (o->npaths || outputs_named(o) || o->out_dir || o->top || o->summary || o->format || o->color)
@@ -528,7 +571,10 @@ static int run(const opts *o)
 	hm_report rep = {0};
 	rep.rules = o->rules;
 	rep.cats = &cats;
-	hm_strtab_intern(&cats, "(before trace)", 14);
+	if (o->win.on)
+		hm_strtab_intern(&cats, "(before window)", 15);
+	else
+		hm_strtab_intern(&cats, "(before trace)", 14);
 
 	int xrc = hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err);
 	if (xrc != 0) {
@@ -624,8 +670,11 @@ static int run(const opts *o)
 	loader = NULL;
 	double t0 = hm_now();
 	for (size_t i = 0; i < rep.nfiles; i++) {
+		if (o->win.on)
+			apply_window(rep.files[i], &o->win, o->quiet);
 		for (size_t s = 0; s < rep.files[i]->nseries; s++)
 			hm_timeline(&rep.files[i]->series[s], &rep.files[i]->t->mem, cats.n);
+		hm_explain(rep.files[i], cats.n);
 		warn_mismatches(rep.files[i], o->quiet);
 	}
 	if (rep.nskipped && !o->quiet)
