@@ -77,11 +77,27 @@
     }
     return r;
   }
+  /* The point holding the peak's state (several points may share its time). */
+  function peakIndex(d, s) {
+    var i = pointAt(d.t, s.peak_t), j = i;
+    while (j >= 0 && d.t[j] === s.peak_t) { if (d.total[j] === s.peak) return j; j--; }
+    return Math.max(i, 0);
+  }
   function visible(d) { return d.layers.filter(function (l) { return !state.hidden[l.cat]; }); }
+  function anyHidden(d) { return d.layers.some(function (l) { return state.hidden[l.cat]; }); }
+  /* The height of the visible stack at point i: what the chart's top edge shows there. */
+  function stackAt(vis, i) {
+    var pos = 0;
+    for (var k = 0; k < vis.length; k++) if (vis[k].v[i] > 0) pos += vis[k].v[i];
+    return pos;
+  }
   /* The memory range to show: positive values stack up from 0, negative ones (frees that
-   * rules 3 and 4 charge to a category of their own) down from 0. */
-  function extent(d, i0, i1) {
-    var vis = visible(d), lo = 0, hi = 0;
+   * rules 3 and 4 charge to a category of their own) down from 0. Reserved (and the total
+   * line) count only while every category is shown: with one hidden they would keep the
+   * scale of what is no longer drawn. From the baseline, the range starts at the lowest
+   * visible stack instead of 0. */
+  function extent(d, i0, i1, baseline) {
+    var vis = visible(d), all = !anyHidden(d), lo = 0, hi = 0, base = Infinity;
     for (var i = i0; i <= i1; i++) {
       var pos = 0, neg = 0;
       for (var k = 0; k < vis.length; k++) {
@@ -90,9 +106,11 @@
       }
       if (pos > hi) hi = pos;
       if (neg < lo) lo = neg;
-      if (d.res[i] > hi) hi = d.res[i];
-      if (d.neg && d.total[i] > hi) hi = d.total[i];
+      if (pos < base) base = pos;
+      if (all && d.res[i] > hi) hi = d.res[i];
+      if (all && d.neg && d.total[i] > hi) hi = d.total[i];
     }
+    if (baseline && lo === 0 && base < hi) lo = base;
     return [lo, hi];
   }
   function niceStep(span, count) {
@@ -118,17 +136,20 @@
     svg.setAttribute("height", H);
     var dom = o.domain || [0, d.end];
     var i0 = Math.max(pointAt(d.t, dom[0]), 0), i1 = Math.max(pointAt(d.t, dom[1]), 0);
-    var ext = o.extent || extent(d, i0, i1), ymin = ext[0] * 1.06, ymax = ext[1] || (ymin ? 0 : 1);
-    var x = linear(dom[0], dom[1], m.l, W - m.r), y = linear(ymin, ymax * 1.06, H - m.b, m.t);
+    var ext = o.extent || extent(d, i0, i1, o.baseline), ymax = ext[1] || (ext[0] ? 0 : 1);
+    var ymin = ext[0] < 0 ? ext[0] * 1.06 : ext[0], ytop = ymin + (ymax - ymin) * 1.06;
+    var x = linear(dom[0], dom[1], m.l, W - m.r), y = linear(ymin, ytop, H - m.b, m.t);
+    svg.setAttribute("data-ymin", ymin);
+    svg.setAttribute("data-ymax", ymax);
     var id = "clip" + Math.random().toString(36).slice(2);
     var clip = el("clipPath", { id: id }, el("defs", {}, svg));
     el("rect", { x: m.l, y: m.t - 12, width: W - m.l - m.r, height: H - m.t - m.b + 12 }, clip);
 
     var unit = 0;
     while (unit < 5 && Math.pow(1024, unit + 1) <= Math.max(ymax, -ymin)) unit++;
-    var U = Math.pow(1024, unit), ystep = niceStep((ymax * 1.06 - ymin) / U, o.small ? 3 : 6) * U;
+    var U = Math.pow(1024, unit), ystep = niceStep((ytop - ymin) / U, o.small ? 3 : 6) * U;
     var grid = el("g", { "class": "grid" }, svg), axis = el("g", { "class": "axis" }, svg);
-    for (var v = Math.ceil(ymin / ystep) * ystep; v <= ymax * 1.06; v += ystep) {
+    for (var v = Math.ceil(ymin / ystep) * ystep; v <= ytop; v += ystep) {
       el("line", { x1: m.l, x2: W - m.r, y1: y(v), y2: y(v) }, grid);
       el("text", { x: m.l - 6, y: y(v) + 4, "text-anchor": "end" }, axis).textContent = trimNum(v / U);
     }
@@ -168,15 +189,17 @@
       var a = el("path", { "class": "area", fill: l.color, d: p.join(" ") }, plot);
       a.setAttribute("data-cat", l.cat);
     });
-    /* With negative categories the stack's edge is not the total: draw it. */
-    if (d.neg) {
+    /* With negative categories the stack's edge is not the total: draw it. Reserved and
+     * the total belong to the whole stack: with a category hidden they are not drawn. */
+    var whole = !anyHidden(d);
+    if (d.neg && whole) {
       var tp = [];
       for (i = i0; i <= i1; i++) tp.push(i === i0 ? "M" : "V", i === i0 ? xs[0] + " " + y(d.total[i]).toFixed(1) :
         y(d.total[i]).toFixed(1), "H", i < i1 ? xs[i - i0 + 1] : xEnd);
       el("path", { "class": "total", d: tp.join(" ") }, plot);
     }
     var rp = [], pen = false;
-    for (i = i0; i <= i1; i++) {
+    for (i = i0; i <= i1 && whole; i++) {
       var r = d.res[i], xi = xs[i - i0], xn = i < i1 ? xs[i - i0 + 1] : xEnd;
       if (isNaN(r)) { pen = false; continue; }
       rp.push(pen ? "V" : "M", pen ? y(r).toFixed(1) : xi + " " + y(r).toFixed(1), "H", xn);
@@ -184,14 +207,16 @@
     }
     if (rp.length) el("path", { "class": "reserved", d: rp.join(" ") }, plot);
 
+    /* The peak's dot sits on what is drawn there: the visible stack at the peak's state. */
     if (s.events && s.peak_t >= dom[0] && s.peak_t <= dom[1]) {
-      var g = el("g", { "class": "peak" }, svg), px = x(s.peak_t), py = Math.max(y(s.peak), m.t);
+      var shown = whole ? s.peak : stackAt(visible(d), peakIndex(d, s));
+      var g = el("g", { "class": "peak" }, svg), px = x(s.peak_t), py = Math.max(y(shown), m.t);
       el("line", { x1: px, x2: px, y1: m.t - 4, y2: H - m.b }, g);
-      el("circle", { cx: px, cy: py, r: o.small ? 2.5 : 3.5 }, g);
+      el("circle", { cx: px, cy: py, r: o.small ? 2.5 : 3.5, "data-bytes": shown }, g);
       if (!o.small) {
         var right = px < (m.l + W - m.r) / 2;
         el("text", { x: px + (right ? 6 : -6), y: m.t - 8, "text-anchor": right ? "start" : "end" }, g).textContent =
-          "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms";
+          "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms" + (whole ? "" : " (" + fmtBytes(shown) + " shown)");
       }
     }
     return { x: x, y: y, m: m, W: W, H: H, d: d, dom: dom };
@@ -209,7 +234,8 @@
 
   function render() {
     var s = data.series[state.series];
-    ctx = draw(svg, s, { width: Math.max(chartEl.clientWidth, 320), height: 420, domain: state.domain });
+    ctx = draw(svg, s, { width: Math.max(chartEl.clientWidth, 320), height: 420, domain: state.domain,
+      baseline: document.getElementById("baseline").checked });
     svg.appendChild(cursor);
     svg.appendChild(selection);
     svg.appendChild(overlay);
@@ -245,7 +271,8 @@
         update();
       });
     });
-    if (!d.res.every(isNaN)) html("span", "sw line", null, html("li", "reserved-key", null, ul)).after("Total Reserved");
+    if (!d.res.every(isNaN)) html("span", "sw line", null, html("li", "reserved-key", null, ul)).after("Total Reserved" +
+      (anyHidden(d) ? " (not drawn while a category is hidden)" : ""));
     if (d.neg) html("span", "sw line total", null, html("li", "total-key", null, ul)).after("allocated (some categories are negative)");
   }
 
@@ -355,7 +382,8 @@
       html("div", "label", s.label, b);
       html("div", "peakv", "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms", b);
       var sv = el("svg", { role: "img", "aria-label": s.label }, b);
-      draw(sv, s, { width: 340, height: 150, small: true, extent: shared ? ext : null });
+      draw(sv, s, { width: 340, height: 150, small: true, extent: shared ? ext : null,
+        baseline: document.getElementById("baseline").checked });
       b.addEventListener("click", function () {
         select(i);
         setView("single");
@@ -399,6 +427,7 @@
     setView(state.view === "single" ? "multiples" : "single");
   });
   document.getElementById("shared").addEventListener("change", update);
+  document.getElementById("baseline").addEventListener("change", update);
   if (data.series.length < 2) document.getElementById("view").hidden = true;
   var pending = false;
   window.addEventListener("resize", function () {

@@ -27,6 +27,22 @@ local function write(path, s)
   f:close()
 end
 
+-- Dense states of a series from the page's change lists: {t=, total=, cats={name=v}} per point.
+local function points(d, s)
+  local n, pts = #s.t, {}
+  for i = 1, n do pts[i] = { t = math.tointeger(s.t[i]), cats = {}, total = 0 } end
+  for _, c in ipairs(s.cats) do
+    local ch, name = c[2], d.categories[c[1] + 1].name
+    for j = 1, #ch, 2 do
+      for i = ch[j] + 1, ch[j + 2] or n do
+        pts[i].cats[name] = ch[j + 1]
+        pts[i].total = pts[i].total + ch[j + 1]
+      end
+    end
+  end
+  return pts
+end
+
 local chromium
 for _, c in ipairs { "chromium", "chromium-browser", "google-chrome" } do
   if os.execute("command -v " .. c .. " >/dev/null 2>&1") then chromium = c break end
@@ -169,6 +185,35 @@ local function run_case(rules, traces, take_shot)
   check(res.legend_hidden.areas == #cats - 1 and res.legend_hidden.off and res.legend_shown.areas == #cats,
     pre .. "clicking a legend entry hides its area, clicking again shows it (" .. tostring(res.legend_hidden.name) .. ")",
     cjson.encode(res.legend_hidden))
+  -- issue 17: the axis after hiding a category is the largest remaining stack, computed
+  -- here from the page's change lists; the peak's dot sits on the remaining stack.
+  do
+    local ps = data.series[series]
+    local pts = points(data, ps)
+    local hid = data.categories[res.scale_hidden_cat + 1].name
+    local want_max, at_peak, lowest, any_neg = 0, nil, math.huge, false
+    for _, p in ipairs(pts) do
+      local vis, all = 0, 0
+      for name, v in pairs(p.cats) do
+        if v > 0 then all = all + v; if name ~= hid then vis = vis + v end end
+        if v < 0 then any_neg = true end
+      end
+      if vis > want_max then want_max = vis end
+      if all < lowest then lowest = all end
+      if p.t == math.tointeger(ps.peak_t) and p.total == ps.peak then at_peak = vis end
+    end
+    local h = res.scale_hidden
+    check(h.ymax == want_max and h.dot == at_peak and not h.reserved and h.label:find(" shown)", 1, true),
+      (pre .. "hiding %s rescales the axis to the largest remaining stack (%d bytes), the peak's dot follows (%s)")
+        :format(hid, want_max, tostring(at_peak)), cjson.encode(h))
+    check(res.scale_back.ymax == res.scale_all.ymax and res.scale_all.ymax >= ps.peak and res.scale_all.dot == ps.peak,
+      pre .. "with every category shown the axis covers the peak and reserved again", cjson.encode(res.scale_back))
+    if not any_neg then
+      check(res.scale_baseline.ymin == lowest and res.scale_all.ymin == 0,
+        (pre .. "'from baseline' starts the axis at the lowest stack (%d bytes), else at 0"):format(lowest),
+        cjson.encode(res.scale_baseline))
+    end
+  end
   local z = res.zoom
   check(z.reset_visible and z.areas == #cats and table.concat(z.after, ",") ~= table.concat(z.before, ",")
     and tonumber(z.after[1]) >= tonumber(z.before[1]),

@@ -77,6 +77,25 @@
     out.legend_shown = { areas: areas() };
     window.scrollTo(0, 0);
 
+    /* Hiding a category rescales the memory axis to what stays (issue 17): the driver hides
+     * "(before trace)" when the series has it (else the first entry) and reads the scale. */
+    function yscale() {
+      var c = document.querySelector("#chart .peak circle");
+      return { ymin: +svg.getAttribute("data-ymin"), ymax: +svg.getAttribute("data-ymax"),
+        dot: c ? +c.getAttribute("data-bytes") : null, reserved: !!document.querySelector("#chart path.reserved"),
+        label: (document.querySelector("#chart .peak text") || {}).textContent || null };
+    }
+    out.scale_all = yscale();
+    var hb = document.querySelector('#legend button[data-cat="0"]') || document.querySelector("#legend button");
+    out.scale_hidden_cat = +hb.getAttribute("data-cat");
+    hb.click();
+    out.scale_hidden = yscale();
+    document.querySelector('#legend button[data-cat="' + out.scale_hidden_cat + '"]').click();
+    document.getElementById("baseline").click();
+    out.scale_baseline = yscale();
+    document.getElementById("baseline").click();
+    out.scale_back = yscale();
+
     /* Drag to zoom from 25% to 50% of the time axis, then double-click to reset. */
     var end = s.t[s.t.length - 1], before = ticks();
     var a = clientAt(s, end * 0.25), b = clientAt(s, end * 0.5);
