@@ -50,6 +50,12 @@
     return e;
   }
 
+  /* A layer's swatch: its colour, "(before trace)" hatched as on the chart. */
+  function swatchOf(l, parent) {
+    var sw = html("span", l.cat === 0 ? "sw before" : "sw", null, parent);
+    if (l.cat !== 0) sw.style.background = l.color;
+    return sw;
+  }
   /* Dense arrays from the change lists, once per series. */
   function decode(s) {
     if (s.d) return s.d;
@@ -58,9 +64,23 @@
       for (var j = 0; j < ch.length; j += 2) v.fill(ch[j + 1], ch[j], j + 2 < ch.length ? ch[j + 2] : n);
       return v;
     }
-    var layers = s.cats.map(function (c) {
-      return { cat: c[0], name: data.categories[c[0]].name, color: data.categories[c[0]].color, v: fill(new Float64Array(n), c[1]) };
+    /* The categories the report groups (past a legible number: see html.c) stack as one
+     * layer, "other (N categories)", above the rest. */
+    var layers = [], other = null;
+    s.cats.forEach(function (c) {
+      var cat = data.categories[c[0]], v = fill(new Float64Array(n), c[1]);
+      if (!cat.other) {
+        layers.push({ cat: c[0], name: cat.name, color: cat.color, v: v });
+        return;
+      }
+      if (!other) other = { cat: "other", color: cat.color, v: new Float64Array(n), members: [] };
+      other.members.push(cat.name);
+      for (var i = 0; i < n; i++) other.v[i] += v[i];
     });
+    if (other) {
+      other.name = "other (" + other.members.length + " categor" + (other.members.length === 1 ? "y)" : "ies)");
+      layers.push(other);
+    }
     var total = new Float64Array(n);
     layers.forEach(function (l) { for (var i = 0; i < n; i++) total[i] += l.v[i]; });
     var neg = layers.some(function (l) { return l.v.some(function (v) { return v < 0; }); });
@@ -79,9 +99,17 @@
   }
   /* The point holding the peak's state (several points may share its time). */
   function peakIndex(d, s) {
+    if (s.peak_i != null && d.total[s.peak_i] === s.peak) return s.peak_i;
     var i = pointAt(d.t, s.peak_t), j = i;
     while (j >= 0 && d.t[j] === s.peak_t) { if (d.total[j] === s.peak) return j; j--; }
     return Math.max(i, 0);
+  }
+  /* The first point a time range shows: the state it opens on (the last before it), or
+   * its first point when one is at its start (so no state at that time is skipped). */
+  function firstShown(t, x) {
+    var lo = 0, hi = t.length;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (t[mid] < x) lo = mid + 1; else hi = mid; }
+    return lo < t.length && t[lo] === x ? lo : Math.max(lo - 1, 0);
   }
   function visible(d) { return d.layers.filter(function (l) { return !state.hidden[l.cat]; }); }
   function anyHidden(d) { return d.layers.some(function (l) { return state.hidden[l.cat]; }); }
@@ -135,7 +163,7 @@
     svg.setAttribute("width", W);
     svg.setAttribute("height", H);
     var dom = o.domain || [0, d.end];
-    var i0 = Math.max(pointAt(d.t, dom[0]), 0), i1 = Math.max(pointAt(d.t, dom[1]), 0);
+    var i0 = firstShown(d.t, dom[0]), i1 = Math.max(pointAt(d.t, dom[1]), 0);
     var ext = o.extent || extent(d, i0, i1, o.baseline), ymax = ext[1] || (ext[0] ? 0 : 1);
     var ymin = ext[0] < 0 ? ext[0] * 1.06 : ext[0], ytop = ymin + (ymax - ymin) * 1.06;
     var x = linear(dom[0], dom[1], m.l, W - m.r), y = linear(ymin, ytop, H - m.b, m.t);
@@ -144,6 +172,11 @@
     var id = "clip" + Math.random().toString(36).slice(2);
     var clip = el("clipPath", { id: id }, el("defs", {}, svg));
     el("rect", { x: m.l, y: m.t - 12, width: W - m.l - m.r, height: H - m.t - m.b + 12 }, clip);
+    /* "(before trace)" is hatched: told apart from any grey a pack declares ("unknown"). */
+    var hatch = "hatch" + id, pat = el("pattern", { id: hatch, width: 6, height: 6, patternUnits: "userSpaceOnUse",
+      patternTransform: "rotate(45)" }, clip.parentNode);
+    el("rect", { width: 6, height: 6, fill: data.categories[0] ? data.categories[0].color : "#d9d9d9" }, pat);
+    el("line", { x1: 1, y1: 0, x2: 1, y2: 6, stroke: "#8a8a8a", "stroke-width": 1.5 }, pat);
 
     var unit = 0;
     while (unit < 5 && Math.pow(1024, unit + 1) <= Math.max(ymax, -ymin)) unit++;
@@ -186,7 +219,7 @@
       p.push("H", xEnd, "V", y(lower[xs.length - 1]).toFixed(1));
       for (j = xs.length - 1; j > 0; j--) p.push("H", xs[j], "V", y(lower[j - 1]).toFixed(1));
       p.push("H", xs[0], "Z");
-      var a = el("path", { "class": "area", fill: l.color, d: p.join(" ") }, plot);
+      var a = el("path", { "class": "area", fill: l.cat === 0 ? "url(#" + hatch + ")" : l.color, d: p.join(" ") }, plot);
       a.setAttribute("data-cat", l.cat);
     });
     /* With negative categories the stack's edge is not the total: draw it. Reserved and
@@ -264,8 +297,9 @@
       b.type = "button";
       b.setAttribute("data-cat", l.cat);
       b.setAttribute("aria-pressed", state.hidden[l.cat] ? "false" : "true");
-      html("span", "sw", null, b).style.background = l.color;
+      swatchOf(l, b);
       b.appendChild(document.createTextNode(l.name));
+      if (l.members) b.title = l.members.join("\n");
       b.addEventListener("click", function () {
         state.hidden[l.cat] = !state.hidden[l.cat];
         update();
@@ -301,7 +335,7 @@
     var tb = html("table", null, null, readout), rows = [];
     function row(cls, color, name, bytes) {
       var tr = html("tr", cls, null, tb), td = html("td", null, null, tr);
-      if (color) html("span", "sw", null, td).style.background = color;
+      if (color) swatchOf(color, td);
       html("td", null, name, tr);
       var v = html("td", "num", bytes == null ? "-" : fmtBytes(bytes), tr);
       if (bytes != null) v.setAttribute("data-bytes", bytes);
@@ -309,7 +343,7 @@
       return tr;
     }
     d.layers.slice().reverse().forEach(function (l) {
-      row(state.hidden[l.cat] ? "cat off" : "cat", l.color, l.name, l.v[i]).setAttribute("data-cat", l.cat);
+      row(state.hidden[l.cat] ? "cat off" : "cat", l, l.name, l.v[i]).setAttribute("data-cat", l.cat);
     });
     row("total", null, "allocated (all categories)", d.total[i]);
     row("res", null, "Total Reserved", isNaN(d.res[i]) ? null : d.res[i]);

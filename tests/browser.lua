@@ -128,16 +128,30 @@ local function run_case(rules, traces, take_shot)
   for i, s in ipairs(rep.series) do if s.peak_bytes > rep.series[biggest].peak_bytes then biggest = i end end
   check(res.default_series == biggest - 1, pre .. "the report opens on the series with the largest peak")
 
+  -- One area per category, the categories the page groups (issue 17) as one "other" area.
   local cats = rep.series[series].categories
-  local names = {}
-  for i, c in ipairs(cats) do names[i] = c.name end
+  local grouped = {}
+  for _, c in ipairs(data.categories) do if c.other then grouped[c.name] = true end end
+  local names, seen_other = {}, false
+  for _, c in ipairs(cats) do
+    if not grouped[c.name] then names[#names + 1] = c.name
+    elseif not seen_other then names[#names + 1], seen_other = "other", true end
+  end
   table.sort(names)
   local got = {}
   for i, c in ipairs(res.area_cats) do got[i] = c end
   table.sort(got)
-  check(res.areas == #cats and table.concat(names, "|") == table.concat(got, "|"),
-    (pre .. "the chart of %s has one area per category (%d)"):format(dev, #cats),
+  check(res.areas == #names and table.concat(names, "|") == table.concat(got, "|"),
+    (pre .. "the chart of %s has one area per category, the grouped ones as one (%d)"):format(dev, #names),
     res.areas .. " areas: " .. table.concat(got, ", "))
+  local fills, distinct = {}, true
+  for i, f in ipairs(res.area_fills) do
+    if fills[f] then distinct = false end
+    fills[f] = true
+    if (res.area_cats[i] == "(before trace)") ~= (f:match("^url%(") ~= nil) then distinct = false end
+  end
+  check(distinct and #res.area_fills <= 11, pre .. "every area has its own fill, (before trace) hatched (" ..
+    #res.area_fills .. " areas)", table.concat(res.area_fills, " "))
   check(res.tables_shown and #res.tables_shown == 1 and res.tables_shown[1] == series - 1,
     pre .. "only the selected series' tables are shown")
   local peak_text = io.popen(("hmem run -q %s %s | grep -m1 '  %s: peak'"):format(rules, traces, dev)):read("a")
@@ -147,13 +161,18 @@ local function run_case(rules, traces, take_shot)
 
   -- The readout at the known time equals the CSV row of the last event at or before it.
   local ok, why = res.readout_visible and res.hover_target == "overlay", "readout hidden or pointer missed the chart"
+  local want_cats = {}
   for name, v in pairs(want.cats) do
+    local key = grouped[name] and "other" or name
+    want_cats[key] = (want_cats[key] or 0) + v
+  end
+  for name, v in pairs(want_cats) do
     local cell = res.readout[name]
-    local used = false
+    local used = name == "other"
     for _, c in ipairs(cats) do used = used or c.name == name end
     if used and (not cell or tonumber(cell.bytes) ~= v) then
       ok, why = false, ("%s: readout %s, CSV %s"):format(name, cell and cell.bytes, v)
-  end
+    end
   end
   if not res.readout.total or tonumber(res.readout.total.bytes) ~= want.allocated then
     ok, why = false, "allocated: readout " .. tostring(res.readout.total and res.readout.total.bytes) .. ", CSV " .. want.allocated
@@ -182,7 +201,7 @@ local function run_case(rules, traces, take_shot)
   end
   check(texts_ok, pre .. "the readout prints bytes in binary units exactly as the summary does", bad)
 
-  check(res.legend_hidden.areas == #cats - 1 and res.legend_hidden.off and res.legend_shown.areas == #cats,
+  check(res.legend_hidden.areas == #names - 1 and res.legend_hidden.off and res.legend_shown.areas == #names,
     pre .. "clicking a legend entry hides its area, clicking again shows it (" .. tostring(res.legend_hidden.name) .. ")",
     cjson.encode(res.legend_hidden))
   -- issue 17: the axis after hiding a category is the largest remaining stack, computed
@@ -191,6 +210,13 @@ local function run_case(rules, traces, take_shot)
     local ps = data.series[series]
     local pts = points(data, ps)
     local hid = data.categories[res.scale_hidden_cat + 1].name
+    for _, p in ipairs(pts) do -- the chart stacks the grouped categories as one layer
+      local other
+      for name, v in pairs(p.cats) do
+        if grouped[name] then other = (other or 0) + v; p.cats[name] = nil end
+      end
+      p.cats.other = other
+    end
     local want_max, at_peak, lowest, any_neg = 0, nil, math.huge, false
     for _, p in ipairs(pts) do
       local vis, all = 0, 0
@@ -200,7 +226,11 @@ local function run_case(rules, traces, take_shot)
       end
       if vis > want_max then want_max = vis end
       if all < lowest then lowest = all end
-      if p.t == math.tointeger(ps.peak_t) and p.total == ps.peak then at_peak = vis end
+    end
+    local pk = pts[ps.peak_i + 1]
+    if pk.total == ps.peak and pk.t == math.tointeger(ps.peak_t) then
+      at_peak = 0
+      for name, v in pairs(pk.cats) do if v > 0 and name ~= hid then at_peak = at_peak + v end end
     end
     local h = res.scale_hidden
     check(h.ymax == want_max and h.dot == at_peak and not h.reserved and h.label:find(" shown)", 1, true),
@@ -215,14 +245,18 @@ local function run_case(rules, traces, take_shot)
     end
   end
   local z = res.zoom
-  check(z.reset_visible and z.areas == #cats and table.concat(z.after, ",") ~= table.concat(z.before, ",")
+  check(z.reset_visible and z.areas == #names and table.concat(z.after, ",") ~= table.concat(z.before, ",")
     and tonumber(z.after[1]) >= tonumber(z.before[1]),
     pre .. "dragging over the chart zooms into that time range", cjson.encode(z))
   check(z.reset_hidden and table.concat(z.reset, ",") == table.concat(z.before, ","),
     pre .. "double-clicking resets the zoom", cjson.encode(z))
   local m = res.multiples
   local areas_ok = m and m.cells == #rep.series
-  for i, s in ipairs(rep.series) do areas_ok = areas_ok and m.areas[i] == #s.categories end
+  for i, s in ipairs(rep.series) do
+    local n, other = 0, 0
+    for _, c in ipairs(s.categories) do if grouped[c.name] then other = 1 else n = n + 1 end end
+    areas_ok = areas_ok and m.areas[i] == n + other
+  end
   check(areas_ok and m.single_hidden, pre .. "the small multiples show every series with its areas", cjson.encode(m))
   check(m and m.opened == #rep.series - 1 and m.single_back, pre .. "clicking a small multiple opens its series", cjson.encode(m))
 

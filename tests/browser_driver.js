@@ -43,7 +43,11 @@
     var s = data.series[cfg.series];
     out.areas = areas();
     out.area_cats = Array.prototype.map.call(document.querySelectorAll("#chart path.area"), function (a) {
-      return data.categories[+a.getAttribute("data-cat")].name;
+      var c = a.getAttribute("data-cat");
+      return c === "other" ? "other" : data.categories[+c].name;
+    });
+    out.area_fills = Array.prototype.map.call(document.querySelectorAll("#chart path.area"), function (a) {
+      return a.getAttribute("fill");
     });
     out.peak_label = (document.querySelector("#chart .peak text") || {}).textContent || null;
     out.tables_shown = Array.prototype.filter.call(document.querySelectorAll(".series-tables"),
@@ -60,7 +64,8 @@
     out.readout = {};
     ro.querySelectorAll("tr").forEach(function (tr) {
       var v = tr.querySelector("td.num");
-      var key = tr.classList.contains("cat") ? data.categories[+tr.getAttribute("data-cat")].name : tr.className;
+      var c = tr.getAttribute("data-cat");
+      var key = !tr.classList.contains("cat") ? tr.className : c === "other" ? "other" : data.categories[+c].name;
       out.readout[key] = { bytes: v.getAttribute("data-bytes"), text: v.textContent };
     });
     mouse("mouseleave", p, overlay());
