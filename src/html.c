@@ -515,7 +515,8 @@ void hm_write_html(FILE *f, const hm_report *r)
 		      "<label title=\"start the memory axis at the lowest visible stack instead of 0\">"
 		      "<input type=checkbox id=baseline> from baseline</label>\n"
 		      "<button type=button id=reset hidden>Reset zoom</button>\n"
-		      "</nav>\n<main>\n<section id=single>\n<div id=chart></div>\n<ul id=legend></ul>\n"
+		      "</nav>\n<main>\n<section id=single>\n<div id=plotrow><div id=chart></div><aside id=side></aside></div>\n"
+		      "<ul id=legend></ul>\n"
 		      "<p class=hint>Hover for the bytes of every category; drag to zoom into a time range, "
 		      "double-click to reset; click a legend entry to hide or show a category.</p>\n"
 		      "</section>\n<section id=multiples hidden></section>\n", f);

@@ -260,9 +260,12 @@
   var cursor = el("line", { "class": "cursor", visibility: "hidden" });
   var selection = el("rect", { "class": "selection", visibility: "hidden" });
   var overlay = el("rect", { "class": "overlay" });
-  var readout = html("div", null, null, chartEl);
+  /* The hover readout lives beside the plot, never over it. */
+  var side = document.getElementById("side");
+  var readout = html("div", null, null, side);
   readout.id = "readout";
   readout.hidden = true;
+  var idle = html("p", "hint", "Hover over the chart: each category's bytes at that moment show here, largest first.", side);
   var ctx = null, drag = null;
 
   function render() {
@@ -342,15 +345,21 @@
       rows.push(tr);
       return tr;
     }
-    d.layers.slice().reverse().forEach(function (l) {
+    /* Largest first (by size, frees charged on their own count by their size too); the
+     * categories at 0 bytes then are left out, and counted. */
+    var zeros = 0;
+    d.layers.filter(function (l) {
+      if (l.v[i] === 0) zeros++;
+      return l.v[i] !== 0;
+    }).sort(function (a, b) { return Math.abs(b.v[i]) - Math.abs(a.v[i]); }).forEach(function (l) {
       row(state.hidden[l.cat] ? "cat off" : "cat", l, l.name, l.v[i]).setAttribute("data-cat", l.cat);
     });
+    if (zeros) html("td", null, zeros + (zeros === 1 ? " category" : " categories") + " at 0 B", html("tr", "zeros", null, tb))
+      .colSpan = 3;
     row("total", null, "allocated (all categories)", d.total[i]);
     row("res", null, "Total Reserved", isNaN(d.res[i]) ? null : d.res[i]);
     readout.hidden = false;
-    var cw = chartEl.clientWidth, rw = readout.offsetWidth, sx = px * chartEl.clientWidth / ctx.W;
-    readout.style.left = (sx + 14 + rw > cw ? Math.max(sx - 14 - rw, 0) : sx + 14) + "px";
-    readout.style.top = ctx.m.t + "px";
+    idle.hidden = true;
   }
 
   overlay.addEventListener("mousemove", function (ev) {
@@ -368,6 +377,7 @@
     if (drag) return;
     cursor.setAttribute("visibility", "hidden");
     readout.hidden = true;
+    idle.hidden = false;
   });
   overlay.addEventListener("mousedown", function (ev) {
     if (ev.button !== 0) return;

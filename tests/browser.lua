@@ -170,9 +170,10 @@ local function run_case(rules, traces, take_shot)
     local cell = res.readout[name]
     local used = name == "other"
     for _, c in ipairs(cats) do used = used or c.name == name end
-    if used and (not cell or tonumber(cell.bytes) ~= v) then
+    if used and v ~= 0 and (not cell or tonumber(cell.bytes) ~= v) then
       ok, why = false, ("%s: readout %s, CSV %s"):format(name, cell and cell.bytes, v)
     end
+    if v == 0 and cell then ok, why = false, name .. " is at 0 B but listed (issue 17)" end
   end
   if not res.readout.total or tonumber(res.readout.total.bytes) ~= want.allocated then
     ok, why = false, "allocated: readout " .. tostring(res.readout.total and res.readout.total.bytes) .. ", CSV " .. want.allocated
@@ -187,6 +188,13 @@ local function run_case(rules, traces, take_shot)
     ok, why = false, "readout names event ts " .. tostring(res.readout_ts) .. ", CSV row ts " .. want.ts
   end
   check(ok, (pre .. "hovering at +%.3f ms shows every category's bytes of the CSV row at ts %s"):format(cfg.t_ns / 1e6, want.ts), why)
+  -- issue 17: largest first, and beside the plot, never over it.
+  local sorted = #res.readout_order > 0
+  for i = 2, #res.readout_order do
+    if math.abs(res.readout_order[i]) > math.abs(res.readout_order[i - 1]) then sorted = false end
+  end
+  check(sorted and not res.readout_overlaps_plot, pre .. "the readout lists the categories largest first, off the plot",
+    cjson.encode(res.readout_order) .. " overlaps: " .. tostring(res.readout_overlaps_plot))
   -- hm_fmt_bytes, through C's printf as hmem uses it: the page must print the same text.
   local function fmt_bytes(b)
     local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1

@@ -62,7 +62,12 @@
     out.readout_time = (ro.querySelector(".time") || {}).textContent;
     out.readout_ts = (ro.querySelector(".ts") || {}).textContent;
     out.readout = {};
-    ro.querySelectorAll("tr").forEach(function (tr) {
+    out.readout_order = [];
+    var rr = ro.getBoundingClientRect(), pr = overlay().getBoundingClientRect();
+    out.readout_overlaps_plot = !(rr.right <= pr.left || rr.left >= pr.right || rr.bottom <= pr.top || rr.top >= pr.bottom);
+    out.readout_rows = ro.querySelectorAll("tr.cat").length;
+    ro.querySelectorAll("tr.cat td.num").forEach(function (v) { out.readout_order.push(+v.getAttribute("data-bytes")); });
+    ro.querySelectorAll("tr:not(.zeros)").forEach(function (tr) {
       var v = tr.querySelector("td.num");
       var c = tr.getAttribute("data-cat");
       var key = !tr.classList.contains("cat") ? tr.className : c === "other" ? "other" : data.categories[+c].name;
