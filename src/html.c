@@ -511,7 +511,7 @@ void hm_write_html(FILE *f, const hm_report *r)
 	} else {
 		fputs("<nav id=controls>\n<label>Series <select id=series></select></label>\n"
 		      "<button type=button id=view>Compare all series</button>\n"
-		      "<label id=shared-label hidden><input type=checkbox id=shared checked> same memory scale</label>\n"
+		      "<label id=shared-label hidden><input type=checkbox id=shared> same memory scale</label>\n"
 		      "<label title=\"start the memory axis at the lowest visible stack instead of 0\">"
 		      "<input type=checkbox id=baseline> from baseline</label>\n"
 		      "<button type=button id=reset hidden>Reset zoom</button>\n"

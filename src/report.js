@@ -411,15 +411,31 @@
   });
 
   /* ---- small multiples: every series on one page ---- */
+  /* Each on its own memory scale unless "same memory scale" is ticked; series that never
+   * reach 1 MiB (CPU series of a few bytes) are one line of names under the charts, when
+   * some series does. */
+  var TRIVIAL = 1024 * 1024;
   function multiples() {
     var box = document.getElementById("multiples");
     box.textContent = "";
     var shared = document.getElementById("shared").checked, ext = [0, 0];
+    var big = data.series.some(function (s) { return s.peak >= TRIVIAL; });
+    var small = [];
     if (shared) data.series.forEach(function (s) {
       var d = decode(s), e = extent(d, 0, d.n - 1);
       ext = [Math.min(ext[0], e[0]), Math.max(ext[1], e[1])];
     });
+    function open(i) {
+      return function () {
+        select(i);
+        setView("single");
+      };
+    }
     data.series.forEach(function (s, i) {
+      if (big && s.peak < TRIVIAL) {
+        small.push(i);
+        return;
+      }
       var b = html("button", "multiple", null, box);
       b.type = "button";
       b.setAttribute("data-series", i);
@@ -428,10 +444,16 @@
       var sv = el("svg", { role: "img", "aria-label": s.label }, b);
       draw(sv, s, { width: 340, height: 150, small: true, extent: shared ? ext : null,
         baseline: document.getElementById("baseline").checked });
-      b.addEventListener("click", function () {
-        select(i);
-        setView("single");
-      });
+      b.addEventListener("click", open(i));
+    });
+    if (!small.length) return;
+    var p = html("p", "trivial", small.length + " series with a peak under 1 MiB, not drawn: ", box);
+    small.forEach(function (i, j) {
+      var s = data.series[i], b = html("button", "link", s.label + " (" + fmtBytes(s.peak) + ")", p);
+      b.type = "button";
+      b.setAttribute("data-series", i);
+      b.addEventListener("click", open(i));
+      if (j < small.length - 1) p.appendChild(document.createTextNode(", "));
     });
   }
 

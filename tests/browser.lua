@@ -258,15 +258,43 @@ local function run_case(rules, traces, take_shot)
     pre .. "dragging over the chart zooms into that time range", cjson.encode(z))
   check(z.reset_hidden and table.concat(z.reset, ",") == table.concat(z.before, ","),
     pre .. "double-clicking resets the zoom", cjson.encode(z))
+  -- issue 17: each chart on its own scale by default (the largest of its stack and reserved,
+  -- from the page data), series under 1 MiB collapsed into one line when some series is not.
   local m = res.multiples
-  local areas_ok = m and m.cells == #rep.series
+  local big = false
+  for _, s in ipairs(rep.series) do big = big or s.peak_bytes >= 1048576 end
+  local want_cells, want_trivial = {}, {}
   for i, s in ipairs(rep.series) do
+    if big and s.peak_bytes < 1048576 then want_trivial[#want_trivial + 1] = i - 1 else want_cells[#want_cells + 1] = i end
+  end
+  local areas_ok = m and m.cells == #want_cells and #m.trivial == #want_trivial
+  for j, i in ipairs(want_cells) do
+    local s = rep.series[i]
     local n, other = 0, 0
     for _, c in ipairs(s.categories) do if grouped[c.name] then other = 1 else n = n + 1 end end
-    areas_ok = areas_ok and m.areas[i] == n + other
+    areas_ok = areas_ok and m.areas[j] == n + other and m.series[j] == i - 1
   end
-  check(areas_ok and m.single_hidden, pre .. "the small multiples show every series with its areas", cjson.encode(m))
-  check(m and m.opened == #rep.series - 1 and m.single_back, pre .. "clicking a small multiple opens its series", cjson.encode(m))
+  for j, i in ipairs(want_trivial) do areas_ok = areas_ok and m.trivial[j] == i end
+  check(areas_ok and m.single_hidden, ("%sthe small multiples draw the %d series that reach 1 MiB, one line names the %d others")
+    :format(pre, #want_cells, #want_trivial), cjson.encode(m))
+  local own, shared_ok, top = not m.shared, true, 0
+  for j, i in ipairs(want_cells) do
+    local ps = data.series[i]
+    local hi, neg = 0, false
+    for _, p in ipairs(points(data, ps)) do
+      local pos = 0
+      for _, v in pairs(p.cats) do if v > 0 then pos = pos + v else neg = neg or v < 0 end end
+      hi = math.max(hi, pos)
+    end
+    for k = 2, #ps.res, 2 do hi = math.max(hi, ps.res[k]) end
+    if not neg and m.ymax[j] ~= hi then own = false end
+    top = math.max(top, m.ymax[j])
+  end
+  for j = 1, #want_cells do shared_ok = shared_ok and m.ymax_shared[j] == m.ymax_shared[1] and m.ymax_shared[j] >= top end
+  check(own and shared_ok, pre .. "each small multiple has its own memory scale unless 'same memory scale' is ticked",
+    cjson.encode(m.ymax) .. " shared " .. cjson.encode(m.ymax_shared))
+  check(m and m.opened == want_cells[#want_cells] - 1 and m.single_back, pre .. "clicking a small multiple opens its series",
+    cjson.encode(m))
 
   -- A screenshot (tests/run takes none): of this report hovered at the peak, or of RULES on
   -- TRACE hovered at FRACTION of the time axis (README's: examples/by_op.lua on

@@ -125,7 +125,17 @@
       view.click();
       var cells = document.querySelectorAll("#multiples .multiple");
       out.multiples = { cells: cells.length, single_hidden: document.getElementById("single").hidden,
+        shared: document.getElementById("shared").checked,
+        series: Array.prototype.map.call(cells, function (m) { return +m.getAttribute("data-series"); }),
+        ymax: Array.prototype.map.call(cells, function (m) { return +m.querySelector("svg").getAttribute("data-ymax"); }),
+        trivial: Array.prototype.map.call(document.querySelectorAll("#multiples .trivial button"), function (b) {
+          return +b.getAttribute("data-series"); }),
         areas: Array.prototype.map.call(cells, function (m) { return m.querySelectorAll("path.area").length; }) };
+      document.getElementById("shared").click();
+      out.multiples.ymax_shared = Array.prototype.map.call(document.querySelectorAll("#multiples .multiple svg"),
+        function (v) { return +v.getAttribute("data-ymax"); });
+      document.getElementById("shared").click();
+      cells = document.querySelectorAll("#multiples .multiple");
       var last = cells[cells.length - 1], lr = last.getBoundingClientRect();
       last.scrollIntoView();
       lr = last.getBoundingClientRect();
