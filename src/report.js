@@ -231,6 +231,23 @@
         y(d.total[i]).toFixed(1), "H", i < i1 ? xs[i - i0 + 1] : xEnd);
       el("path", { "class": "total", d: tp.join(" ") }, plot);
     }
+    /* What the allocator holds back: reserved minus allocated, shaded between the stack's
+     * top and the reserved line (a trace cannot tell fragmentation inside it). */
+    var cp = [], run = [];
+    function flush() {
+      if (!run.length) return;
+      cp.push("M", run[0][0], y(run[0][2]).toFixed(1));
+      run.forEach(function (q) { cp.push("V", y(q[2]).toFixed(1), "H", q[1]); });
+      for (var q = run.length - 1; q >= 0; q--) cp.push("V", y(run[q][3]).toFixed(1), "H", run[q][0]);
+      cp.push("Z");
+      run = [];
+    }
+    for (i = i0; i <= i1 && whole; i++) {
+      if (isNaN(d.res[i]) || d.res[i] <= d.total[i]) { flush(); continue; }
+      run.push([xs[i - i0], i < i1 ? xs[i - i0 + 1] : xEnd, d.res[i], Math.max(d.total[i], 0)]);
+    }
+    flush();
+    if (cp.length) el("path", { "class": "cached", d: cp.join(" ") }, plot);
     var rp = [], pen = false;
     for (i = i0; i <= i1 && whole; i++) {
       var r = d.res[i], xi = xs[i - i0], xn = i < i1 ? xs[i - i0 + 1] : xEnd;
@@ -308,8 +325,11 @@
         update();
       });
     });
-    if (!d.res.every(isNaN)) html("span", "sw line", null, html("li", "reserved-key", null, ul)).after("Total Reserved" +
-      (anyHidden(d) ? " (not drawn while a category is hidden)" : ""));
+    if (!d.res.every(isNaN)) {
+      var note = anyHidden(d) ? " (not drawn while a category is hidden)" : "";
+      html("span", "sw line", null, html("li", "reserved-key", null, ul)).after("Total Reserved" + note);
+      html("span", "sw cached", null, html("li", "cached-key", null, ul)).after("cached by the allocator (reserved, not allocated)" + note);
+    }
     if (d.neg) html("span", "sw line total", null, html("li", "total-key", null, ul)).after("allocated (some categories are negative)");
   }
 
@@ -358,6 +378,7 @@
       .colSpan = 3;
     row("total", null, "allocated (all categories)", d.total[i]);
     row("res", null, "Total Reserved", isNaN(d.res[i]) ? null : d.res[i]);
+    if (!isNaN(d.res[i])) row("cached", null, "cached by the allocator", d.res[i] - d.total[i]);
     readout.hidden = false;
     idle.hidden = true;
   }

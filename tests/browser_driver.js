@@ -93,6 +93,7 @@
       var c = document.querySelector("#chart .peak circle");
       return { ymin: +svg.getAttribute("data-ymin"), ymax: +svg.getAttribute("data-ymax"),
         dot: c ? +c.getAttribute("data-bytes") : null, reserved: !!document.querySelector("#chart path.reserved"),
+        cached: !!document.querySelector("#chart path.cached"),
         label: (document.querySelector("#chart .peak text") || {}).textContent || null };
     }
     out.scale_all = yscale();
