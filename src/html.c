@@ -226,10 +226,116 @@ static size_t choose_points(const hm_series *s, const hm_mem *m, uint8_t *keep, 
 	return kept;
 }
 
+/* What is live at a moment, for clicks on the chart: per series the HM_HTML_LIVE largest
+ * allocations that are live at some kept point, and the HM_HTML_PEAK_LIVE largest live at the
+ * peak (so a page stays small whatever the trace),
+ * each as [first point live, first point not (-1: never freed), bytes, category, context,
+ * time allocated (ns from the start; -1 before the trace)]; the page says what is left out
+ * (the bytes live at a point minus those listed). The context is the enclosing slices (ops,
+ * annotations, Python frames and modules), innermost HM_HTML_STACK of them, outermost first,
+ * one per line, interned in ctx. */
+#define HM_HTML_LIVE 1000
+#define HM_HTML_STACK 16
+#define HM_HTML_PEAK_LIVE 200
+
+typedef struct sized {
+	int64_t bytes;
+	uint32_t k;
+} sized;
+
+static int by_size(const void *a, const void *b)
+{
+	const sized *x = a, *y = b;
+	return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->k > y->k) - (x->k < y->k);
+}
+
+typedef struct text {
+	char *p;
+	size_t n, cap;
+} text;
+
+static void text_add(text *t, const char *s, size_t n)
+{
+	hm_grow(&t->p, &t->cap, t->n + n + 1, 1);
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+}
+
+static uint32_t context_of(hm_strtab *ctx, const hm_file *hf, const hm_series *s, uint32_t k, text *b)
+{
+	int32_t sl[256];
+	hm_rowref ref = {hf, s, k};
+	size_t n = hm_field_list(&ref, HM_F_STACK, sl, 256), have = n < 256 ? n : 256;
+	size_t from = have > HM_HTML_STACK ? have - HM_HTML_STACK : 0;
+	char head[64];
+	b->n = 0;
+	if (from)
+		text_add(b, head, (size_t)snprintf(head, sizeof head, "(%zu outer frames left out)\n", from));
+	const hm_strtab *names = &hf->t->names;
+	for (size_t i = from; i < have; i++) {
+		uint32_t id = hf->t->sl.name[sl[i]];
+		text_add(b, names->str[id], names->len[id]);
+		text_add(b, "\n", 1);
+	}
+	return hm_strtab_intern(ctx, b->n ? b->p : "", b->n ? b->n - 1 : 0);
+}
+
+static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_series *s, const uint8_t *keep)
+{
+	const hm_mem *m = &hf->t->mem;
+	if (!s->has_addr) {
+		fputs(",\n \"live\":null", f);
+		return;
+	}
+	uint32_t *pt = hm_xcalloc(s->n + 1, sizeof *pt); /* k -> the first point whose state has event k */
+	for (size_t k = 0, kept = 0; k < s->n; k++) {
+		pt[k] = (uint32_t)kept + 1;
+		kept += keep[k];
+	}
+	sized *c = hm_xcalloc(s->n + 1, sizeof *c);
+	size_t n = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t b = m->bytes[s->ev[k]];
+		uint32_t from = b > 0 ? pt[k] : 0, to = b > 0 ? (s->partner[k] >= 0 ? pt[s->partner[k]] : UINT32_MAX) : pt[k];
+		if ((b > 0 || s->before[k]) && from < to)
+			c[n++] = (sized){b < 0 ? -b : b, (uint32_t)k};
+	}
+	qsort(c, n, sizeof *c, by_size);
+	size_t show = n < HM_HTML_LIVE ? n : HM_HTML_LIVE;
+	/* and the HM_HTML_PEAK_LIVE largest live at the peak, whatever their size */
+	uint8_t *in = hm_xcalloc(s->n + 1, 1);
+	uint32_t at_peak[HM_HTML_PEAK_LIVE];
+	size_t np = hm_live_at_peak(s, m, at_peak, HM_HTML_PEAK_LIVE);
+	for (size_t i = 0; i < show; i++)
+		in[c[i].k] = 1;
+	for (size_t i = 0; i < np && i < HM_HTML_PEAK_LIVE; i++)
+		if (!in[at_peak[i]]) {
+			int64_t b = m->bytes[s->ev[at_peak[i]]];
+			c[show++] = (sized){b < 0 ? -b : b, at_peak[i]};
+		}
+	free(in);
+	fprintf(f, ",\n \"live\":{\"allocs\":%zu,\"largest\":%zu,\"peak\":%d,\"listed\":%zu,\"a\":[", n,
+		n < HM_HTML_LIVE ? n : HM_HTML_LIVE, HM_HTML_PEAK_LIVE, show);
+	text b = {0};
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	for (size_t i = 0; i < show; i++) {
+		uint32_t k = c[i].k;
+		int before = m->bytes[s->ev[k]] < 0;
+		long to = before ? (long)pt[k] : s->partner[k] >= 0 ? (long)pt[s->partner[k]] : -1;
+		fprintf(f, "%s[%" PRIu32 ",%ld,%" PRId64 ",%" PRId32 ",%" PRIu32 ",%" PRId64 "]", i ? "," : "",
+			before ? 0 : pt[k], to, c[i].bytes, s->cat[k], context_of(ctx, hf, s, k, &b),
+			before ? -1 : m->ts[s->ev[k]] - t0);
+	}
+	fputs("]}", f);
+	free(b.p);
+	free(c);
+	free(pt);
+}
+
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
-static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_file *hf, const hm_series *s)
 {
 	const hm_mem *m = &hf->t->mem;
 	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
@@ -294,7 +400,9 @@ static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm
 		}
 		free(ch[c].v);
 	}
-	fprintf(f, "],\n \"peak_i\":%zu}", peak_i);
+	fprintf(f, "],\n \"peak_i\":%zu", peak_i);
+	live_json(f, ctx, hf, s, keep);
+	putc('}', f);
 	free(res.v);
 	free(ch);
 	free(val);
@@ -315,14 +423,21 @@ static void data_json(FILE *f, const hm_report *r, const colors *k)
 		fprintf(f, ",\"color\":\"%s\"%s}", k->color[c], k->other[c] ? ",\"other\":true" : "");
 	}
 	fputs("],\n\"series\":[", f);
+	hm_strtab ctx = {0};
 	int first = 1;
 	for (size_t i = 0; i < r->nfiles; i++)
 		for (size_t si = 0; si < r->files[i]->nseries; si++) {
 			fputs(first ? "\n" : ",\n", f);
 			first = 0;
-			series_json(f, r, r->files[i], &r->files[i]->series[si]);
+			series_json(f, &ctx, r, r->files[i], &r->files[i]->series[si]);
 		}
+	fputs("],\n\"contexts\":[", f);
+	for (size_t i = 0; i < ctx.n; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		hm_json_str(f, ctx.str[i], ctx.len[i], 1);
+	}
 	fputs("]}", f);
+	hm_strtab_free(&ctx);
 }
 
 
@@ -378,8 +493,9 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
 		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
-		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]];
-		fputs("<tr>", f);
+		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]], at = hf->t->mem.ts[s->ev[pos[i]]] - hf->t->first_ts;
+		fprintf(f, "<tr data-bytes=%" PRId64 " data-t=%" PRId64 " title=\"click: what is live at the peak\">", b < 0 ? -b : b,
+			s->before[pos[i]] ? -1 : at);
 		bytes_cell(f, b < 0 ? -b : b);
 		fputs("<td>", f);
 		if (s->cat[pos[i]] >= 0)
@@ -516,8 +632,8 @@ void hm_write_html(FILE *f, const hm_report *r)
 		      "<input type=checkbox id=baseline> from baseline</label>\n"
 		      "<button type=button id=reset hidden>Reset zoom</button>\n"
 		      "</nav>\n<main>\n<section id=single>\n<div id=plotrow><div id=chart></div><aside id=side></aside></div>\n"
-		      "<ul id=legend></ul>\n"
-		      "<p class=hint>Hover for the bytes of every category; drag to zoom into a time range, "
+		      "<ul id=legend></ul>\n<section id=live-at hidden></section>\n"
+		      "<p class=hint>Hover for the bytes of every category; click for what is live; drag to zoom into a time range, "
 		      "double-click to reset; click a legend entry to hide or show a category.</p>\n"
 		      "</section>\n<section id=multiples hidden></section>\n", f);
 		size_t idx = 0;

@@ -302,7 +302,7 @@
     document.getElementById("reset").hidden = !state.domain;
     legend(s);
     var hint = document.querySelector("#single .hint");
-    hint.textContent = "Hover for the bytes of every category; drag to zoom into a time range, double-click to reset; " +
+    hint.textContent = "Hover for the bytes of every category; click for what is live there; drag to zoom into a time range, double-click to reset; " +
       "click a legend entry to hide or show a category." + (s.reduced ? " This series has " + s.events +
       " memory events: the chart keeps " + (s.t.length - 1) + " of them, each pixel column's lowest and highest " +
       "states (so no peak is lost); the hover shows the kept state at or before the pointer." : "");
@@ -383,6 +383,75 @@
     idle.hidden = true;
   }
 
+  /* The time under the pointer; near the peak's marker, the peak's (it is often one pixel wide). */
+  function timeAt(ev) {
+    var px = Math.min(Math.max(svgX(ev), ctx.m.l), ctx.W - ctx.m.r), s = data.series[state.series];
+    return s.events && Math.abs(px - ctx.x(s.peak_t)) <= 4 ? s.peak_t : ctx.x.inv(px);
+  }
+
+  /* What is live at the state shown at time tns (the peak's state at the peak), largest
+   * first, with where each was allocated; the page keeps only the largest allocations of a
+   * series (html.c), and says how many bytes that leaves out. */
+  var liveBox = document.getElementById("live-at"), LIVE_ROWS = 100;
+  function showLive(tns, mark) {
+    var s = data.series[state.series], d = decode(s);
+    var i = s.events && tns === s.peak_t ? peakIndex(d, s) : pointAt(d.t, tns);
+    liveBox.textContent = "";
+    liveBox.hidden = false;
+    if (i < 0) i = 0;
+    html("h3", null, "Live at +" + fmtMs(d.t[i]) + " ms" + (i === peakIndex(d, s) ? " (the peak)" : "") + ": " +
+      fmtBytes(d.total[i]) + " allocated", liveBox);
+    if (!s.live) {
+      html("p", "note", "This trace has no Addr: frees cannot be matched to allocations, so what is live cannot be known.",
+        liveBox);
+      return;
+    }
+    var rows = s.live.a.filter(function (a) { return a[0] <= i && (a[1] < 0 || i < a[1]); }), sum = 0, early = 0;
+    rows.sort(function (a, b) { return b[2] - a[2]; });
+    rows.forEach(function (a) { sum += a[2]; if (a[5] < 0) early += a[2]; });
+    var before = d.layers.filter(function (l) { return l.cat === 0; }).map(function (l) { return l.v[i] - early; })[0] || 0;
+    html("p", "note", rows.length + " allocation" + (rows.length === 1 ? "" : "s") + " listed, " + fmtBytes(sum) +
+      ". Not listed: " + fmtBytes(d.total[i] - sum) + (before > 0 ? ", of it " + fmtBytes(before) +
+      " allocated before the trace (no single allocations known)" : "") + (s.live.listed < s.live.allocs ?
+      "; the page keeps only the series' largest " + s.live.largest + " of its " + s.live.allocs +
+      " allocations, and the largest " + s.live.peak + " live at the peak" : "") +
+      (rows.length > LIVE_ROWS ? "; the largest " + LIVE_ROWS + " are shown." : "."), liveBox).setAttribute("data-unlisted",
+      d.total[i] - sum);
+    var tb = html("tbody", null, null, html("table", "live", null, liveBox));
+    var hr = html("tr", null, null, tb);
+    ["bytes", "category", "allocated at", "where (outermost first; innermost in bold)"].forEach(function (h) {
+      html("th", null, h, hr);
+    });
+    rows.slice(0, LIVE_ROWS).forEach(function (a) {
+      var tr = html("tr", "alloc", null, tb), cat = data.categories[a[3]] || { name: "-", color: "#fff" };
+      tr.setAttribute("data-bytes", a[2]);
+      tr.setAttribute("data-t", a[5]);
+      html("td", "num", fmtBytes(a[2]), tr);
+      var ct = html("td", null, null, tr);
+      swatchOf({ cat: a[3], color: cat.color }, ct);
+      ct.appendChild(document.createTextNode(cat.name));
+      html("td", "num", a[5] < 0 ? "before the trace" : "+" + fmtMs(a[5]) + " ms", tr);
+      var lines = (data.contexts[a[4]] || "").split("\n").filter(function (x) { return x; });
+      var w = html("td", "where", null, tr);
+      if (!lines.length) w.textContent = "-";
+      else if (lines.length === 1) html("b", null, lines[0], w);
+      else {
+        var det = html("details", null, null, w);
+        html("b", null, lines[lines.length - 1], html("summary", null, null, det));
+        html("pre", null, lines.join("\n"), det);
+        if (mark && +mark.bytes === a[2] && +mark.t === a[5]) det.open = true;
+      }
+      if (mark && +mark.bytes === a[2] && +mark.t === a[5]) tr.className = "alloc marked";
+    });
+  }
+  document.querySelectorAll("table.live tbody tr[data-bytes]").forEach(function (tr) {
+    tr.addEventListener("click", function () {
+      var s = data.series[state.series];
+      showLive(s.peak_t, { bytes: tr.getAttribute("data-bytes"), t: tr.getAttribute("data-t") });
+      liveBox.scrollIntoView({ block: "nearest" });
+    });
+  });
+
   overlay.addEventListener("mousemove", function (ev) {
     if (drag) {
       var a = Math.min(drag.x, svgX(ev)), b = Math.max(drag.x, svgX(ev));
@@ -416,7 +485,10 @@
     if (ev.target === overlay) b = Math.max(b, svgX(ev)), a = Math.min(a, svgX(ev));
     drag = null;
     selection.setAttribute("visibility", "hidden");
-    if (b - a < 4) return;
+    if (b - a < 4) {
+      if (ev.target === overlay) showLive(timeAt(ev));
+      return;
+    }
     var t0 = ctx.x.inv(Math.max(a, ctx.m.l)), t1 = ctx.x.inv(Math.min(b, ctx.W - ctx.m.r));
     if (t1 - t0 < 1) return; /* 1 ns is as far as time goes */
     state.domain = [t0, t1];
@@ -489,6 +561,7 @@
 
   function select(i) {
     state.series = i;
+    liveBox.hidden = true;
     state.domain = null;
     document.getElementById("series").value = String(i);
     document.querySelectorAll(".series-tables").forEach(function (t) {

@@ -194,6 +194,40 @@ local function run_case(rules, traces, take_shot)
     ok, why = false, "readout names event ts " .. tostring(res.readout_ts) .. ", CSV row ts " .. want.ts
   end
   check(ok, (pre .. "hovering at +%.3f ms shows every category's bytes of the CSV row at ts %s"):format(cfg.t_ns / 1e6, want.ts), why)
+  -- issue 14: a click lists what is live there. Every allocation made in the trace and live
+  -- then, when the page keeps them all, sums with the CSV's "(before trace)" to its allocated;
+  -- a row of the live-at-peak table lists what is live at the peak, --json's live_at_peak first.
+  do
+    local lc, js_s = res.live_click, rep.series[series]
+    if data.series[series].live == cjson.null then
+      check(lc.shown and lc.note:find("no Addr", 1, true), pre .. "a click says a trace without Addr cannot tell what is live",
+        cjson.encode(lc))
+    else
+      local sum, sorted = 0, true
+      for i, r in ipairs(lc.rows) do
+        sum = sum + r.bytes
+        if i > 1 and r.bytes > lc.rows[i - 1].bytes then sorted = false end
+      end
+      local before = want.cats["(before trace)"] or 0
+      local all = data.series[series].live.listed == data.series[series].live.allocs and #lc.rows < 100
+      check(lc.shown and sorted and (not all or sum + before == want.allocated) and
+        tonumber(lc.unlisted) == want.allocated - sum,
+        (pre .. "clicking at +%.3f ms lists the allocations live then (%d, %d bytes; CSV allocated %d, before trace %d)")
+          :format(cfg.t_ns / 1e6, #lc.rows, sum, want.allocated, before), cjson.encode(lc))
+      local lr, ok2, why2 = res.live_row, true, ""
+      for i, l in ipairs(js_s.live_at_peak) do
+        local r = lr and lr.rows[i]
+        if not r or r.bytes ~= l.bytes then ok2, why2 = false, ("row %d: %s vs %d"):format(i, r and r.bytes, l.bytes) end
+      end
+      local marked = 0
+      for _, r in ipairs(lr and lr.rows or {}) do
+        if r.marked then marked = marked + 1 end
+      end
+      check(ok2 and lr.heading:find("(the peak)", 1, true) and marked >= 1,
+        pre .. "clicking a live-at-peak row lists what is live at the peak, --json's live_at_peak first, the row marked",
+        why2 .. " " .. cjson.encode(lr))
+    end
+  end
   -- issue 17: largest first, and beside the plot, never over it.
   local sorted = #res.readout_order > 0
   for i = 2, #res.readout_order do

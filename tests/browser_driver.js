@@ -75,6 +75,26 @@
     });
     mouse("mouseleave", p, overlay());
 
+    /* A click at the same time lists what is live there (issue 14). */
+    function liveOut() {
+      var box = document.getElementById("live-at"), note = box.querySelector(".note");
+      return { shown: !box.hidden, heading: (box.querySelector("h3") || {}).textContent,
+        unlisted: note && note.getAttribute("data-unlisted"), note: note && note.textContent,
+        rows: Array.prototype.map.call(box.querySelectorAll("tr.alloc"), function (tr) {
+          return { bytes: +tr.getAttribute("data-bytes"), t: +tr.getAttribute("data-t"),
+            marked: tr.classList.contains("marked"), inner: (tr.querySelector("td.where b") || {}).textContent || null };
+        }) };
+    }
+    mouse("mousedown", p);
+    mouse("mouseup", p);
+    out.live_click = liveOut();
+    var lrow = document.querySelector('.series-tables:not([hidden]) table.live tbody tr[data-bytes]');
+    if (lrow) {
+      lrow.click();
+      out.live_row = liveOut();
+      out.live_row.clicked = { bytes: +lrow.getAttribute("data-bytes"), t: +lrow.getAttribute("data-t") };
+    }
+
     /* Legend: hiding a category removes its area; showing it again brings it back. */
     var btn = document.querySelector("#legend button");
     var hidden_name = btn.textContent;
