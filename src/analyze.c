@@ -159,11 +159,17 @@ int32_t hm_innermost(const hm_file *f, uint32_t i, unsigned kinds)
 
 size_t hm_context(const hm_file *f, uint32_t i, unsigned kinds, int32_t *out, size_t cap)
 {
+	return hm_context_where(f, i, kinds, NULL, out, cap);
+}
+
+size_t hm_context_where(const hm_file *f, uint32_t i, unsigned kinds, int (*keep)(const hm_trace *, int32_t), int32_t *out,
+			size_t cap)
+{
 	const hm_slices *o = &f->t->sl;
 	int64_t ts = f->t->mem.ts[i];
 	size_t n = 0;
 	for (int32_t s = f->inner_of[i]; s >= 0; s = f->parent[s])
-		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts) {
+		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts && (!keep || keep(f->t, s))) {
 			if (n < cap)
 				out[n] = s;
 			n++;
@@ -212,6 +218,7 @@ static void steps(hm_file *f, const uint32_t *order)
 	const hm_slices *o = &t->sl;
 	const hm_mem *m = &t->mem;
 	f->step_of = hm_xrealloc(NULL, m->n * sizeof *f->step_of);
+	f->step_ts_of = hm_xrealloc(NULL, m->n * sizeof *f->step_ts_of);
 	int32_t *name_step = hm_xcalloc(t->names.n, sizeof *name_step);
 	for (size_t i = 0; i < t->names.n; i++) {
 		const char *s = t->names.str[i];
@@ -240,6 +247,7 @@ static void steps(hm_file *f, const uint32_t *order)
 	for (size_t b = 0; b < m->n; b++) {
 		uint32_t i = order[b], p = pid_of(&pids, pid, t, m->thread[i]);
 		f->step_of[i] = -1;
+		f->step_ts_of[i] = HM_NONE;
 		if (p >= np)
 			continue;
 		size_t k = at[p];
@@ -247,7 +255,7 @@ static void steps(hm_file *f, const uint32_t *order)
 			k++;
 		at[p] = k;
 		if (k && st[k - 1].pid == p && st[k - 1].end >= m->ts[i])
-			f->step_of[i] = st[k - 1].n;
+			f->step_of[i] = st[k - 1].n, f->step_ts_of[i] = st[k - 1].ts;
 	}
 	free(at);
 	free(st);
@@ -508,12 +516,20 @@ void hm_file_free(hm_file *f)
 	for (size_t s = 0; s < f->nseries; s++) {
 		hm_series *x = &f->series[s];
 		free(x->ev), free(x->partner), free(x->before), free(x->cat), free(x->cats);
+		for (size_t i = 0; i < x->nsteps; i++)
+			free(x->steps[i].cat_end);
+		for (size_t i = 0; i < x->nooms; i++)
+			free(x->ooms[i].ops), free(x->ooms[i].cat_at);
+		for (size_t i = 0; i < x->nmakers; i++)
+			free(x->makers[i].name);
+		free(x->steps), free(x->ooms), free(x->makers);
 	}
 	free(f->series);
 	free(f->inner_of);
 	free(f->parent);
 	free(f->op_of);
 	free(f->step_of);
+	free(f->step_ts_of);
 	hm_trace_free(f->t);
 	free(f);
 }

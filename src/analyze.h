@@ -14,7 +14,47 @@ typedef struct hm_catstat {
 	int used;
 } hm_catstat;
 
-/* One (file, device). Positions k = 0..n-1 are the series' events in time order. Three
+/* One ProfilerStep#N slice as seen by one series (explain.c). Times in ns, as hm_mem ts;
+ * bytes are the device's allocated total (hmem's replay, equal to the trace's Total
+ * Allocated wherever it has one). */
+typedef struct hm_step {
+	int32_t step;       /* N of the slice's name: 1.13 writes ProfilerStep#0 twice, so N alone is no key */
+	int64_t start_ts, end_ts;
+	int64_t start_bytes; /* allocated just before start_ts */
+	int64_t peak_bytes, peak_ts; /* the largest state in [start_ts, end_ts], its time (start_ts if the start) */
+	int64_t end_bytes;  /* allocated after the last event at or before end_ts */
+	int64_t growth_bytes; /* end_bytes - start_bytes */
+	int64_t survivors_bytes; /* allocated in the step and never freed in the trace */
+	int64_t *cat_end;   /* by category id, ncats: each category's bytes at end_ts */
+} hm_step;
+
+/* One [OutOfMemory] event of a series' device (explain.c), in time order. */
+typedef struct hm_oom {
+	int64_t ts, bytes;  /* ns; the request (the allocator's rounded size) */
+	int64_t total_allocated, total_reserved; /* from the event, HM_NONE when absent */
+	int64_t reserved_unallocated; /* total_reserved - total_allocated, HM_NONE without both */
+	int64_t capacity;   /* deviceProperties totalGlobalMem, HM_NONE when absent */
+	long k;             /* position in series of the last event at or before it, -1 */
+	uint32_t ev;        /* index in the trace's oom columns */
+	uint32_t thread;    /* the thread that asked (id in hm_trace.threads) */
+	int64_t allocated;  /* hmem's allocated total at the OOM (the state after k) */
+	int64_t freed_after; /* bytes freed after it, to the trace's end */
+	int32_t step;       /* N of the ProfilerStep slice running in its process, -1 */
+	int64_t step_ts;    /* that slice's start, HM_NONE */
+	int32_t *ops;       /* enclosing op slices, outermost first (nops of them) */
+	size_t nops;
+	int64_t *cat_at;    /* by category id, ncats: each category's bytes at the OOM */
+} hm_oom;
+
+/* Who made the bytes a leak verdict names: a module path or an op, and how many bytes. */
+typedef struct hm_maker {
+	char *name;
+	int64_t bytes;
+} hm_maker;
+
+enum hm_leak { HM_LEAK_UNKNOWN = -1, HM_LEAK_NONE, HM_LEAK_GROWTH, HM_LEAK_SURVIVORS };
+
+/* One (file, device). Positions k = 0..n-1 are the series' events in time order. Four
  * modules write it, each its own group of fields, in the order they run; each group is
  * read-only once its writer is done:
  *   1. analysis (analyze.c, hm_analyze): the events, their pairing and device; allocates
@@ -22,7 +62,9 @@ typedef struct hm_catstat {
  *   2. classification (lclassify.c, through hm_script_classify): cat, one category per
  *      event, and nothing else.
  *   3. the timeline (timeline.c, hm_timeline): the totals, the peak and the per-category
- *      results, derived from groups 1 and 2. */
+ *      results, derived from groups 1 and 2.
+ *   4. explain (explain.c, hm_explain): steps, OOMs, what the allocator holds back and the
+ *      leak verdict, derived from groups 1 to 3 (hm_file_free frees them too). */
 typedef struct hm_series {
 	/* 1. analysis */
 	int32_t dev_type, dev_id;
@@ -41,6 +83,17 @@ typedef struct hm_series {
 	long first_mismatch; /* position of the first mismatch, or -1 */
 	hm_catstat *cats;    /* ncats of them, by category id */
 	size_t ncats;
+	/* 4. explain */
+	hm_step *steps;      /* by start time */
+	size_t nsteps;
+	hm_oom *ooms;        /* by time */
+	size_t nooms;
+	int64_t reserved_unallocated_at_peak, max_reserved_unallocated, max_reserved_unallocated_ts;
+	/* HM_NONE when the trace has no Total Reserved */
+	int leak;            /* enum hm_leak: UNKNOWN on fewer than three steps */
+	int64_t leak_per_step; /* bytes, for a verdict of GROWTH or SURVIVORS */
+	hm_maker *makers;    /* who made the surviving bytes, largest first */
+	size_t nmakers;
 } hm_series;
 
 typedef struct hm_file {
@@ -49,6 +102,9 @@ typedef struct hm_file {
 	int32_t *parent;    /* slice -> innermost slice containing its start (earlier in sweep order), or -1 */
 	int32_t *op_of;     /* mem index -> innermost enclosing op slice, or -1 */
 	int32_t *step_of;   /* mem index -> N of the ProfilerStep#N running then in its process, or -1 */
+	int64_t *step_ts_of; /* mem index -> start of that step slice, HM_NONE */
+	size_t oom_elsewhere; /* [OutOfMemory] events in no series: on a device without memory
+			       * events, or without a device (explain.c) */
 	hm_series *series;
 	size_t nseries;
 } hm_file;
@@ -69,6 +125,10 @@ static inline enum hm_kind hm_kind_of(int64_t bytes)
  * interval), outermost first, into out (at most cap); returns how many there are (may
  * exceed cap). */
 size_t hm_context(const hm_file *f, uint32_t i, unsigned kinds, int32_t *out, size_t cap);
+
+/* The same, keeping only the slices keep (when not NULL) says yes to. */
+size_t hm_context_where(const hm_file *f, uint32_t i, unsigned kinds, int (*keep)(const hm_trace *, int32_t), int32_t *out,
+			size_t cap);
 
 /* The innermost slice of the given kinds enclosing memory event i, or -1. */
 int32_t hm_innermost(const hm_file *f, uint32_t i, unsigned kinds);

@@ -12,7 +12,42 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_ANNOTATIONS] = "annotations", [HM_F_STEP] = "step", [HM_F_MODULE] = "module",
 	[HM_F_PYTHON] = "python", [HM_F_THREAD] = "thread", [HM_F_FREE_OP] = "free_op",
 	[HM_F_FREE_OPS] = "free_ops", [HM_F_FREE_STEP] = "free_step", [HM_F_STACK] = "stack", [HM_F_CATEGORY] = "category",
+	[HM_F_MODULES] = "modules", [HM_F_FRAME] = "frame", [HM_F_STEP_TS] = "step_ts",
 };
+
+#define MODULE_PREFIX "nn.Module: "
+#define MODULE_PREFIX_LEN 11
+
+static int is_module(const char *s, size_t n)
+{
+	return n > MODULE_PREFIX_LEN && memcmp(s, MODULE_PREFIX, MODULE_PREFIX_LEN) == 0;
+}
+
+/* with_stack writes frames as "path(line): name", the path as Python gives it: relative to
+ * site-packages ("torch/nn/modules/module.py(1743): _call_impl") or absolute. */
+int hm_field_user_frame(const char *s, size_t n)
+{
+	const char *open = memchr(s, '(', n);
+	if (!n || *s == '<' || is_module(s, n) || !open || open == s || !memchr(open, ')', n - (size_t)(open - s)))
+		return 0;
+	size_t path = (size_t)(open - s);
+	if (path >= 6 && memcmp(s, "torch/", 6) == 0)
+		return 0;
+	for (size_t i = 0; i + 7 <= path; i++)
+		if (memcmp(s + i, "/torch/", 7) == 0)
+			return 0;
+	return 1;
+}
+
+const char *hm_field_item(const hm_trace *t, int field, int32_t slice, size_t *len)
+{
+	uint32_t nm = t->sl.name[slice];
+	const char *s = t->names.str[nm];
+	*len = t->names.len[nm];
+	if (field == HM_F_MODULES && is_module(s, *len))
+		s += MODULE_PREFIX_LEN, *len -= MODULE_PREFIX_LEN;
+	return s;
+}
 
 int hm_field_id(const char *name, size_t len)
 {
@@ -139,14 +174,25 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 		break;
 	}
 	case HM_F_MODULE:
+	case HM_F_FRAME:
 		for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s]) {
 			const char *n = t->names.str[t->sl.name[s]];
-			if (t->sl.kind[s] == HM_SL_PYTHON && t->sl.ts[s] + t->sl.dur[s] >= m->ts[e] &&
-			    strncmp(n, "nn.Module: ", 11) == 0) {
-				set_str(v, n + 11, t->names.len[t->sl.name[s]] - 11);
+			size_t len = t->names.len[t->sl.name[s]];
+			if (t->sl.kind[s] != HM_SL_PYTHON || t->sl.ts[s] + t->sl.dur[s] < m->ts[e])
+				continue;
+			if (field == HM_F_MODULE && is_module(n, len)) {
+				set_str(v, n + MODULE_PREFIX_LEN, len - MODULE_PREFIX_LEN);
+				break;
+			}
+			if (field == HM_F_FRAME && hm_field_user_frame(n, len)) {
+				set_str(v, n, len);
 				break;
 			}
 		}
+		break;
+	case HM_F_STEP_TS:
+		if (f->step_ts_of[e] != HM_NONE)
+			v->type = HM_V_NUM, v->d = (double)f->step_ts_of[e] / 1000.0;
 		break;
 	case HM_F_THREAD: {
 		uint32_t th = m->thread[e];
@@ -168,7 +214,12 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 int hm_field_is_list(int field)
 {
 	return field == HM_F_OPS || field == HM_F_ANNOTATIONS || field == HM_F_PYTHON || field == HM_F_FREE_OPS ||
-	       field == HM_F_STACK;
+	       field == HM_F_STACK || field == HM_F_MODULES;
+}
+
+static int module_slice(const hm_trace *t, int32_t s)
+{
+	return is_module(t->names.str[t->sl.name[s]], t->names.len[t->sl.name[s]]);
 }
 
 size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap)
@@ -179,6 +230,7 @@ size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap)
 	case HM_F_ANNOTATIONS: return hm_context(r->f, e, HM_KIND(HM_SL_ANNOTATION), out, cap);
 	case HM_F_PYTHON: return hm_context(r->f, e, HM_KIND(HM_SL_PYTHON), out, cap);
 	case HM_F_STACK: return hm_context(r->f, e, HM_KINDS_ALL, out, cap);
+	case HM_F_MODULES: return hm_context_where(r->f, e, HM_KIND(HM_SL_PYTHON), module_slice, out, cap);
 	case HM_F_FREE_OPS: {
 		uint32_t fe = free_event(r);
 		return fe == UINT32_MAX ? 0 : hm_context(r->f, fe, HM_KIND(HM_SL_OP), out, cap);

@@ -17,7 +17,7 @@ enum hm_field {
 	HM_F_DEVICE_TYPE, HM_F_DEVICE_ID, HM_F_RANK, HM_F_FILE, HM_F_PID, HM_F_TID, HM_F_EV_IDX,
 	HM_F_TOTAL_ALLOC, HM_F_TOTAL_RES, HM_F_FREE_TS, HM_F_LIFETIME, HM_F_OP, HM_F_OPS,
 	HM_F_ANNOTATIONS, HM_F_STEP, HM_F_MODULE, HM_F_PYTHON, HM_F_THREAD, HM_F_FREE_OP,
-	HM_F_FREE_OPS, HM_F_FREE_STEP, HM_F_STACK, HM_F_CATEGORY,
+	HM_F_FREE_OPS, HM_F_FREE_STEP, HM_F_STACK, HM_F_CATEGORY, HM_F_MODULES, HM_F_FRAME, HM_F_STEP_TS,
 	HM_F_COUNT
 };
 
@@ -39,7 +39,7 @@ const char *hm_field_name(int field);
 /* Comma-separated list of all field names, for error messages. */
 const char *hm_field_names(void);
 
-/* The value of a field. List fields (ops, annotations, python, free_ops, stack) give
+/* The value of a field. List fields (ops, annotations, python, free_ops, stack, modules) give
  * HM_V_LIST: read them with hm_field_list. HM_F_CATEGORY needs the category names. */
 void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value *v);
 
@@ -49,5 +49,13 @@ int hm_field_is_list(int field);
 /* For a list field: the slices it names (outermost first) into out, at most cap; returns
  * how many there are. */
 size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap);
+
+/* The text a list field shows for one of its slices: the slice's name, without
+ * "nn.Module: " for modules. Points into the trace. */
+const char *hm_field_item(const hm_trace *t, int field, int32_t slice, size_t *len);
+
+/* Whether a python_function slice name is a user frame: "file(line): name" outside torch/
+ * (not "<built-in ...>", not "nn.Module: ..."). */
+int hm_field_user_frame(const char *name, size_t len);
 
 #endif

@@ -316,6 +316,55 @@ static void add_memory(kx *k, ev *x, const char *evp, const int64_t *tsp)
 	hm_store_add_mem(k->t, &me);
 }
 
+/* An [OutOfMemory] event: kept whole, as a [memory] event is. Device Type, Device Id and
+ * Bytes are what PyTorch's own test checks: without them it belongs to no device and is
+ * only counted (hm_trace.oom_events; explain.c reports it). The totals are optional (older
+ * and CPU traces). Bytes and Total Allocated within the store's limits, as for [memory]. */
+static void add_oom(kx *k, ev *x, const char *evp, const int64_t *tsp)
+{
+	static const char ctx[] = "[OutOfMemory] event";
+	memargs m = {0};
+	m.k = k;
+	if (!x->args.p || *x->args.p != '{')
+		return; /* on no device, as below */
+	const char *bad = hm_jscan_members(x->args.p, x->args.q, mem_member, &m);
+	if (bad) {
+		fail_at(k, bad, "invalid JSON in the args of an %s", ctx, 0);
+		return;
+	}
+	hm_mem_event me = {0};
+	if (!x->ts.p) {
+		fail_at(k, evp, "%s without \"ts\"", ctx, 0);
+		return;
+	}
+	if (tsp)
+		me.ts = *tsp;
+	else if (ts_field(k, x->ts, "ts", ctx, &me.ts))
+		return;
+	const char *names[] = {"Bytes", "Device Type", "Device Id", "Total Allocated", "Total Reserved"};
+	hm_slice vals[] = {m.bytes, m.dtype, m.did, m.talloc, m.tres};
+	int64_t out[5];
+	for (int i = 0; i < 5; i++) {
+		out[i] = HM_NONE;
+		if (!vals[i].p && i < 3)
+			return; /* on no device: counted in oom_events, not kept */
+		if (vals[i].p && number_field(k, vals[i], ctx, names[i], "an integer", hm_jscan_int(vals[i].p, vals[i].q, &out[i])))
+			return;
+		if ((i == 0 || i == 3) && out[i] != HM_NONE && (out[i] > HM_STORE_MEM_LIMIT || out[i] < -HM_STORE_MEM_LIMIT)) {
+			fail_at(k, vals[i].p, "[OutOfMemory] event: \"%s\": beyond 2^60 bytes (1 EiB)", names[i], 0);
+			return;
+		}
+	}
+	if (out[1] < -32768 || out[1] > 32767 || out[2] < INT32_MIN || out[2] > INT32_MAX) {
+		fail_at(k, m.dtype.p, "[OutOfMemory] event: device type or id out of range", 0, 0);
+		return;
+	}
+	me.bytes = out[0], me.dev_type = (int32_t)out[1], me.dev_id = (int32_t)out[2];
+	me.total_alloc = out[3], me.total_res = out[4], me.ev_idx = HM_NONE;
+	me.thread = thread_of(k, x);
+	hm_store_add_oom(k->t, &me);
+}
+
 /* Device-side categories: their pid/tid are a device and a stream, never a host thread. */
 static int device_side(hm_slice cat)
 {
@@ -458,7 +507,7 @@ static void handle_event(kx *k, ev *xp, const char *p)
 		if (mem)
 			add_memory(k, &x, p, tsp), n[HM_EV_MEMORY]++;
 		else if (oom)
-			k->t->oom_events++, n[HM_EV_OOM]++;
+			add_oom(k, &x, p, tsp), k->t->oom_events++, n[HM_EV_OOM]++;
 		else
 			n[HM_EV_OTHER]++;
 	} else if (ph == 'X') {
@@ -623,6 +672,45 @@ static void dist_member(void *ud, const char *key, size_t klen, hm_slice v)
 		fail_at(d->k, v.p, "distributedInfo.rank is %s, expected an integer", hm_jscan_kind_of(v), 0);
 }
 
+typedef struct devprop {
+	kx *k;
+	int64_t id, mem;
+} devprop;
+
+static void devprop_member(void *ud, const char *key, size_t klen, hm_slice v)
+{
+	devprop *d = ud;
+	int64_t *to = KEY("id") ? &d->id : KEY("totalGlobalMem") ? &d->mem : NULL;
+	if (to && (hm_jscan_not_number(v.p) || hm_jscan_int(v.p, v.q, to)))
+		*to = HM_NONE;
+}
+
+/* deviceProperties: each GPU's totalGlobalMem, the capacity an OOM is set against. Only
+ * informative: an element without an integer id and size is passed over. */
+static const char *device_properties(kx *k, const char *p, const char *e)
+{
+	p = hm_jscan_past_ws(p + 1);
+	while (p < e && *p != ']') {
+		const char *q = hm_jscan_skip(p, e);
+		if (q == p || q > e)
+			return p;
+		if (*p == '{') {
+			devprop d = {k, HM_NONE, HM_NONE};
+			const char *bad = hm_jscan_members(p, q, devprop_member, &d);
+			if (bad)
+				return bad;
+			if (d.id != HM_NONE && d.mem != HM_NONE && d.mem >= 0)
+				hm_store_set_capacity(k->t, d.id, d.mem);
+		}
+		p = hm_jscan_past_ws(q);
+		if (p < e && *p == ',')
+			p = hm_jscan_past_ws(p + 1);
+		else if (p < e && *p != ']')
+			return p;
+	}
+	return NULL;
+}
+
 /* The events array at b.pos, into the store. */
 static void events(kx *k, hm_jstream *st)
 {
@@ -643,9 +731,9 @@ static int top_member(kx *k, hm_jstream *st)
 		return -1;
 	size_t klen = r->pos - ks - 2;
 	const char *key = r->buf + ks + 1;
-	int is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
-	if (!is_events && !is_dist && unescaped_key(k, &key, &klen))
-		is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo");
+	int is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo"), is_props = KEY("deviceProperties");
+	if (!is_events && !is_dist && !is_props && unescaped_key(k, &key, &klen))
+		is_events = KEY("traceEvents"), is_dist = KEY("distributedInfo"), is_props = KEY("deviceProperties");
 	if (hm_jstream_peek(st) != ':') {
 		hm_jerr_at(&st->err, r->base + r->pos, "expected ':' after a key", 0, 0);
 		return -1;
@@ -672,6 +760,13 @@ static int top_member(kx *k, hm_jstream *st)
 			const char *bad = hm_jscan_members(r->buf + vs, r->buf + r->pos, dist_member, &d);
 			if (bad)
 				fail_at(k, bad, "invalid JSON in distributedInfo", 0, 0);
+		}
+	} else if (is_props && c == '[') {
+		if (hm_jstream_value(st, 1, &vs) == 0) {
+			k->buf = r->buf, k->base = r->base;
+			const char *bad = device_properties(k, r->buf + vs, r->buf + r->pos);
+			if (bad)
+				fail_at(k, bad, "invalid JSON in deviceProperties", 0, 0);
 		}
 	} else if (is_events && c != 'n') {
 		hm_jerr_at(&st->err, r->base + r->pos, "traceEvents is not an array", 0, 0);

@@ -3,6 +3,7 @@
  * called only for key or where functions). */
 #include "lreport.h"
 #include "lbind.h"
+#include "lexplain.h"
 #include "lrow.h"
 #include "timeline.h"
 
@@ -111,6 +112,21 @@ static const luaL_Reg series_methods[] = {
 	{NULL, NULL},
 };
 
+/* Each OOM's live: the rows live at it, largest first, --top of them. [-0, +0, m] */
+static void oom_live(lua_State *L, const series_ud *u)
+{
+	size_t top = u->rep->top;
+	uint32_t *pos = lua_newuserdatauv(L, (top ? top : 1) * sizeof *pos, 0);
+	for (size_t i = 0; i < u->s->nooms; i++) {
+		lua_rawgeti(L, -2, (lua_Integer)i + 1);
+		size_t n = hm_live_at(u->s, &u->f->t->mem, u->s->ooms[i].ts, pos, top);
+		push_rows(L, u, pos, n < top ? n : top);
+		lua_setfield(L, -2, "live");
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
 /* series.field or series:method. [-0, +1, e] */
 static int series_index(lua_State *L)
 {
@@ -159,11 +175,14 @@ static int series_index(lua_State *L)
 		uint32_t *pos = lua_newuserdatauv(L, top * sizeof *pos, 0);
 		size_t n = hm_live_at_peak(s, &t->mem, pos, top);
 		push_rows(L, u, pos, n < top ? n : top);
+	} else if (hm_lua_explain_field(L, u->rep->cats, u->f, s, k)) {
+		if (!strcmp(k, "ooms"))
+			oom_live(L, u);
 	} else
 		return luaL_error(L, "series has no field '%s' (fields: path, rank, device, memory_events, allocs, "
 				  "frees, matched_frees, before_trace_bytes, peak_bytes, peak_ts, end_bytes, "
-				  "max_reserved_bytes, mismatches, categories, live_at_peak; methods: timeline, "
-				  "live_at, allocations)", k);
+				  "max_reserved_bytes, mismatches, categories, live_at_peak, " HM_LUA_EXPLAIN_FIELDS
+				  "; methods: timeline, live_at, allocations)", k);
 	return 1;
 }
 
@@ -369,12 +388,13 @@ static void list_key(agg_work *w, const hm_rowref *r, int field, hm_value *v, ch
 		n = 64;
 	const hm_trace *t = r->f->t;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t nm = t->sl.name[buf[i]];
-		hm_grow(tmp, tmpcap, len + t->names.len[nm] + 4, 1);
+		size_t nl;
+		const char *name = hm_field_item(t, field, buf[i], &nl);
+		hm_grow(tmp, tmpcap, len + nl + 4, 1);
 		if (i)
 			memcpy(*tmp + len, " > ", 3), len += 3;
-		memcpy(*tmp + len, t->names.str[nm], t->names.len[nm]);
-		len += t->names.len[nm];
+		memcpy(*tmp + len, name, nl);
+		len += nl;
 	}
 	(void)w;
 	v->type = HM_V_STR;

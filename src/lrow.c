@@ -58,7 +58,9 @@ static void push_list(lua_State *L, const hm_rowref *r, int field)
 			lua_pushnumber(L, (lua_Number)t->sl.dur[sl[i]] / 1000.0);
 			lua_setfield(L, -2, "dur");
 		} else {
-			lua_pushlstring(L, t->names.str[nm], t->names.len[nm]);
+			size_t len;
+			const char *str = hm_field_item(t, field, sl[i], &len);
+			lua_pushlstring(L, str, len);
 		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}

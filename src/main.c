@@ -1,6 +1,7 @@
 /* hmem: where did my GPU memory go? Command line, and the one-way flow
  * files -> reader -> analysis -> classify -> timeline -> writers. */
 #include "analyze.h"
+#include "explain.h"
 #include "html.h"
 #include "input.h"
 #include "loader.h"
@@ -552,6 +553,7 @@ static int run(const opts *o)
 	for (size_t i = 0; i < rep.nfiles; i++) {
 		for (size_t s = 0; s < rep.files[i]->nseries; s++)
 			hm_timeline(&rep.files[i]->series[s], &rep.files[i]->t->mem, cats.n);
+		hm_explain(rep.files[i], cats.n);
 		warn_mismatches(rep.files[i], o->quiet);
 	}
 	if (rep.nskipped && !o->quiet)

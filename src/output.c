@@ -1,4 +1,5 @@
 #include "output.h"
+#include "explainout.h"
 #include "fields.h"
 #include "timeline.h"
 
@@ -22,39 +23,6 @@ void hm_agg_free(hm_agg *a)
 	memset(a, 0, sizeof *a);
 }
 
-/* JSON strings: escapes as RFC 8259 asks; bytes that are not UTF-8 become U+FFFD so the
- * output always parses. */
-void hm_json_str(FILE *f, const char *s, size_t n, int in_html)
-{
-	const unsigned char *p = (const unsigned char *)s, *e = p + n;
-	putc('"', f);
-	while (p < e) {
-		unsigned c = *p;
-		if (c == '"' || c == '\\') {
-			putc('\\', f), putc((int)c, f), p++;
-		} else if (c < 0x20 || (in_html && (c == '<' || c == '>' || c == '&'))) {
-			fprintf(f, "\\u%04x", c), p++;
-		} else if (c < 0x80) {
-			putc((int)c, f), p++;
-		} else {
-			/* Well-formed sequences only (Unicode table 3-7): lead bytes F5..FF, overlong
-			 * forms (E0 80..9F, F0 80..8F), UTF-16 surrogates (ED A0..BF) and code points
-			 * past U+10FFFF (F4 90..) are invalid UTF-8, which strict JSON parsers reject. */
-			int len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-			unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80, hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-			int ok = len && e - p >= len && p[1] >= lo && p[1] <= hi;
-			for (int i = 2; ok && i < len; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(p, 1, (size_t)len, f), p += len;
-			} else {
-				fputs("\\ufffd", f), p++;
-			}
-		}
-	}
-	putc('"', f);
-}
-
 static void json_str(FILE *f, const char *s, size_t n)
 {
 	hm_json_str(f, s, n, 0);
@@ -63,21 +31,6 @@ static void json_str(FILE *f, const char *s, size_t n)
 static void json_cstr(FILE *f, const char *s)
 {
 	json_str(f, s, strlen(s));
-}
-
-static void json_opt(FILE *f, int64_t v)
-{
-	if (v == HM_NONE)
-		fputs("null", f);
-	else
-		fprintf(f, "%" PRId64, v);
-}
-
-static void json_us(FILE *f, int64_t ns)
-{
-	char b[40];
-	hm_fmt_us(b, ns);
-	fputs(b, f);
 }
 
 static void json_cell(FILE *f, const hm_cell *c)
@@ -120,10 +73,11 @@ static void json_live(FILE *f, const hm_report *r, const hm_file *hf, const hm_s
 		for (size_t j = 0; j < sizeof fields / sizeof *fields; j++) {
 			fprintf(f, "%s\"%s\": ", j ? ", " : "", hm_field_name(fields[j]));
 			if (fields[j] == HM_F_TS)
-				json_us(f, hf->t->mem.ts[s->ev[pos[i]]]);
+				hm_json_us(f, hf->t->mem.ts[s->ev[pos[i]]]);
 			else
 				json_field(f, &ref, fields[j], r->cats);
 		}
+		hm_json_who(f, &ref);
 		putc('}', f);
 	}
 	free(pos);
@@ -145,12 +99,13 @@ void hm_write_json(FILE *f, const hm_report *r)
 		fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", f);
 		json_cstr(f, t->path);
 		fputs(", \"rank\": ", f);
-		json_opt(f, t->rank);
+		hm_json_opt(f, t->rank);
 		size_t ops = 0;
 		for (size_t k = 0; k < t->sl.n; k++)
 			ops += t->sl.kind[k] == HM_SL_OP;
 		fprintf(f, ", \"events\": %" PRIu64 ", \"memory_events\": %zu, \"ops\": %zu, \"host_slices\": %zu, \"oom_events\": %" PRIu64,
 			t->events, t->mem.n, ops, t->sl.n, t->oom_events);
+		fprintf(f, ", \"ooms_elsewhere\": %zu", r->files[i]->oom_elsewhere);
 		fputs(",\n   \"counts\": {", f);
 		for (int k = 0; k < HM_EV_KINDS; k++)
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", hm_ev_kind_names[k], t->count[k]);
@@ -179,16 +134,16 @@ void hm_write_json(FILE *f, const hm_report *r)
 			first = 0;
 			json_cstr(f, hf->t->path);
 			fputs(", \"rank\": ", f);
-			json_opt(f, hf->t->rank);
+			hm_json_opt(f, hf->t->rank);
 			fputs(", \"device\": ", f);
 			json_cstr(f, s->device);
 			fprintf(f, ",\n   \"memory_events\": %zu, \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64
 				", \"matched_frees\": %" PRIu64 ", \"zero_byte_events\": %" PRIu64 ",\n   \"before_trace_bytes\": %" PRId64
 				", \"peak_bytes\": %" PRId64 ", \"peak_ts\": ",
 				s->n, s->allocs, s->frees, s->matched_frees, s->zero_events, s->start_bytes, s->peak);
-			json_us(f, s->peak_ts);
+			hm_json_us(f, s->peak_ts);
 			fprintf(f, ", \"end_bytes\": %" PRId64 ", \"max_reserved_bytes\": ", s->end_bytes);
-			json_opt(f, s->max_reserved);
+			hm_json_opt(f, s->max_reserved);
 			fprintf(f, ", \"mismatches\": %" PRIu64 ",\n   \"categories\": [", s->mismatches);
 			int cfirst = 1;
 			for (size_t c = 0; c < s->ncats; c++) {
@@ -204,7 +159,9 @@ void hm_write_json(FILE *f, const hm_report *r)
 			}
 			fputs("],\n   \"live_at_peak\": [", f);
 			json_live(f, r, hf, s);
-			fputs("]}", f);
+			fputs("]", f);
+			hm_json_explain(f, r, hf, s);
+			fputs("}", f);
 		}
 	}
 	fputs("],\n \"aggregations\": {", f);
@@ -303,7 +260,7 @@ static void csv_event_prefix(FILE *f, const hm_file *hf, const hm_series *s, int
 	putc(',', f);
 	csv_cstr(f, s->device);
 	putc(',', f);
-	json_us(f, ts);
+	hm_json_us(f, ts);
 	fprintf(f, ",%s,%" PRId64, kind_name(bytes), bytes < 0 ? -bytes : bytes);
 }
 
@@ -374,7 +331,7 @@ void hm_write_events(FILE *f, const hm_report *r)
 				fputs(p >= 0 ? ",yes," : ",no,", f);
 				if (p >= 0) {
 					int64_t d = m->ts[s->ev[p]] - m->ts[e];
-					json_us(f, d < 0 ? -d : d);
+					hm_json_us(f, d < 0 ? -d : d);
 				}
 				putc('\n', f);
 			}
@@ -505,12 +462,11 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 	fprintf(f, "    largest allocations live at the peak (%zu of %zu):\n", n < show ? n : show, n);
 	fprintf(f, "%s    %12s  ", sgr(r, SGR_DIM), "bytes");
 	put_col(f, "category", 8, width);
-	fprintf(f, " %6s  %-14s  %s%s\n", "step", "lifetime", "op", sgr(r, SGR_OFF));
+	fprintf(f, " %6s  %-14s  %s%s\n", "step", "lifetime", "who", sgr(r, SGR_OFF));
 	for (size_t i = 0; i < n && i < show; i++) {
 		hm_rowref ref = {hf, s, pos[i]};
-		hm_value cat, op, step, life;
+		hm_value cat, step, life;
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
-		hm_field_get(&ref, HM_F_OP, r->cats, &op);
 		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
 		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
 		char b[32], st[24], lt[40];
@@ -526,7 +482,9 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 		fprintf(f, "    %12s  ", b);
 		put_col(f, cat.type == HM_V_STR ? cat.s : "-", cat.type == HM_V_STR ? cat.len : 1, width);
 		fprintf(f, " %6s  %-14s  ", st, lt);
-		put_col(f, op.type == HM_V_STR ? op.s : "-", op.type == HM_V_STR ? op.len : 1, 0);
+		char who[512];
+		hm_explain_who(&ref, who, sizeof who);
+		put_col(f, who, strlen(who), 0);
 		putc('\n', f);
 	}
 	free(pos);
@@ -581,6 +539,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 				fprintf(f, " %12s %12s %9" PRIu64 " %12s\n", b1, b2, cs->allocs, b4);
 			}
 			summary_live(f, r, hf, s, width);
+			hm_summary_explain(f, r, hf, s);
 		}
 		if (i + 1 < r->nfiles)
 			fputc('\n', f);
@@ -610,7 +569,7 @@ void hm_write_summary_csv(FILE *f, const hm_report *r)
 				putc(',', f);
 				csv_cstr(f, s->device);
 				fprintf(f, ",%" PRId64 ",", s->peak);
-				json_us(f, s->peak_ts);
+				hm_json_us(f, s->peak_ts);
 				putc(',', f);
 				csv_opt(f, s->max_reserved);
 				putc(',', f);

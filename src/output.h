@@ -10,6 +10,7 @@
 #define HM_OUTPUT_H
 
 #include "analyze.h"
+#include "jsonw.h" /* hm_json_str and the other JSON values, for the writers */
 #include "outfile.h"
 
 #include <stdio.h>
@@ -54,10 +55,6 @@ typedef struct hm_report {
 } hm_report;
 
 void hm_agg_free(hm_agg *a);
-
-/* A JSON string of s[0, n): bytes that are not UTF-8 become U+FFFD; with in_html, '<',
- * '>' and '&' are escaped too, so the text is safe inside an HTML <script> element. */
-void hm_json_str(FILE *f, const char *s, size_t n, int in_html);
 
 void hm_write_summary(FILE *f, const hm_report *r);
 /* The summary as CSV: one row per series and category (README "Outputs"). */

@@ -49,6 +49,42 @@ void hm_store_reserve(hm_trace *t, uint64_t n)
 	}
 }
 
+void hm_store_add_oom(hm_trace *t, const hm_mem_event *e)
+{
+	hm_ooms *o = &t->oom;
+	if (o->n == o->cap) {
+		size_t c = o->cap ? o->cap * 2 : 16;
+		GROW(o->ts, c), GROW(o->bytes, c), GROW(o->total_alloc, c), GROW(o->total_res, c);
+		GROW(o->dev_type, c), GROW(o->dev_id, c), GROW(o->thread, c);
+		o->cap = c;
+	}
+	size_t i = o->n++;
+	o->ts[i] = e->ts, o->bytes[i] = e->bytes, o->total_alloc[i] = e->total_alloc, o->total_res[i] = e->total_res;
+	o->dev_type[i] = e->dev_type, o->dev_id[i] = e->dev_id, o->thread[i] = e->thread;
+}
+
+void hm_store_set_capacity(hm_trace *t, int64_t id, int64_t bytes)
+{
+	if (id < 0 || id > 65535)
+		return;
+	size_t old = t->ncapacity;
+	if ((size_t)id >= old) {
+		t->capacity = hm_xrealloc(t->capacity, ((size_t)id + 1) * sizeof *t->capacity);
+		for (size_t i = old; i <= (size_t)id; i++)
+			t->capacity[i] = HM_NONE;
+		t->ncapacity = (size_t)id + 1;
+	}
+	t->capacity[id] = bytes;
+}
+
+/* deviceProperties lists GPUs only: a CPU (type 0) has no capacity there. */
+int64_t hm_store_capacity(const hm_trace *t, int32_t dev_type, int32_t dev_id)
+{
+	if (dev_type == 0 || dev_id < 0 || (size_t)dev_id >= t->ncapacity)
+		return HM_NONE;
+	return t->capacity[dev_id];
+}
+
 void hm_store_name_thread(hm_trace *t, uint32_t th, uint32_t id)
 {
 	size_t old = t->thread_name_cap;
@@ -67,6 +103,10 @@ void hm_store_free(hm_trace *t)
 	free(m->ev_idx), free(m->dev_type), free(m->dev_id), free(m->thread), free(m->has_addr);
 	hm_slices *o = &t->sl;
 	free(o->ts), free(o->dur), free(o->name), free(o->thread), free(o->cat), free(o->kind);
+	hm_ooms *oo = &t->oom;
+	free(oo->ts), free(oo->bytes), free(oo->total_alloc), free(oo->total_res);
+	free(oo->dev_type), free(oo->dev_id), free(oo->thread);
+	free(t->capacity);
 	free(t->thread_name);
 	free(t->cut_why);
 	hm_strtab_free(&t->names);

@@ -48,6 +48,16 @@ typedef struct hm_mem {
 	uint8_t *has_addr;
 } hm_mem;
 
+/* [OutOfMemory] events, in file order (struct of arrays). Only Device Type, Device Id and
+ * Bytes are always there (PyTorch's own test asks no more); the totals are HM_NONE where
+ * absent (1.13 wrote them only when >= 0). */
+typedef struct hm_ooms {
+	size_t n, cap;
+	int64_t *ts, *bytes, *total_alloc, *total_res; /* ns; the request (rounded); totals */
+	int32_t *dev_type, *dev_id;
+	uint32_t *thread;
+} hm_ooms;
+
 /* What a host slice is, from its category. */
 enum hm_slice_kind {
 	HM_SL_OTHER,      /* cuda_runtime and anything else on a host thread */
@@ -72,7 +82,7 @@ enum hm_ev_kind {
 	HM_EV_MEMORY,       /* [memory]: used */
 	HM_EV_HOST_SLICE,   /* ph X on a host thread: used as context */
 	HM_EV_THREAD_NAME,  /* M thread_name: used as context */
-	HM_EV_OOM,          /* [OutOfMemory]: counted only */
+	HM_EV_OOM,          /* [OutOfMemory]: kept (hm_trace.oom) */
 	HM_EV_DEVICE_SLICE, /* ph X on a device (kernels, memcpy, ...): not needed */
 	HM_EV_FLOW,         /* ph s/f/t: not needed */
 	HM_EV_METADATA,     /* other M events: not needed */
@@ -85,7 +95,7 @@ typedef struct hm_trace {
 	char *path;
 	int64_t rank;           /* HM_NONE when unknown */
 	uint64_t events;        /* elements of traceEvents */
-	uint64_t oom_events;    /* [OutOfMemory] instants (counted, not used) */
+	uint64_t oom_events;    /* [OutOfMemory] instants (= oom.n) */
 	uint64_t count[HM_EV_KINDS];
 	uint64_t cut_at;        /* keep_partial: offset of the first incomplete event, 0 if whole */
 	uint64_t lost_bytes;    /* decompressed bytes from there to where the data stopped */
@@ -96,6 +106,10 @@ typedef struct hm_trace {
 				 * events array (where --annotate inserts its events); 0 if none */
 	hm_mem mem;
 	hm_slices sl;
+	hm_ooms oom;
+	int64_t *capacity;      /* deviceProperties totalGlobalMem by device id (0..ncapacity),
+				 * HM_NONE where not given */
+	size_t ncapacity;
 	hm_strtab names;        /* slice names and categories, thread names */
 	hm_strtab threads;      /* "pid\x1ftid", each part a canonical integer or a string */
 	uint32_t *thread_name;  /* thread id -> name id (M thread_name), UINT32_MAX if none */
@@ -139,6 +153,15 @@ static inline void hm_store_add_mem(hm_trace *t, const hm_mem_event *e)
 	mm->dev_id[i] = e->dev_id;
 	mm->thread[i] = e->thread;
 }
+
+/* One [OutOfMemory] event (the reader has checked the store's limits on its sizes). */
+void hm_store_add_oom(hm_trace *t, const hm_mem_event *e);
+
+/* totalGlobalMem of device id (deviceProperties); ids outside 0..65535 are ignored. */
+void hm_store_set_capacity(hm_trace *t, int64_t id, int64_t bytes);
+
+/* The capacity of a device (bytes), HM_NONE when the trace does not say (and for CPUs). */
+int64_t hm_store_capacity(const hm_trace *t, int32_t dev_type, int32_t dev_id);
 
 /* One host slice; a negative duration is stored as 0. */
 static inline void hm_store_add_slice(hm_trace *t, int64_t ts, int64_t dur, uint32_t name, uint32_t cat, uint32_t thread,

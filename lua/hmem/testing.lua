@@ -38,6 +38,9 @@
 --       running at their time: give step = N for such rows); free_step = N of a
 --       "ProfilerStep#N" in free_ops, else nil (freed outside any step): give free_step = N
 --       for an allocation freed during step N;
+--     modules = the python frames "nn.Module: Name", without "nn.Module: ", outermost first;
+--     frame = the innermost python frame that is user code (hmem's rule: README "The row");
+--     step_ts = ts of the innermost "ProfilerStep#<step>" in stack, else nil;
 --     module = the innermost python frame "nn.Module: Name", without "nn.Module: ";
 --     free_ts = ts + lifetime when only lifetime is given; lifetime = free_ts - ts for an
 --       allocation given free_ts;
@@ -97,7 +100,7 @@ testing.fields = {
   "ts", "ts_ns", "bytes", "kind", "before_trace", "addr", "device", "device_type", "device_id",
   "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts",
   "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
-  "free_ops", "free_step", "stack", "category",
+  "free_ops", "free_step", "stack", "category", "modules", "frame", "step_ts",
 }
 local field_list = table.concat(testing.fields, ", ")
 
@@ -106,7 +109,7 @@ for _, f in ipairs(testing.fields) do
   known[f] = true
 end
 
-local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true }
+local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true }
 
 local FAKE_ADDR = 0x7f3a00000000
 
@@ -167,6 +170,13 @@ local function step_of(names)
     end
   end
   return nil
+end
+
+-- hmem's rule for the frame field: "file(line): name", the file not under torch/.
+local function user_frame(name)
+  local file = name:match("^([^<(][^(]*)%(.-%)")
+  if not file or name:match("^nn%.Module: ") then return false end
+  return not (file:sub(1, 6) == "torch/" or file:find("/torch/", 1, true))
 end
 
 local function stack_names(stack, cats)
@@ -368,11 +378,29 @@ function testing.row(t)
     end
     d.step = step_of(d.annotations) or step_of(d.ops) or step_of(all)
   end
+  if d.modules == nil then
+    d.modules = {}
+    for _, p in ipairs(d.python) do
+      local m = p:match("^nn%.Module: (.+)$")
+      if m then d.modules[#d.modules + 1] = m end
+    end
+  end
   if d.module == nil and not given.module then
+    d.module = d.modules[#d.modules]
+  end
+  if d.frame == nil and not given.frame then
     for i = #d.python, 1, -1 do
-      local m = d.python[i]:match("^nn%.Module: (.+)$")
-      if m then
-        d.module = m
+      if user_frame(d.python[i]) then
+        d.frame = d.python[i]
+        break
+      end
+    end
+  end
+  if d.step_ts == nil and not given.step_ts and d.step ~= nil then
+    for i = #stack, 1, -1 do
+      local e = stack[i]
+      if e.name == ("ProfilerStep#%d"):format(d.step) and e.ts ~= nil then
+        d.step_ts = e.ts
         break
       end
     end
@@ -407,7 +435,7 @@ function testing.row(t)
   end
 
   -- times are floats in hmem, whatever number a test gives
-  for _, f in ipairs({ "ts", "free_ts", "lifetime" }) do
+  for _, f in ipairs({ "ts", "free_ts", "lifetime", "step_ts" }) do
     if d[f] ~= nil then
       d[f] = d[f] + 0.0
     end

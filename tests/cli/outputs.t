@@ -157,9 +157,10 @@ tests/tiny/y_pair_basic.json  (6 events, 4 memory events)
     512                   512 B        512 B         1        512 B
     256                   256 B          0 B         1        256 B
     largest allocations live at the peak (2 of 2):
-           bytes  category         step  lifetime        op
+           bytes  category         step  lifetime        who
         1.00 KiB  1024                -  0.009 ms        aten::empty
            512 B  512                 -  never freed     aten::empty
+    reserved but unallocated (cached by the allocator): 2.00 MiB at the peak, at most 4.00 MiB (+0.012 ms)
 ? 0
 # Rank, mismatches (and the warning on standard error), several devices, a trace without
 # memory events (its note on standard error).
@@ -171,7 +172,7 @@ tests/tiny/y_rank-3.json  rank 3  (1 events, 1 memory events)
     (before trace)          0 B          0 B         0          0 B
     alloc                  64 B         64 B         1         64 B
     largest allocations live at the peak (1 of 1):
-           bytes  category         step  lifetime        op
+           bytes  category         step  lifetime        who
             64 B  alloc               -  never freed     -
 
 tests/tiny/y_mismatch.json  (3 events, 3 memory events)
@@ -181,7 +182,7 @@ tests/tiny/y_mismatch.json  (3 events, 3 memory events)
     (before trace)          0 B          0 B         0          0 B
     alloc                 200 B        200 B         2        100 B
     largest allocations live at the peak (2 of 2):
-           bytes  category         step  lifetime        op
+           bytes  category         step  lifetime        who
            100 B  alloc               -  0.002 ms        -
            100 B  alloc               -  never freed     -
 

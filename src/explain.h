@@ -1,0 +1,26 @@
+/* explain: what the questions people open a memory trace for need, per series, from the
+ * analysis and the timeline: the steps (one per ProfilerStep#N slice, so 1.13's duplicated
+ * numbers stay apart), the [OutOfMemory] events with their context, what the allocator
+ * held back (Total Reserved minus Total Allocated) and a leak verdict. Plain C, no Lua.
+ *
+ * Ownership: hm_explain fills group 4 of each series (analyze.h); the series owns every
+ * array it allocates and hm_file_free frees them. */
+#ifndef HM_EXPLAIN_H
+#define HM_EXPLAIN_H
+
+#include "analyze.h"
+
+/* Fill the explain fields of every series of f, once. Needs hm_timeline done on each (the
+ * categories, ncats of them, and the start state). */
+void hm_explain(hm_file *f, size_t ncats);
+
+/* A leak verdict needs this many steps at least. */
+#define HM_LEAK_MIN_STEPS 3
+
+/* The name of a leak verdict: "unknown", "none", "growth", "survivors". */
+const char *hm_leak_name(int leak);
+
+/* Position in s of the last event at or before ts (ns), -1 when none. */
+long hm_explain_at(const hm_series *s, const hm_mem *m, int64_t ts);
+
+#endif
