@@ -401,6 +401,15 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 		free(ch[c].v);
 	}
 	fprintf(f, "],\n \"peak_i\":%zu", peak_i);
+	/* step bands and OOM markers (explain.h), times as "t" */
+	fputs(",\n \"steps\":[", f);
+	for (size_t i = 0; i < s->nsteps; i++)
+		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "]", i ? "," : "", s->steps[i].start_ts - t0,
+			s->steps[i].end_ts - t0, s->steps[i].step);
+	fputs("],\n \"ooms\":[", f);
+	for (size_t i = 0; i < s->nooms; i++)
+		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", i ? "," : "", s->ooms[i].ts - t0, s->ooms[i].bytes);
+	putc(']', f);
 	live_json(f, ctx, hf, s, keep);
 	putc('}', f);
 	free(res.v);

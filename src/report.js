@@ -84,7 +84,10 @@
     var total = new Float64Array(n);
     layers.forEach(function (l) { for (var i = 0; i < n; i++) total[i] += l.v[i]; });
     var neg = layers.some(function (l) { return l.v.some(function (v) { return v < 0; }); });
-    s.d = { n: n, t: t, layers: layers, total: total, res: fill(new Float64Array(n).fill(NaN), s.res), end: Math.max(t[n - 1], 1),
+    var end = Math.max(t[n - 1], 1); /* the time axis holds every step and OOM too */
+    (s.steps || []).forEach(function (st) { end = Math.max(end, st[1]); });
+    (s.ooms || []).forEach(function (oo) { end = Math.max(end, oo[0]); });
+    s.d = { n: n, t: t, layers: layers, total: total, res: fill(new Float64Array(n).fill(NaN), s.res), end: end,
       neg: neg };
     return s.d;
   }
@@ -203,6 +206,15 @@
     }
 
     var plot = el("g", { "clip-path": "url(#" + id + ")" }, svg);
+    /* Steps (ProfilerStep slices) as alternating bands behind the areas, numbered. */
+    (s.steps || []).forEach(function (st, j) {
+      var a = Math.max(x(st[0]), m.l), b = Math.min(x(st[1]), W - m.r);
+      if (b <= a) return;
+      var band = el("rect", { "class": "step" + (j % 2 ? " odd" : ""), x: a, y: m.t, width: b - a, height: H - m.t - m.b,
+        "data-step": st[2] }, plot);
+      el("title", {}, band).textContent = "step " + st[2] + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms";
+      if (!o.small && b - a > 36) el("text", { "class": "steplabel", x: a + 3, y: m.t + 10 }, plot).textContent = "step " + st[2];
+    });
     var np = i1 - i0 + 1, lower = new Float64Array(np), upper = new Float64Array(np);
     var pos = new Float64Array(np), neg = new Float64Array(np);
     var xs = [];
@@ -257,6 +269,14 @@
     }
     if (rp.length) el("path", { "class": "reserved", d: rp.join(" ") }, plot);
 
+    /* [OutOfMemory] events: a red line and mark at each, the request in its title. */
+    (s.ooms || []).forEach(function (oo) {
+      if (oo[0] < dom[0] || oo[0] > dom[1]) return;
+      var g = el("g", { "class": "oom", "data-t": oo[0] }, svg), ox = x(oo[0]);
+      el("line", { x1: ox, x2: ox, y1: m.t, y2: H - m.b }, g);
+      el("path", { d: "M" + (ox - 5) + " " + (H - m.b + 1) + "l5 -8l5 8z" }, g);
+      el("title", {}, g).textContent = "out of memory at +" + fmtMs(oo[0]) + " ms: a request of " + fmtBytes(oo[1]);
+    });
     /* The peak's dot sits on what is drawn there: the visible stack at the peak's state. */
     if (s.events && s.peak_t >= dom[0] && s.peak_t <= dom[1]) {
       var shown = whole ? s.peak : stackAt(visible(d), peakIndex(d, s));
@@ -330,6 +350,9 @@
       html("span", "sw line", null, html("li", "reserved-key", null, ul)).after("Total Reserved" + note);
       html("span", "sw cached", null, html("li", "cached-key", null, ul)).after("cached by the allocator (reserved, not allocated)" + note);
     }
+    if ((s.steps || []).length) html("span", "sw stepkey", null, html("li", "step-key", null, ul)).after("steps (ProfilerStep)");
+    if ((s.ooms || []).length) html("span", "sw oomkey", null, html("li", "oom-key", null, ul)).after("out of memory (" +
+      s.ooms.length + ")");
     if (d.neg) html("span", "sw line total", null, html("li", "total-key", null, ul)).after("allocated (some categories are negative)");
   }
 

@@ -363,6 +363,43 @@ local function run_case(rules, traces, take_shot)
   end
 end
 
+-- Step bands and OOM markers (issues 14, 17) on tests/tiny/y_html_steps_oom.json: ProfilerStep#1-3
+-- at ts 1000, 2000, 3000 µs (1000 µs each), an [OutOfMemory] of 1 GiB at ts 3505 on cuda:0; the
+-- trace starts at ts 1000, so the axis runs 0-3 ms and each band and marker sits where those
+-- times fall on it.
+local function steps_case()
+  local pre = "browser (steps and OOM): "
+  local page_path = tmp .. "/steps.html"
+  if not check(os.execute("hmem run -q size tests/tiny/y_html_steps_oom.json --html " .. page_path), pre .. "hmem writes it") then
+    return
+  end
+  local probe = [[<script>(function () {
+    var o = document.querySelector("#chart rect.overlay"), r = { bands: [], ooms: [] };
+    r.ox = +o.getAttribute("x"); r.ow = +o.getAttribute("width");
+    document.querySelectorAll("#chart rect.step").forEach(function (b) {
+      r.bands.push({ step: +b.getAttribute("data-step"), x: +b.getAttribute("x"), w: +b.getAttribute("width") }); });
+    document.querySelectorAll("#chart g.oom line").forEach(function (l) { r.ooms.push(+l.getAttribute("x1")); });
+    r.keys = Array.prototype.map.call(document.querySelectorAll("#legend li"), function (li) { return li.textContent; });
+    var pre = document.createElement("pre"); pre.id = "hmem-test"; pre.textContent = JSON.stringify(r);
+    document.body.appendChild(pre); })();</script>]]
+  write(tmp .. "/steps_t.html", (read(page_path):gsub("</body>", function() return probe .. "\n</body>" end, 1)))
+  local p = io.popen(("timeout 120 %s %s --dump-dom file://%s/steps_t.html 2>/dev/null"):format(chromium, flags, tmp))
+  local dom = p:read("a")
+  p:close()
+  local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
+  if not check(res ~= nil, pre .. "Chromium ran the page") then return end
+  res = cjson.decode((res:gsub("&quot;", '"'):gsub("&amp;", "&")))
+  local function at(ms) return res.ox + ms / 3 * res.ow end
+  local ok = #res.bands == 3
+  for i, b in ipairs(res.bands) do
+    ok = ok and b.step == i and math.abs(b.x - at(i - 1)) < 0.5 and math.abs(b.x + b.w - at(i)) < 0.5
+  end
+  check(ok, pre .. "three step bands, numbered 1-3, each over its 1 ms", cjson.encode(res))
+  check(#res.ooms == 1 and math.abs(res.ooms[1] - at(2.505)) < 0.5 and table.concat(res.keys, "|"):find("out of memory (1)", 1, true),
+    pre .. "one OOM marker at +2.505 ms, named in the legend", cjson.encode(res))
+end
+steps_case()
+
 run_case("examples/size_buckets.lua", "examples/traces/", shot)
 -- A 2021 trace (no Addr: categories of the op pack go negative) with a reduced series.
 run_case("op", "tests/data/kineto_tb_plugin/resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz")

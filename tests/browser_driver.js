@@ -20,10 +20,17 @@
     /* Client coordinates of time t (ns) in the unzoomed chart of series s. */
     function clientAt(s, t) {
       var o = overlay(), r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
-      var end = Math.max(s.t[s.t.length - 1], 1);
+      var end = axisEnd(s);
       var x = +o.getAttribute("x") + t / end * +o.getAttribute("width");
       var y = +o.getAttribute("y") + +o.getAttribute("height") / 2;
       return { x: r.left + x * r.width / vb.width, y: r.top + y * r.height / vb.height };
+    }
+    /* The time axis ends at the last point, step end or OOM, whichever is last. */
+    function axisEnd(s) {
+      var e = Math.max(s.t[s.t.length - 1], 1);
+      (s.steps || []).forEach(function (st) { e = Math.max(e, st[1]); });
+      (s.ooms || []).forEach(function (o) { e = Math.max(e, o[0]); });
+      return e;
     }
     function mouse(type, p, target) {
       var t = target || document.elementFromPoint(p.x, p.y);
@@ -128,7 +135,7 @@
     out.scale_back = yscale();
 
     /* Drag to zoom from 25% to 50% of the time axis, then double-click to reset. */
-    var end = s.t[s.t.length - 1], before = ticks();
+    var end = axisEnd(s), before = ticks();
     var a = clientAt(s, end * 0.25), b = clientAt(s, end * 0.5);
     mouse("mousedown", a);
     mouse("mousemove", b);
