@@ -314,7 +314,7 @@ static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_serie
 			c[show++] = (sized){b < 0 ? -b : b, at_peak[i]};
 		}
 	free(in);
-	fprintf(f, ",\n \"live\":{\"allocs\":%zu,\"largest\":%zu,\"peak\":%d,\"listed\":%zu,\"a\":[", n,
+	fprintf(f, ",\n \"live\":{\"allocs\":%zu,\"largest\":%zu,\"at_peak\":%d,\"listed\":%zu,\"a\":[", n,
 		n < HM_HTML_LIVE ? n : HM_HTML_LIVE, HM_HTML_PEAK_LIVE, show);
 	text b = {0};
 	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);

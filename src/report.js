@@ -437,7 +437,7 @@
       ". Not listed: " + fmtBytes(d.total[i] - sum) + (before > 0 ? ", of it " + fmtBytes(before) +
       " allocated before the trace (no single allocations known)" : "") + (s.live.listed < s.live.allocs ?
       "; the page keeps only the series' largest " + s.live.largest + " of its " + s.live.allocs +
-      " allocations, and the largest " + s.live.peak + " live at the peak" : "") +
+      " allocations, and the largest " + s.live.at_peak + " live at the peak" : "") +
       (rows.length > LIVE_ROWS ? "; the largest " + LIVE_ROWS + " are shown." : "."), liveBox).setAttribute("data-unlisted",
       d.total[i] - sum);
     var tb = html("tbody", null, null, html("table", "live", null, liveBox));

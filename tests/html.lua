@@ -66,7 +66,7 @@ for _, r in ipairs(runs) do
     local text, rep = read(html), cjson.decode(read(js))
     local rows = csv.read(tl)
     local peak_ts_text = {}
-    for v in read(js):gmatch('"peak_ts": ([%d%.]+)') do peak_ts_text[#peak_ts_text + 1] = v end
+    for v in read(js):gmatch('"before_trace_bytes": %-?%d+, "peak_bytes": %-?%d+, "peak_ts": ([%d%.]+)') do peak_ts_text[#peak_ts_text + 1] = v end
     local d = page_data(text)
     check(d ~= nil, "html: the data block of " .. name .. " parses")
     if not d then goto next end
