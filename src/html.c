@@ -11,30 +11,87 @@
 #define HM_VERSION "0.0.0"
 #endif
 
-/* Okabe & Ito's colour-blind-safe palette (https://jfly.uni-koeln.de/color/), black left
- * for the reserved line and text; "(before trace)" is their grey. Beyond seven categories
- * the palette repeats lighter, then darker. */
-static const unsigned char okabe_ito[7][3] = {
-	{0xe6, 0x9f, 0x00}, {0x56, 0xb4, 0xe9}, {0x00, 0x9e, 0x73}, {0xf0, 0xe4, 0x42},
-	{0x00, 0x72, 0xb2}, {0xd5, 0x5e, 0x00}, {0xcc, 0x79, 0xa7},
-};
+/* Categories with a colour of their own in a report: past this many, the smallest share
+ * one, "other", and the chart stacks them as one area. More are not told apart at a glance. */
+#define HM_HTML_LEGIBLE 10
 
-static void category_color(char out[8], const hm_report *r, size_t c)
+/* Okabe & Ito's colour-blind-safe palette (https://jfly.uni-koeln.de/color/), then three of
+ * Paul Tol's that none of them resembles; black is left for the reserved line and text.
+ * "(before trace)" is a light grey the page hatches, "other" a sand no palette entry is. */
+static const char *const palette[HM_HTML_LEGIBLE] = {
+	"#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#8c564b", "#332288", "#999933",
+};
+#define HM_HTML_BEFORE_COLOR "#d9d9d9"
+#define HM_HTML_OTHER_COLOR "#d8c9a8"
+
+/* Each category's colour and whether it goes to "other". The categories are ranked by their
+ * largest peak on any series (then by id): the first HM_HTML_LEGIBLE - 1 keep their colour
+ * (the pack's declared one, else the next palette entry in rank order), and so do all when
+ * there are no more than HM_HTML_LEGIBLE. */
+typedef struct colors {
+	char (*color)[8];
+	uint8_t *other;
+} colors;
+
+typedef struct ranked {
+	int64_t score;
+	size_t c;
+} ranked;
+
+/* A category's rank score: its largest peak on any series, plus one when used at all (so
+ * a category used at 0 bytes still ranks above one never used). */
+static int64_t largest_peak(const hm_report *r, size_t c)
 {
-	if (c < r->ncolors && r->colors[c][0]) {
-		memcpy(out, r->colors[c], 8);
-		return;
+	int64_t best = 0;
+	for (size_t i = 0; i < r->nfiles; i++)
+		for (size_t si = 0; si < r->files[i]->nseries; si++) {
+			const hm_series *s = &r->files[i]->series[si];
+			if (c < s->ncats && s->cats[c].used && s->cats[c].peak >= best)
+				best = s->cats[c].peak + 1;
+		}
+	return best;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const ranked *x = a, *y = b;
+	return x->score != y->score ? (x->score < y->score ? 1 : -1) : (x->c > y->c) - (x->c < y->c);
+}
+
+static void colors_init(colors *k, const hm_report *r)
+{
+	size_t n = r->cats->n, used = 0, next = 0;
+	ranked *order = hm_xcalloc(n + 1, sizeof *order);
+	k->color = hm_xcalloc(n + 1, sizeof *k->color);
+	k->other = hm_xcalloc(n + 1, 1);
+	for (size_t c = 1; c < n; c++) {
+		int64_t score = largest_peak(r, c);
+		if (score > 0)
+			order[used++] = (ranked){score, c};
 	}
-	if (c == HM_CAT_BEFORE) {
-		memcpy(out, "#999999", 8);
-		return;
+	qsort(order, used, sizeof *order, by_rank);
+	if (n)
+		memcpy(k->color[HM_CAT_BEFORE], HM_HTML_BEFORE_COLOR, 8);
+	for (size_t j = 0; j < used; j++) {
+		size_t c = order[j].c;
+		if (used > HM_HTML_LEGIBLE && j >= HM_HTML_LEGIBLE - 1) {
+			k->other[c] = 1;
+			memcpy(k->color[c], HM_HTML_OTHER_COLOR, 8);
+		} else if (c < r->ncolors && r->colors[c][0])
+			memcpy(k->color[c], r->colors[c], 8);
+		else
+			memcpy(k->color[c], palette[next++ % HM_HTML_LEGIBLE], 8);
 	}
-	const unsigned char *rgb = okabe_ito[(c - 1) % 7];
-	int round = (int)((c - 1) / 7 % 3);
-	int v[3];
-	for (int i = 0; i < 3; i++)
-		v[i] = round == 0 ? rgb[i] : round == 1 ? rgb[i] + (255 - rgb[i]) / 2 : rgb[i] * 2 / 3;
-	snprintf(out, 8, "#%02x%02x%02x", v[0], v[1], v[2]);
+	for (size_t c = 1; c < n; c++) /* never used: shown nowhere, but the data names one */
+		if (!k->color[c][0])
+			memcpy(k->color[c], c < r->ncolors && r->colors[c][0] ? r->colors[c] : HM_HTML_OTHER_COLOR, 8);
+	free(order);
+}
+
+static void colors_free(colors *k)
+{
+	free(k->color);
+	free(k->other);
 }
 
 /* Text for HTML content and attribute values: markup characters as references, bytes
@@ -170,6 +227,112 @@ static size_t choose_points(const hm_series *s, const hm_mem *m, uint8_t *keep, 
 	return kept;
 }
 
+/* What is live at a moment, for clicks on the chart: per series the HM_HTML_LIVE largest
+ * allocations that are live at some kept point, and the HM_HTML_PEAK_LIVE largest live at the
+ * peak (so a page stays small whatever the trace),
+ * each as [first point live, first point not (-1: never freed), bytes, category, context,
+ * time allocated (ns from the start; -1 before the trace)]; the page says what is left out
+ * (the bytes live at a point minus those listed). The context is the enclosing slices (ops,
+ * annotations, Python frames and modules), innermost HM_HTML_STACK of them, outermost first,
+ * one per line, interned in ctx. */
+#define HM_HTML_LIVE 1000
+#define HM_HTML_STACK 16
+#define HM_HTML_PEAK_LIVE 200
+
+typedef struct sized {
+	int64_t bytes;
+	uint32_t k;
+} sized;
+
+static int by_size(const void *a, const void *b)
+{
+	const sized *x = a, *y = b;
+	return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->k > y->k) - (x->k < y->k);
+}
+
+typedef struct text {
+	char *p;
+	size_t n, cap;
+} text;
+
+static void text_add(text *t, const char *s, size_t n)
+{
+	hm_grow(&t->p, &t->cap, t->n + n + 1, 1);
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+}
+
+static uint32_t context_of(hm_strtab *ctx, const hm_file *hf, const hm_series *s, uint32_t k, text *b)
+{
+	int32_t sl[256];
+	hm_rowref ref = {hf, s, k};
+	size_t n = hm_field_list(&ref, HM_F_STACK, sl, 256), have = n < 256 ? n : 256;
+	size_t from = have > HM_HTML_STACK ? have - HM_HTML_STACK : 0;
+	char head[64];
+	b->n = 0;
+	if (from)
+		text_add(b, head, (size_t)snprintf(head, sizeof head, "(%zu outer frames left out)\n", from));
+	const hm_strtab *names = &hf->t->names;
+	for (size_t i = from; i < have; i++) {
+		uint32_t id = hf->t->sl.name[sl[i]];
+		text_add(b, names->str[id], names->len[id]);
+		text_add(b, "\n", 1);
+	}
+	return hm_strtab_intern(ctx, b->n ? b->p : "", b->n ? b->n - 1 : 0);
+}
+
+static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_series *s, const uint8_t *keep)
+{
+	const hm_mem *m = &hf->t->mem;
+	if (!s->has_addr) {
+		fputs(",\n \"live\":null", f);
+		return;
+	}
+	uint32_t *pt = hm_xcalloc(s->n + 1, sizeof *pt); /* k -> the first point whose state has event k */
+	for (size_t k = 0, kept = 0; k < s->n; k++) {
+		pt[k] = (uint32_t)kept + 1;
+		kept += keep[k];
+	}
+	sized *c = hm_xcalloc(s->n + 1, sizeof *c);
+	size_t n = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t b = m->bytes[s->ev[k]];
+		uint32_t from = b > 0 ? pt[k] : 0, to = b > 0 ? (s->partner[k] >= 0 ? pt[s->partner[k]] : UINT32_MAX) : pt[k];
+		if ((b > 0 || s->before[k]) && from < to)
+			c[n++] = (sized){b < 0 ? -b : b, (uint32_t)k};
+	}
+	qsort(c, n, sizeof *c, by_size);
+	size_t show = n < HM_HTML_LIVE ? n : HM_HTML_LIVE;
+	/* and the HM_HTML_PEAK_LIVE largest live at the peak, whatever their size */
+	uint8_t *in = hm_xcalloc(s->n + 1, 1);
+	uint32_t at_peak[HM_HTML_PEAK_LIVE];
+	size_t np = hm_live_at_peak(s, m, at_peak, HM_HTML_PEAK_LIVE);
+	for (size_t i = 0; i < show; i++)
+		in[c[i].k] = 1;
+	for (size_t i = 0; i < np && i < HM_HTML_PEAK_LIVE; i++)
+		if (!in[at_peak[i]]) {
+			int64_t b = m->bytes[s->ev[at_peak[i]]];
+			c[show++] = (sized){b < 0 ? -b : b, at_peak[i]};
+		}
+	free(in);
+	fprintf(f, ",\n \"live\":{\"allocs\":%zu,\"largest\":%zu,\"at_peak\":%d,\"listed\":%zu,\"a\":[", n,
+		n < HM_HTML_LIVE ? n : HM_HTML_LIVE, HM_HTML_PEAK_LIVE, show);
+	text b = {0};
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	for (size_t i = 0; i < show; i++) {
+		uint32_t k = c[i].k;
+		int before = m->bytes[s->ev[k]] < 0;
+		long to = before ? (long)pt[k] : s->partner[k] >= 0 ? (long)pt[s->partner[k]] : -1;
+		fprintf(f, "%s[%" PRIu32 ",%ld,%" PRId64 ",%" PRId32 ",%" PRIu32 ",%" PRId64 "]", i ? "," : "",
+			before ? 0 : pt[k], to, c[i].bytes, s->cat[k], context_of(ctx, hf, s, k, &b),
+			before ? -1 : m->ts[s->ev[k]] - t0);
+	}
+	fputs("]}", f);
+	free(b.p);
+	free(c);
+	free(pt);
+}
+
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
@@ -187,7 +350,7 @@ static void explain_json(FILE *f, const hm_series *s, int64_t t0)
 	putc(']', f);
 }
 
-static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_file *hf, const hm_series *s)
 {
 	const hm_mem *m = &hf->t->mem;
 	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
@@ -226,13 +389,15 @@ static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm
 		if (c < s->ncats && s->cats[c].used)
 			change_add(&ch[c], 0, val[c]);
 	int64_t reserved = HM_NONE; /* the last known: the chart holds it between events */
-	size_t p = 0;
+	size_t p = 0, peak_i = 0;
 	while (hm_replay_next(&it)) {
 		if (it.reserved != HM_NONE)
 			reserved = it.reserved;
 		if (!keep[it.k])
 			continue;
 		p++;
+		if (it.k == s->peak_k)
+			peak_i = p;
 		for (size_t c = 0; c < ncats; c++)
 			if (c < s->ncats && s->cats[c].used)
 				change_add(&ch[c], p, val[c]);
@@ -251,14 +416,16 @@ static void series_json(FILE *f, const hm_report *r, const hm_file *hf, const hm
 		}
 		free(ch[c].v);
 	}
-	fputs("]}", f);
+	fprintf(f, "],\n \"peak_i\":%zu", peak_i);
+	live_json(f, ctx, hf, s, keep);
+	putc('}', f);
 	free(res.v);
 	free(ch);
 	free(val);
 	free(keep);
 }
 
-static void data_json(FILE *f, const hm_report *r)
+static void data_json(FILE *f, const hm_report *r, const colors *k)
 {
 	fputs("{\"version\":\"" HM_VERSION "\",\"rules\":", f);
 	if (r->rules)
@@ -267,32 +434,39 @@ static void data_json(FILE *f, const hm_report *r)
 		fputs("null", f);
 	fprintf(f, ",\"columns\":%d,\n\"categories\":[", HM_HTML_COLUMNS);
 	for (size_t c = 0; c < r->cats->n; c++) {
-		char color[8];
-		category_color(color, r, c);
 		fputs(c ? ",\n {\"name\":" : "\n {\"name\":", f);
 		hm_json_str(f, r->cats->str[c], r->cats->len[c], 1);
-		fprintf(f, ",\"color\":\"%s\"}", color);
+		fprintf(f, ",\"color\":\"%s\"%s}", k->color[c], k->other[c] ? ",\"other\":true" : "");
 	}
 	fputs("],\n\"series\":[", f);
+	hm_strtab ctx = {0};
 	int first = 1;
 	for (size_t i = 0; i < r->nfiles; i++)
 		for (size_t si = 0; si < r->files[i]->nseries; si++) {
 			fputs(first ? "\n" : ",\n", f);
 			first = 0;
-			series_json(f, r, r->files[i], &r->files[i]->series[si]);
+			series_json(f, &ctx, r, r->files[i], &r->files[i]->series[si]);
 		}
+	fputs("],\n\"contexts\":[", f);
+	for (size_t i = 0; i < ctx.n; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		hm_json_str(f, ctx.str[i], ctx.len[i], 1);
+	}
 	fputs("]}", f);
+	hm_strtab_free(&ctx);
 }
 
 
-static void swatch(FILE *f, const hm_report *r, size_t c)
+/* A category's colour in a table; "(before trace)" hatched as on the chart. */
+static void swatch(FILE *f, const colors *k, size_t c)
 {
-	char color[8];
-	category_color(color, r, c);
-	fprintf(f, "<span class=sw style=\"background:%s\"></span>", color);
+	if (c == HM_CAT_BEFORE)
+		fputs("<span class=\"sw before\"></span>", f);
+	else
+		fprintf(f, "<span class=sw style=\"background:%s\"></span>", k->color[c]);
 }
 
-static void summary_table(FILE *f, const hm_report *r, const hm_series *s)
+static void summary_table(FILE *f, const hm_report *r, const colors *k, const hm_series *s)
 {
 	size_t *order = hm_xcalloc(s->ncats + 1, sizeof *order);
 	size_t n = hm_categories_by_peak(s, order);
@@ -301,7 +475,7 @@ static void summary_table(FILE *f, const hm_report *r, const hm_series *s)
 	for (size_t j = 0; j < n; j++) {
 		const hm_catstat *cs = &s->cats[order[j]];
 		fputs("<tr><td>", f);
-		swatch(f, r, order[j]);
+		swatch(f, k, order[j]);
 		html_str(f, r->cats->str[order[j]], r->cats->len[order[j]]);
 		fputs("</td>", f);
 		bytes_cell(f, cs->peak);
@@ -314,7 +488,7 @@ static void summary_table(FILE *f, const hm_report *r, const hm_series *s)
 	free(order);
 }
 
-static void live_table(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_file *hf, const hm_series *s)
 {
 	size_t top = r->top;
 	uint32_t *pos = hm_xcalloc(top + 1, sizeof *pos);
@@ -334,12 +508,13 @@ static void live_table(FILE *f, const hm_report *r, const hm_file *hf, const hm_
 		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
 		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
-		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]];
-		fputs("<tr>", f);
+		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]], at = hf->t->mem.ts[s->ev[pos[i]]] - hf->t->first_ts;
+		fprintf(f, "<tr data-bytes=%" PRId64 " data-t=%" PRId64 " title=\"click: what is live at the peak\">", b < 0 ? -b : b,
+			s->before[pos[i]] ? -1 : at);
 		bytes_cell(f, b < 0 ? -b : b);
 		fputs("<td>", f);
 		if (s->cat[pos[i]] >= 0)
-			swatch(f, r, (size_t)s->cat[pos[i]]);
+			swatch(f, k, (size_t)s->cat[pos[i]]);
 		if (cat.type == HM_V_STR)
 			html_str(f, cat.s, cat.len);
 		fputs("</td><td class=num>", f);
@@ -366,7 +541,7 @@ static void live_table(FILE *f, const hm_report *r, const hm_file *hf, const hm_
 	free(pos);
 }
 
-static void series_tables(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s, size_t idx)
+static void series_tables(FILE *f, const hm_report *r, const colors *k, const hm_file *hf, const hm_series *s, size_t idx)
 {
 	char label[1200], b1[32], b2[32], b3[32], us[40];
 	series_label(label, sizeof label, hf, s);
@@ -386,8 +561,8 @@ static void series_tables(FILE *f, const hm_report *r, const hm_file *hf, const 
 	if (s->mismatches)
 		fprintf(f, ", <b>%" PRIu64 " mismatches</b> with Total Allocated", s->mismatches);
 	fputs("</p>\n", f);
-	summary_table(f, r, s);
-	live_table(f, r, hf, s);
+	summary_table(f, r, k, s);
+	live_table(f, r, k, hf, s);
 	fputs("</section>\n", f);
 }
 
@@ -438,6 +613,8 @@ static void agg_tables(FILE *f, const hm_report *r)
 
 void hm_write_html(FILE *f, const hm_report *r)
 {
+	colors k;
+	colors_init(&k, r);
 	size_t nseries = 0;
 	for (size_t i = 0; i < r->nfiles; i++)
 		nseries += r->files[i]->nseries;
@@ -464,16 +641,19 @@ void hm_write_html(FILE *f, const hm_report *r)
 	} else {
 		fputs("<nav id=controls>\n<label>Series <select id=series></select></label>\n"
 		      "<button type=button id=view>Compare all series</button>\n"
-		      "<label id=shared-label hidden><input type=checkbox id=shared checked> same memory scale</label>\n"
+		      "<label id=shared-label hidden><input type=checkbox id=shared> same memory scale</label>\n"
+		      "<label title=\"start the memory axis at the lowest visible stack instead of 0\">"
+		      "<input type=checkbox id=baseline> from baseline</label>\n"
 		      "<button type=button id=reset hidden>Reset zoom</button>\n"
-		      "</nav>\n<main>\n<section id=single>\n<div id=chart></div>\n<ul id=legend></ul>\n"
-		      "<p class=hint>Hover for the bytes of every category; drag to zoom into a time range, "
+		      "</nav>\n<main>\n<section id=single>\n<div id=plotrow><div id=chart></div><aside id=side></aside></div>\n"
+		      "<ul id=legend></ul>\n<section id=live-at hidden></section>\n"
+		      "<p class=hint>Hover for the bytes of every category; click for what is live; drag to zoom into a time range, "
 		      "double-click to reset; click a legend entry to hide or show a category.</p>\n"
 		      "</section>\n<section id=multiples hidden></section>\n", f);
 		size_t idx = 0;
 		for (size_t i = 0; i < r->nfiles; i++)
 			for (size_t si = 0; si < r->files[i]->nseries; si++)
-				series_tables(f, r, r->files[i], &r->files[i]->series[si], idx++);
+				series_tables(f, r, &k, r->files[i], &r->files[i]->series[si], idx++);
 		agg_tables(f, r);
 		fputs("</main>\n", f);
 	}
@@ -483,8 +663,9 @@ void hm_write_html(FILE *f, const hm_report *r)
 		fputs("</p>\n", f);
 	}
 	fputs("<script id=hmem-data type=\"application/json\">\n", f);
-	data_json(f, r);
+	data_json(f, r, &k);
 	fputs("\n</script>\n<script>\n", f);
 	fputs(hm_html_script, f);
 	fputs("</script>\n</body>\n</html>\n", f);
+	colors_free(&k);
 }

@@ -446,7 +446,6 @@ static void handle_event(kx *k, ev *xp, const char *p)
 	const int64_t *tsp = NULL; /* the parsed ts, when it is a valid time */
 	if (x.ts.p && *x.ts.p != '"' && !hm_jscan_ns(x.ts.p, x.ts.q, &ts) && ts > -HM_STORE_TS_LIMIT && ts < HM_STORE_TS_LIMIT) {
 		tsp = &ts;
-		hm_store_saw_ts(k->t, ts);
 	}
 	/* ph is one letter in every event a profiler writes */
 	char ph = x.ph.p && x.ph.q - x.ph.p == 3 ? x.ph.p[1] : 0;
@@ -455,6 +454,10 @@ static void handle_event(kx *k, ev *xp, const char *p)
 		hm_slice d = plain(k, x.ph, pb, sizeof pb);
 		ph = d.q - d.p == 3 ? d.p[1] : 0;
 	}
+	/* Metadata is no moment of the run (scripts/gen-trace writes it at ts 0): it must not
+	 * move the trace's start, the "+ms" origin of every report (issue 17). */
+	if (tsp && ph != 'M')
+		hm_store_saw_ts(k->t, ts);
 	/* The name decides only for these, the category only for slices; either is decoded only
 	 * where its text as written matches nothing. */
 	uint64_t *n = k->t->count;

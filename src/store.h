@@ -100,7 +100,7 @@ typedef struct hm_trace {
 	uint64_t cut_at;        /* keep_partial: offset of the first incomplete event, 0 if whole */
 	uint64_t lost_bytes;    /* decompressed bytes from there to where the data stopped */
 	char *cut_why;          /* why it stopped ("path:offset: what") */
-	int64_t first_ts;       /* ns, smallest ts of any event; HM_NONE if none */
+	int64_t first_ts;       /* ns, smallest ts of any event but metadata (ph M); HM_NONE if none */
 	int has_trace_events;   /* the traceEvents key (or a top-level array) was present */
 	int top_array;          /* a bare array of events: PyTorch's profiler without Kineto */
 	uint64_t events_at;     /* offset in the decompressed JSON just after the '[' of the

@@ -27,6 +27,22 @@ local function write(path, s)
   f:close()
 end
 
+-- Dense states of a series from the page's change lists: {t=, total=, cats={name=v}} per point.
+local function points(d, s)
+  local n, pts = #s.t, {}
+  for i = 1, n do pts[i] = { t = math.tointeger(s.t[i]), cats = {}, total = 0 } end
+  for _, c in ipairs(s.cats) do
+    local ch, name = c[2], d.categories[c[1] + 1].name
+    for j = 1, #ch, 2 do
+      for i = ch[j] + 1, ch[j + 2] or n do
+        pts[i].cats[name] = ch[j + 1]
+        pts[i].total = pts[i].total + ch[j + 1]
+      end
+    end
+  end
+  return pts
+end
+
 local chromium
 for _, c in ipairs { "chromium", "chromium-browser", "google-chrome" } do
   if os.execute("command -v " .. c .. " >/dev/null 2>&1") then chromium = c break end
@@ -112,16 +128,30 @@ local function run_case(rules, traces, take_shot)
   for i, s in ipairs(rep.series) do if s.peak_bytes > rep.series[biggest].peak_bytes then biggest = i end end
   check(res.default_series == biggest - 1, pre .. "the report opens on the series with the largest peak")
 
+  -- One area per category, the categories the page groups (issue 17) as one "other" area.
   local cats = rep.series[series].categories
-  local names = {}
-  for i, c in ipairs(cats) do names[i] = c.name end
+  local grouped = {}
+  for _, c in ipairs(data.categories) do if c.other then grouped[c.name] = true end end
+  local names, seen_other = {}, false
+  for _, c in ipairs(cats) do
+    if not grouped[c.name] then names[#names + 1] = c.name
+    elseif not seen_other then names[#names + 1], seen_other = "other", true end
+  end
   table.sort(names)
   local got = {}
   for i, c in ipairs(res.area_cats) do got[i] = c end
   table.sort(got)
-  check(res.areas == #cats and table.concat(names, "|") == table.concat(got, "|"),
-    (pre .. "the chart of %s has one area per category (%d)"):format(dev, #cats),
+  check(res.areas == #names and table.concat(names, "|") == table.concat(got, "|"),
+    (pre .. "the chart of %s has one area per category, the grouped ones as one (%d)"):format(dev, #names),
     res.areas .. " areas: " .. table.concat(got, ", "))
+  local fills, distinct = {}, true
+  for i, f in ipairs(res.area_fills) do
+    if fills[f] then distinct = false end
+    fills[f] = true
+    if (res.area_cats[i] == "(before trace)") ~= (f:match("^url%(") ~= nil) then distinct = false end
+  end
+  check(distinct and #res.area_fills <= 11, pre .. "every area has its own fill, (before trace) hatched (" ..
+    #res.area_fills .. " areas)", table.concat(res.area_fills, " "))
   check(res.tables_shown and #res.tables_shown == 1 and res.tables_shown[1] == series - 1,
     pre .. "only the selected series' tables are shown")
   local peak_text = io.popen(("hmem run -q %s %s | grep -m1 '  %s: peak'"):format(rules, traces, dev)):read("a")
@@ -131,13 +161,19 @@ local function run_case(rules, traces, take_shot)
 
   -- The readout at the known time equals the CSV row of the last event at or before it.
   local ok, why = res.readout_visible and res.hover_target == "overlay", "readout hidden or pointer missed the chart"
+  local want_cats = {}
   for name, v in pairs(want.cats) do
-    local cell = res.readout[name]
-    local used = false
-    for _, c in ipairs(cats) do used = used or c.name == name end
-    if used and (not cell or tonumber(cell.bytes) ~= v) then
-      ok, why = false, ("%s: readout %s, CSV %s"):format(name, cell and cell.bytes, v)
+    local key = grouped[name] and "other" or name
+    want_cats[key] = (want_cats[key] or 0) + v
   end
+  for name, v in pairs(want_cats) do
+    local cell = res.readout[name]
+    local used = name == "other"
+    for _, c in ipairs(cats) do used = used or c.name == name end
+    if used and v ~= 0 and (not cell or tonumber(cell.bytes) ~= v) then
+      ok, why = false, ("%s: readout %s, CSV %s"):format(name, cell and cell.bytes, v)
+    end
+    if v == 0 and cell then ok, why = false, name .. " is at 0 B but listed (issue 17)" end
   end
   if not res.readout.total or tonumber(res.readout.total.bytes) ~= want.allocated then
     ok, why = false, "allocated: readout " .. tostring(res.readout.total and res.readout.total.bytes) .. ", CSV " .. want.allocated
@@ -145,6 +181,12 @@ local function run_case(rules, traces, take_shot)
   if not want.reserved and res.readout.res.bytes ~= cjson.null then
     ok, why = false, "reserved: readout " .. tostring(res.readout.res.bytes) .. ", the trace has none"
   end
+  -- issue 14: what the allocator holds back, reserved minus allocated, from the CSV.
+  if want.reserved and (not res.readout.cached or tonumber(res.readout.cached.bytes) ~= want.reserved - want.allocated) then
+    ok, why = false, "cached: readout " .. tostring(res.readout.cached and res.readout.cached.bytes) .. ", CSV " ..
+      (want.reserved - want.allocated)
+  end
+  if not want.reserved and res.readout.cached then ok, why = false, "cached shown without Total Reserved" end
   if want.reserved and (not res.readout.res or tonumber(res.readout.res.bytes) ~= want.reserved) then
     ok, why = false, "reserved: readout " .. tostring(res.readout.res and res.readout.res.bytes) .. ", CSV " .. want.reserved
   end
@@ -152,6 +194,47 @@ local function run_case(rules, traces, take_shot)
     ok, why = false, "readout names event ts " .. tostring(res.readout_ts) .. ", CSV row ts " .. want.ts
   end
   check(ok, (pre .. "hovering at +%.3f ms shows every category's bytes of the CSV row at ts %s"):format(cfg.t_ns / 1e6, want.ts), why)
+  -- issue 14: a click lists what is live there. Every allocation made in the trace and live
+  -- then, when the page keeps them all, sums with the CSV's "(before trace)" to its allocated;
+  -- a row of the live-at-peak table lists what is live at the peak, --json's live_at_peak first.
+  do
+    local lc, js_s = res.live_click, rep.series[series]
+    if data.series[series].live == cjson.null then
+      check(lc.shown and lc.note:find("no Addr", 1, true), pre .. "a click says a trace without Addr cannot tell what is live",
+        cjson.encode(lc))
+    else
+      local sum, sorted = 0, true
+      for i, r in ipairs(lc.rows) do
+        sum = sum + r.bytes
+        if i > 1 and r.bytes > lc.rows[i - 1].bytes then sorted = false end
+      end
+      local before = want.cats["(before trace)"] or 0
+      local all = data.series[series].live.listed == data.series[series].live.allocs and #lc.rows < 100
+      check(lc.shown and sorted and (not all or sum + before == want.allocated) and
+        tonumber(lc.unlisted) == want.allocated - sum,
+        (pre .. "clicking at +%.3f ms lists the allocations live then (%d, %d bytes; CSV allocated %d, before trace %d)")
+          :format(cfg.t_ns / 1e6, #lc.rows, sum, want.allocated, before), cjson.encode(lc))
+      local lr, ok2, why2 = res.live_row, true, ""
+      for i, l in ipairs(js_s.live_at_peak) do
+        local r = lr and lr.rows[i]
+        if not r or r.bytes ~= l.bytes then ok2, why2 = false, ("row %d: %s vs %d"):format(i, r and r.bytes, l.bytes) end
+      end
+      local marked = 0
+      for _, r in ipairs(lr and lr.rows or {}) do
+        if r.marked then marked = marked + 1 end
+      end
+      check(ok2 and lr.heading:find("(the peak)", 1, true) and marked >= 1,
+        pre .. "clicking a live-at-peak row lists what is live at the peak, --json's live_at_peak first, the row marked",
+        why2 .. " " .. cjson.encode(lr))
+    end
+  end
+  -- issue 17: largest first, and beside the plot, never over it.
+  local sorted = #res.readout_order > 0
+  for i = 2, #res.readout_order do
+    if math.abs(res.readout_order[i]) > math.abs(res.readout_order[i - 1]) then sorted = false end
+  end
+  check(sorted and not res.readout_overlaps_plot, pre .. "the readout lists the categories largest first, off the plot",
+    cjson.encode(res.readout_order) .. " overlaps: " .. tostring(res.readout_overlaps_plot))
   -- hm_fmt_bytes, through C's printf as hmem uses it: the page must print the same text.
   local function fmt_bytes(b)
     local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1
@@ -166,20 +249,96 @@ local function run_case(rules, traces, take_shot)
   end
   check(texts_ok, pre .. "the readout prints bytes in binary units exactly as the summary does", bad)
 
-  check(res.legend_hidden.areas == #cats - 1 and res.legend_hidden.off and res.legend_shown.areas == #cats,
+  check(res.legend_hidden.areas == #names - 1 and res.legend_hidden.off and res.legend_shown.areas == #names,
     pre .. "clicking a legend entry hides its area, clicking again shows it (" .. tostring(res.legend_hidden.name) .. ")",
     cjson.encode(res.legend_hidden))
+  -- issue 17: the axis after hiding a category is the largest remaining stack, computed
+  -- here from the page's change lists; the peak's dot sits on the remaining stack.
+  do
+    local ps = data.series[series]
+    local pts = points(data, ps)
+    local hid = data.categories[res.scale_hidden_cat + 1].name
+    for _, p in ipairs(pts) do -- the chart stacks the grouped categories as one layer
+      local other
+      for name, v in pairs(p.cats) do
+        if grouped[name] then other = (other or 0) + v; p.cats[name] = nil end
+      end
+      p.cats.other = other
+    end
+    local want_max, at_peak, lowest, any_neg = 0, nil, math.huge, false
+    for _, p in ipairs(pts) do
+      local vis, all = 0, 0
+      for name, v in pairs(p.cats) do
+        if v > 0 then all = all + v; if name ~= hid then vis = vis + v end end
+        if v < 0 then any_neg = true end
+      end
+      if vis > want_max then want_max = vis end
+      if all < lowest then lowest = all end
+    end
+    local pk = pts[ps.peak_i + 1]
+    if pk.total == ps.peak and pk.t == math.tointeger(ps.peak_t) then
+      at_peak = 0
+      for name, v in pairs(pk.cats) do if v > 0 and name ~= hid then at_peak = at_peak + v end end
+    end
+    local h = res.scale_hidden
+    local has_res = #ps.res > 0
+    check(res.scale_all.cached == has_res and res.scale_all.reserved == has_res,
+      pre .. "the gap up to Total Reserved is shaded as cached by the allocator " .. (has_res and "" or "(none: no reserved)"),
+      cjson.encode(res.scale_all))
+    check(h.ymax == want_max and h.dot == at_peak and not h.reserved and not h.cached and h.label:find(" shown)", 1, true),
+      (pre .. "hiding %s rescales the axis to the largest remaining stack (%d bytes), the peak's dot follows (%s)")
+        :format(hid, want_max, tostring(at_peak)), cjson.encode(h))
+    check(res.scale_back.ymax == res.scale_all.ymax and res.scale_all.ymax >= ps.peak and res.scale_all.dot == ps.peak,
+      pre .. "with every category shown the axis covers the peak and reserved again", cjson.encode(res.scale_back))
+    if not any_neg then
+      check(res.scale_baseline.ymin == lowest and res.scale_all.ymin == 0,
+        (pre .. "'from baseline' starts the axis at the lowest stack (%d bytes), else at 0"):format(lowest),
+        cjson.encode(res.scale_baseline))
+    end
+  end
   local z = res.zoom
-  check(z.reset_visible and z.areas == #cats and table.concat(z.after, ",") ~= table.concat(z.before, ",")
+  check(z.reset_visible and z.areas == #names and table.concat(z.after, ",") ~= table.concat(z.before, ",")
     and tonumber(z.after[1]) >= tonumber(z.before[1]),
     pre .. "dragging over the chart zooms into that time range", cjson.encode(z))
   check(z.reset_hidden and table.concat(z.reset, ",") == table.concat(z.before, ","),
     pre .. "double-clicking resets the zoom", cjson.encode(z))
+  -- issue 17: each chart on its own scale by default (the largest of its stack and reserved,
+  -- from the page data), series under 1 MiB collapsed into one line when some series is not.
   local m = res.multiples
-  local areas_ok = m and m.cells == #rep.series
-  for i, s in ipairs(rep.series) do areas_ok = areas_ok and m.areas[i] == #s.categories end
-  check(areas_ok and m.single_hidden, pre .. "the small multiples show every series with its areas", cjson.encode(m))
-  check(m and m.opened == #rep.series - 1 and m.single_back, pre .. "clicking a small multiple opens its series", cjson.encode(m))
+  local big = false
+  for _, s in ipairs(rep.series) do big = big or s.peak_bytes >= 1048576 end
+  local want_cells, want_trivial = {}, {}
+  for i, s in ipairs(rep.series) do
+    if big and s.peak_bytes < 1048576 then want_trivial[#want_trivial + 1] = i - 1 else want_cells[#want_cells + 1] = i end
+  end
+  local areas_ok = m and m.cells == #want_cells and #m.trivial == #want_trivial
+  for j, i in ipairs(want_cells) do
+    local s = rep.series[i]
+    local n, other = 0, 0
+    for _, c in ipairs(s.categories) do if grouped[c.name] then other = 1 else n = n + 1 end end
+    areas_ok = areas_ok and m.areas[j] == n + other and m.series[j] == i - 1
+  end
+  for j, i in ipairs(want_trivial) do areas_ok = areas_ok and m.trivial[j] == i end
+  check(areas_ok and m.single_hidden, ("%sthe small multiples draw the %d series that reach 1 MiB, one line names the %d others")
+    :format(pre, #want_cells, #want_trivial), cjson.encode(m))
+  local own, shared_ok, top = not m.shared, true, 0
+  for j, i in ipairs(want_cells) do
+    local ps = data.series[i]
+    local hi, neg = 0, false
+    for _, p in ipairs(points(data, ps)) do
+      local pos = 0
+      for _, v in pairs(p.cats) do if v > 0 then pos = pos + v else neg = neg or v < 0 end end
+      hi = math.max(hi, pos)
+    end
+    for k = 2, #ps.res, 2 do hi = math.max(hi, ps.res[k]) end
+    if not neg and m.ymax[j] ~= hi then own = false end
+    top = math.max(top, m.ymax[j])
+  end
+  for j = 1, #want_cells do shared_ok = shared_ok and m.ymax_shared[j] == m.ymax_shared[1] and m.ymax_shared[j] >= top end
+  check(own and shared_ok, pre .. "each small multiple has its own memory scale unless 'same memory scale' is ticked",
+    cjson.encode(m.ymax) .. " shared " .. cjson.encode(m.ymax_shared))
+  check(m and m.opened == want_cells[#want_cells] - 1 and m.single_back, pre .. "clicking a small multiple opens its series",
+    cjson.encode(m))
 
   -- A screenshot (tests/run takes none): of this report hovered at the peak, or of RULES on
   -- TRACE hovered at FRACTION of the time axis (README's: examples/by_op.lua on
@@ -203,6 +362,43 @@ local function run_case(rules, traces, take_shot)
     check(io.open(shot) ~= nil, pre .. "screenshot saved to " .. shot)
   end
 end
+
+-- Step bands and OOM markers (issues 14, 17) on tests/tiny/y_html_steps_oom.json: ProfilerStep#1-3
+-- at ts 1000, 2000, 3000 µs (1000 µs each), an [OutOfMemory] of 1 GiB at ts 3505 on cuda:0; the
+-- trace starts at ts 1000, so the axis runs 0-3 ms and each band and marker sits where those
+-- times fall on it.
+local function steps_case()
+  local pre = "browser (steps and OOM): "
+  local page_path = tmp .. "/steps.html"
+  if not check(os.execute("hmem run -q size tests/tiny/y_html_steps_oom.json --html " .. page_path), pre .. "hmem writes it") then
+    return
+  end
+  local probe = [[<script>(function () {
+    var o = document.querySelector("#chart rect.overlay"), r = { bands: [], ooms: [] };
+    r.ox = +o.getAttribute("x"); r.ow = +o.getAttribute("width");
+    document.querySelectorAll("#chart rect.step").forEach(function (b) {
+      r.bands.push({ step: +b.getAttribute("data-step"), x: +b.getAttribute("x"), w: +b.getAttribute("width") }); });
+    document.querySelectorAll("#chart g.oom line").forEach(function (l) { r.ooms.push(+l.getAttribute("x1")); });
+    r.keys = Array.prototype.map.call(document.querySelectorAll("#legend li"), function (li) { return li.textContent; });
+    var pre = document.createElement("pre"); pre.id = "hmem-test"; pre.textContent = JSON.stringify(r);
+    document.body.appendChild(pre); })();</script>]]
+  write(tmp .. "/steps_t.html", (read(page_path):gsub("</body>", function() return probe .. "\n</body>" end, 1)))
+  local p = io.popen(("timeout 120 %s %s --dump-dom file://%s/steps_t.html 2>/dev/null"):format(chromium, flags, tmp))
+  local dom = p:read("a")
+  p:close()
+  local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
+  if not check(res ~= nil, pre .. "Chromium ran the page") then return end
+  res = cjson.decode((res:gsub("&quot;", '"'):gsub("&amp;", "&")))
+  local function at(ms) return res.ox + ms / 3 * res.ow end
+  local ok = #res.bands == 3
+  for i, b in ipairs(res.bands) do
+    ok = ok and b.step == i and math.abs(b.x - at(i - 1)) < 0.5 and math.abs(b.x + b.w - at(i)) < 0.5
+  end
+  check(ok, pre .. "three step bands, numbered 1-3, each over its 1 ms", cjson.encode(res))
+  check(#res.ooms == 1 and math.abs(res.ooms[1] - at(2.505)) < 0.5 and table.concat(res.keys, "|"):find("out of memory (1)", 1, true),
+    pre .. "one OOM marker at +2.505 ms, named in the legend", cjson.encode(res))
+end
+steps_case()
 
 run_case("examples/size_buckets.lua", "examples/traces/", shot)
 -- A 2021 trace (no Addr: categories of the op pack go negative) with a reduced series.

@@ -20,10 +20,17 @@
     /* Client coordinates of time t (ns) in the unzoomed chart of series s. */
     function clientAt(s, t) {
       var o = overlay(), r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
-      var end = Math.max(s.t[s.t.length - 1], 1);
+      var end = axisEnd(s);
       var x = +o.getAttribute("x") + t / end * +o.getAttribute("width");
       var y = +o.getAttribute("y") + +o.getAttribute("height") / 2;
       return { x: r.left + x * r.width / vb.width, y: r.top + y * r.height / vb.height };
+    }
+    /* The time axis ends at the last point, step end or OOM, whichever is last. */
+    function axisEnd(s) {
+      var e = Math.max(s.t[s.t.length - 1], 1);
+      (s.steps || []).forEach(function (st) { e = Math.max(e, st[1]); });
+      (s.ooms || []).forEach(function (o) { e = Math.max(e, o[0]); });
+      return e;
     }
     function mouse(type, p, target) {
       var t = target || document.elementFromPoint(p.x, p.y);
@@ -43,7 +50,11 @@
     var s = data.series[cfg.series];
     out.areas = areas();
     out.area_cats = Array.prototype.map.call(document.querySelectorAll("#chart path.area"), function (a) {
-      return data.categories[+a.getAttribute("data-cat")].name;
+      var c = a.getAttribute("data-cat");
+      return c === "other" ? "other" : data.categories[+c].name;
+    });
+    out.area_fills = Array.prototype.map.call(document.querySelectorAll("#chart path.area"), function (a) {
+      return a.getAttribute("fill");
     });
     out.peak_label = (document.querySelector("#chart .peak text") || {}).textContent || null;
     out.tables_shown = Array.prototype.filter.call(document.querySelectorAll(".series-tables"),
@@ -58,12 +69,38 @@
     out.readout_time = (ro.querySelector(".time") || {}).textContent;
     out.readout_ts = (ro.querySelector(".ts") || {}).textContent;
     out.readout = {};
-    ro.querySelectorAll("tr").forEach(function (tr) {
+    out.readout_order = [];
+    var rr = ro.getBoundingClientRect(), pr = overlay().getBoundingClientRect();
+    out.readout_overlaps_plot = !(rr.right <= pr.left || rr.left >= pr.right || rr.bottom <= pr.top || rr.top >= pr.bottom);
+    out.readout_rows = ro.querySelectorAll("tr.cat").length;
+    ro.querySelectorAll("tr.cat td.num").forEach(function (v) { out.readout_order.push(+v.getAttribute("data-bytes")); });
+    ro.querySelectorAll("tr:not(.zeros)").forEach(function (tr) {
       var v = tr.querySelector("td.num");
-      var key = tr.classList.contains("cat") ? data.categories[+tr.getAttribute("data-cat")].name : tr.className;
+      var c = tr.getAttribute("data-cat");
+      var key = !tr.classList.contains("cat") ? tr.className : c === "other" ? "other" : data.categories[+c].name;
       out.readout[key] = { bytes: v.getAttribute("data-bytes"), text: v.textContent };
     });
     mouse("mouseleave", p, overlay());
+
+    /* A click at the same time lists what is live there (issue 14). */
+    function liveOut() {
+      var box = document.getElementById("live-at"), note = box.querySelector(".note");
+      return { shown: !box.hidden, heading: (box.querySelector("h3") || {}).textContent,
+        unlisted: note && note.getAttribute("data-unlisted"), note: note && note.textContent,
+        rows: Array.prototype.map.call(box.querySelectorAll("tr.alloc"), function (tr) {
+          return { bytes: +tr.getAttribute("data-bytes"), t: +tr.getAttribute("data-t"),
+            marked: tr.classList.contains("marked"), inner: (tr.querySelector("td.where b") || {}).textContent || null };
+        }) };
+    }
+    mouse("mousedown", p);
+    mouse("mouseup", p);
+    out.live_click = liveOut();
+    var lrow = document.querySelector('.series-tables:not([hidden]) table.live tbody tr[data-bytes]');
+    if (lrow) {
+      lrow.click();
+      out.live_row = liveOut();
+      out.live_row.clicked = { bytes: +lrow.getAttribute("data-bytes"), t: +lrow.getAttribute("data-t") };
+    }
 
     /* Legend: hiding a category removes its area; showing it again brings it back. */
     var btn = document.querySelector("#legend button");
@@ -77,8 +114,28 @@
     out.legend_shown = { areas: areas() };
     window.scrollTo(0, 0);
 
+    /* Hiding a category rescales the memory axis to what stays (issue 17): the driver hides
+     * "(before trace)" when the series has it (else the first entry) and reads the scale. */
+    function yscale() {
+      var c = document.querySelector("#chart .peak circle");
+      return { ymin: +svg.getAttribute("data-ymin"), ymax: +svg.getAttribute("data-ymax"),
+        dot: c ? +c.getAttribute("data-bytes") : null, reserved: !!document.querySelector("#chart path.reserved"),
+        cached: !!document.querySelector("#chart path.cached"),
+        label: (document.querySelector("#chart .peak text") || {}).textContent || null };
+    }
+    out.scale_all = yscale();
+    var hb = document.querySelector('#legend button[data-cat="0"]') || document.querySelector("#legend button");
+    out.scale_hidden_cat = +hb.getAttribute("data-cat");
+    hb.click();
+    out.scale_hidden = yscale();
+    document.querySelector('#legend button[data-cat="' + out.scale_hidden_cat + '"]').click();
+    document.getElementById("baseline").click();
+    out.scale_baseline = yscale();
+    document.getElementById("baseline").click();
+    out.scale_back = yscale();
+
     /* Drag to zoom from 25% to 50% of the time axis, then double-click to reset. */
-    var end = s.t[s.t.length - 1], before = ticks();
+    var end = axisEnd(s), before = ticks();
     var a = clientAt(s, end * 0.25), b = clientAt(s, end * 0.5);
     mouse("mousedown", a);
     mouse("mousemove", b);
@@ -96,7 +153,17 @@
       view.click();
       var cells = document.querySelectorAll("#multiples .multiple");
       out.multiples = { cells: cells.length, single_hidden: document.getElementById("single").hidden,
+        shared: document.getElementById("shared").checked,
+        series: Array.prototype.map.call(cells, function (m) { return +m.getAttribute("data-series"); }),
+        ymax: Array.prototype.map.call(cells, function (m) { return +m.querySelector("svg").getAttribute("data-ymax"); }),
+        trivial: Array.prototype.map.call(document.querySelectorAll("#multiples .trivial button"), function (b) {
+          return +b.getAttribute("data-series"); }),
         areas: Array.prototype.map.call(cells, function (m) { return m.querySelectorAll("path.area").length; }) };
+      document.getElementById("shared").click();
+      out.multiples.ymax_shared = Array.prototype.map.call(document.querySelectorAll("#multiples .multiple svg"),
+        function (v) { return +v.getAttribute("data-ymax"); });
+      document.getElementById("shared").click();
+      cells = document.querySelectorAll("#multiples .multiple");
       var last = cells[cells.length - 1], lr = last.getBoundingClientRect();
       last.scrollIntoView();
       lr = last.getBoundingClientRect();

@@ -112,6 +112,45 @@ for _, r in ipairs(runs) do
       end
     end
     check(ok, "html: every chart point of " .. name .. " is an exact CSV state; peak and max reserved are kept", why)
+    -- Colours (issue 17): past ten categories the ones with the smallest largest peak (from
+    -- --json) share "other"; a pack's declared colours are kept; "(before trace)" has a colour
+    -- no other category has.
+    do
+      local largest, used = {}, {}
+      for _, js_s in ipairs(rep.series) do
+        for _, c in ipairs(js_s.categories) do
+          if c.name ~= "(before trace)" then
+            if not largest[c.name] then used[#used + 1] = c.name end
+            largest[c.name] = math.max(largest[c.name] or 0, c.peak_bytes)
+          end
+        end
+      end
+      local by = {}
+      for _, c in ipairs(d.categories) do by[c.name] = c end
+      local grouped, kept_max, other_min = 0, -1, math.huge
+      for _, n in ipairs(used) do
+        if by[n].other then grouped = grouped + 1; other_min = math.min(other_min, largest[n])
+        else kept_max = math.max(kept_max, largest[n]) end
+      end
+      local want_grouped = #used > 10 and #used - 9 or 0
+      check(grouped == want_grouped and (grouped == 0 or other_min <= kept_max),
+        ("html: %s: %d categories, %d of them grouped as other (the smallest)"):format(name, #used, want_grouped),
+        grouped .. " grouped")
+      local declared = {}
+      if not rules:find("/") then
+        local pack = read("lua/hmem/rules/" .. rules .. ".lua")
+        for n, col in pack:gmatch('{ name = "([^"]+)", color = "(#%x+)" }') do declared[n] = col end
+      end
+      local colors_ok, bad = true, nil
+      for n, col in pairs(declared) do
+        if by[n] and not by[n].other and by[n].color ~= col then colors_ok, bad = false, n .. " " .. by[n].color end
+      end
+      for _, c in ipairs(d.categories) do
+        if c.name ~= "(before trace)" and c.color == d.categories[1].color then colors_ok, bad = false, c.name end
+      end
+      check(colors_ok and (next(declared) == nil or rules == "pytorch"),
+        "html: " .. name .. ": declared pack colours kept, (before trace) unlike any other", bad)
+    end
     if trace:find("df_index") then
       print(("# html: %s: %d bytes, written in %.2f s (CPU, whole run)"):format(name, #text, os.clock() - t0))
       check(#text < 2 * 1024 * 1024, "html: the report of the largest trace (26770 events on one device) stays under 2 MiB",

@@ -83,12 +83,12 @@ $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --html - | 
 "t":[0,1250,2500,10000,12000]
 "res":[1,2097152,4,4194304]
 ? 0
-$ hmem run tests/tiny/rules/html_names.lua tests/tiny/y_pair_basic.json --html - | grep -o '<td><span class=sw style="background:#[0-9a-f]*"></span>[^<]*</td>\|<h3>&lt;i[^<]*'
-<td><span class=sw style="background:#999999"></span>(before trace)</td>
-<td><span class=sw style="background:#56b4e9"></span>&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</td>
+$ hmem run tests/tiny/rules/html_names.lua tests/tiny/y_pair_basic.json --html - | grep -o '<td><span class=\(sw style="background:#[0-9a-f]*"\|"sw before"\)></span>[^<]*</td>\|<h3>&lt;i[^<]*'
+<td><span class="sw before"></span>(before trace)</td>
+<td><span class=sw style="background:#e69f00"></span>&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</td>
 <td><span class=sw style="background:#123abc"></span>&quot;&gt;&lt;b&gt;bold&lt;/b&gt;</td>
-<td><span class=sw style="background:#009e73"></span>a &amp; b &lt;!-- c --&gt;</td>
-<td><span class=sw style="background:#56b4e9"></span>&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</td>
+<td><span class=sw style="background:#56b4e9"></span>a &amp; b &lt;!-- c --&gt;</td>
+<td><span class=sw style="background:#e69f00"></span>&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</td>
 <td><span class=sw style="background:#123abc"></span>&quot;&gt;&lt;b&gt;bold&lt;/b&gt;</td>
 <h3>&lt;i&gt;by op&lt;/i&gt; 
 ? 0
