@@ -89,9 +89,10 @@ static uint32_t free_event(const hm_rowref *r)
 #define END(o, s) ((o)->ts[s] + (o)->dur[s])
 
 /* A row's context as one integer: a 64-bit FNV-1a hash of the file's path, the thread and
- * the name, category and kind of every enclosing slice (the walk of hm_context). Equal
- * contexts give equal values in any file of a run, so a pack can memoise what it derives
- * from op, ops, annotations, python, module, thread and the stack's names on it. */
+ * the name, category and kind of every enclosing slice (the walk of hm_context) but the
+ * ProfilerStep#N markers, so that every step's run of the same code has one context. Rows
+ * of equal context have equal thread and equal op, ops, annotations, python, module and
+ * stack names up to the step markers: a pack memoises what it derives from those on it. */
 static int64_t context_of(const hm_file *f, uint32_t e)
 {
 	const hm_trace *t = f->t;
@@ -102,7 +103,7 @@ static int64_t context_of(const hm_file *f, uint32_t e)
 	h = (h ^ t->mem.thread[e]) * 1099511628211ull;
 	int64_t ts = t->mem.ts[e];
 	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
-		if (END(o, s) >= ts) {
+		if (END(o, s) >= ts && strncmp(t->names.str[o->name[s]], "ProfilerStep#", 13) != 0) {
 			h = (h ^ t->sl.name[s]) * 1099511628211ull;
 			h = (h ^ ((uint64_t)o->cat[s] << 8 | o->kind[s])) * 1099511628211ull;
 		}
