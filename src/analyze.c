@@ -87,6 +87,24 @@ static int cmp_slice(const void *a, const void *b, void *ctx)
 
 #define END(o, i) ((o)->ts[i] + (o)->dur[i])
 
+/* The op of memory event e: the innermost enclosing op, except at a tie. Where times are
+ * whole µs (2022-format traces), an event at the very µs where one op ends and a sibling
+ * begins lies in both; the allocation is then far more often the finishing op's (its
+ * output) than the next one's, so the op that ends then is preferred over ops that start
+ * then. Needs parent links up to e's time (called during the sweep). */
+static int32_t op_at(const hm_file *f, uint32_t e)
+{
+	const hm_slices *o = &f->t->sl;
+	int64_t ts = f->t->mem.ts[e];
+	int32_t s = hm_innermost(f, e, HM_KIND(HM_SL_OP));
+	if (s < 0 || o->ts[s] != ts)
+		return s;
+	for (int32_t p = f->parent[s]; p >= 0; p = f->parent[p])
+		if (o->kind[p] == HM_SL_OP && END(o, p) >= ts && o->ts[p] < ts)
+			return END(o, p) == ts ? p : s;
+	return s;
+}
+
 /* One sweep per thread over slices and memory events in time order with a stack of open
  * slices. A slice whose end is before the current time can enclose nothing later, so it
  * is popped; the top of the stack is then the innermost slice containing the time
@@ -137,7 +155,7 @@ static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
 		while (n && END(o, st[n - 1]) < m->ts[e])
 			n--;
 		f->inner_of[e] = n ? st[n - 1] : -1;
-		f->op_of[e] = hm_innermost(f, e, HM_KIND(HM_SL_OP));
+		f->op_of[e] = op_at(f, e);
 		next[th] = a, sp[th] = n;
 	}
 	free(oi);

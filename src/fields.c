@@ -1,5 +1,6 @@
 #include "fields.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const names[HM_F_COUNT] = {
@@ -13,6 +14,8 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_PYTHON] = "python", [HM_F_THREAD] = "thread", [HM_F_FREE_OP] = "free_op",
 	[HM_F_FREE_OPS] = "free_ops", [HM_F_FREE_STEP] = "free_step", [HM_F_STACK] = "stack", [HM_F_CATEGORY] = "category",
 	[HM_F_MODULES] = "modules", [HM_F_FRAME] = "frame", [HM_F_STEP_TS] = "step_ts",
+	[HM_F_CONTEXT] = "context", [HM_F_FREE_CONTEXT] = "free_context", [HM_F_OPS_OPEN_AT_FREE] = "ops_open_at_free",
+	[HM_F_SAME_STEP] = "same_step", [HM_F_HAS_ADDR] = "has_addr",
 };
 
 #define MODULE_PREFIX "nn.Module: "
@@ -118,6 +121,57 @@ static uint32_t free_event(const hm_rowref *r)
 	return p >= 0 ? r->s->ev[p] : UINT32_MAX;
 }
 
+#define END(o, s) ((o)->ts[s] + (o)->dur[s])
+
+/* A row's context as one integer: a 64-bit FNV-1a hash of the file's path, the thread and
+ * the name, category and kind of every enclosing slice (the walk of hm_context) but the
+ * ProfilerStep#N markers, so that every step's run of the same code has one context. Rows
+ * of equal context have equal thread and equal op, ops, annotations, python, module and
+ * stack names up to the step markers: a pack memoises what it derives from those on it. */
+static int64_t context_of(const hm_file *f, uint32_t e)
+{
+	const hm_trace *t = f->t;
+	const hm_slices *o = &t->sl;
+	uint64_t h = 14695981039346656037ull;
+	for (const char *p = t->path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h = (h ^ t->mem.thread[e]) * 1099511628211ull;
+	int64_t ts = t->mem.ts[e];
+	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
+		if (END(o, s) >= ts && strncmp(t->names.str[o->name[s]], "ProfilerStep#", 13) != 0) {
+			h = (h ^ t->sl.name[s]) * 1099511628211ull;
+			h = (h ^ ((uint64_t)o->cat[s] << 8 | o->kind[s])) * 1099511628211ull;
+		}
+	return (int64_t)(h >> 1); /* never HM_NONE */
+}
+
+/* How many leading entries of the ops enclosing e (outermost first) still run at free_ts:
+ * a nested op ends before its parent, so these are the ops that were running at the free. */
+static size_t ops_open_at(const hm_file *f, uint32_t e, int64_t free_ts)
+{
+	int32_t buf[64];
+	size_t n = hm_context(f, e, HM_KIND(HM_SL_OP), buf, 64);
+	int32_t *sl = n <= 64 ? buf : hm_xcalloc(n, sizeof *sl);
+	if (sl != buf)
+		hm_context(f, e, HM_KIND(HM_SL_OP), sl, n);
+	size_t k = 0;
+	while (k < n && END(&f->t->sl, sl[k]) >= free_ts)
+		k++;
+	if (sl != buf)
+		free(sl);
+	return k;
+}
+
+/* Whether two threads are of one process (thread keys are "pid\x1ftid"). */
+static int same_pid(const hm_trace *t, uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 1;
+	const char *x = t->threads.str[a], *y = t->threads.str[b];
+	const char *sx = memchr(x, 0x1f, t->threads.len[a]), *sy = memchr(y, 0x1f, t->threads.len[b]);
+	return sx - x == sy - y && memcmp(x, y, (size_t)(sx - x)) == 0;
+}
+
 void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value *v)
 {
 	const hm_file *f = r->f;
@@ -200,6 +254,28 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			set_name(v, t, t->thread_name[th]);
 		break;
 	}
+	case HM_F_CONTEXT: set_int(v, context_of(f, e)); break;
+	case HM_F_FREE_CONTEXT: {
+		uint32_t fe = free_event(r);
+		if (fe != UINT32_MAX)
+			set_int(v, context_of(f, fe));
+		break;
+	}
+	case HM_F_OPS_OPEN_AT_FREE: {
+		int32_t p = r->s->partner[r->k];
+		if (b > 0 && p >= 0)
+			set_int(v, (int64_t)ops_open_at(f, e, m->ts[r->s->ev[p]]));
+		break;
+	}
+	case HM_F_SAME_STEP:
+		if (b > 0 && f->step_of[e] >= 0) {
+			int32_t p = r->s->partner[r->k];
+			uint32_t fe = p >= 0 ? r->s->ev[p] : UINT32_MAX;
+			v->type = HM_V_BOOL;
+			v->i = fe != UINT32_MAX && f->step_of[fe] == f->step_of[e] && same_pid(t, m->thread[e], m->thread[fe]);
+		}
+		break;
+	case HM_F_HAS_ADDR: v->type = HM_V_BOOL, v->i = m->has_addr[e] != 0; break;
 	case HM_F_CATEGORY:
 		if (cats && r->s->cat[r->k] >= 0)
 			set_str(v, cats->str[r->s->cat[r->k]], cats->len[r->s->cat[r->k]]);

@@ -176,8 +176,12 @@ static int classify_protected(lua_State *L)
 			hm_lua_row_new(L, f, x, (uint32_t)k, mt, made);
 			s->calls++;
 			hm_lctx_arm(lx, "classify");
-			lua_call(L, 1, 1);
+			lua_call(L, 1, 2);
 			hm_lctx_done(lx);
+			/* A second result false: the answer depends on more than the cache_by fields
+			 * (state, such as what came before): not remembered. */
+			int remember = !(lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1));
+			lua_pop(L, 1);
 			int type = lua_type(L, -1);
 			if (type == LUA_TNIL) {
 				lua_pop(L, 1);
@@ -187,7 +191,7 @@ static int classify_protected(lua_State *L)
 				return 0;
 			}
 			x->cat[k] = category_id(s, L, cache, c->cats);
-			if (s->ncache)
+			if (s->ncache && remember)
 				s->cache_cat[slot] = x->cat[k];
 		}
 	}

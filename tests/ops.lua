@@ -21,6 +21,20 @@ local function ns(ts)
   return math.floor(ts * 1000 + 0.5)
 end
 
+-- The tie rule (issue 15): an event at the time where the innermost op begins prefers the
+-- innermost of the ops that started before it, when that one ends at that very time.
+local function tie(list, t, best)
+  if not best or best.s ~= t then return best end
+  local alt
+  for _, o in ipairs(list or {}) do
+    if o.s < t and t <= o.e and (not alt or o.s > alt.s or (o.s == alt.s and (o.e - o.s < alt.e - alt.s
+        or (o.e - o.s == alt.e - alt.s and o.i > alt.i)))) then
+      alt = o
+    end
+  end
+  return alt and alt.e == t and alt or best
+end
+
 local function id(v)
   return tostring(math.tointeger(tonumber(v)) or v)
 end
@@ -83,6 +97,7 @@ for _, case in ipairs(cases) do
         end
       end
     end
+    best = tie(ops[m.thread], m.t, best)
     local want = (best and best.name or "") .. "\t" .. dev_key(m.dt, m.di)
     checked = checked + 1
     if best then enclosed = enclosed + 1 end
@@ -115,6 +130,7 @@ for _, case in ipairs(cases) do
             best = o
           end
         end
+        best = tie(ops[m.thread], m.t, best)
         local enc = {}
         for _, a in ipairs(annots[m.thread] or {}) do
           if a.s <= m.t and m.t <= a.e then enc[#enc + 1] = a end

@@ -130,7 +130,21 @@ function M.load(path)
         k = k + 1
       end
       while #stack > 0 and stack[#stack].stop < m.ts do stack[#stack] = nil end
-      m.op = stack[#stack] and stack[#stack].name
+      local top = stack[#stack]
+      if top and top.start == m.ts then
+        -- the tie rule (issue 15): the innermost op that started before the event wins
+        -- when it ends at that very time
+        local alt
+        for j = #stack, 1, -1 do
+          local o = stack[j]
+          if o.start < m.ts and o.stop >= m.ts then
+            alt = o
+            break
+          end
+        end
+        if alt and alt.stop == m.ts then top = alt end
+      end
+      m.op = top and top.name
     end
   end
   return { path = path, events = mem }

@@ -1461,6 +1461,17 @@ static void test_analyze_ops(void)
 				if (best < 0 || o->ts[i] > o->ts[best] || (o->ts[i] == o->ts[best] && o->dur[i] <= o->dur[best]))
 					best = (int32_t)i;
 			}
+			/* the tie rule (issue 15): at the start of the innermost op, the innermost op
+			 * that started before the event wins if it ends at that very time */
+			int32_t alt = -1;
+			for (size_t j = 0; best >= 0 && o->ts[best] == m->ts[e] && j < nwant; j++) {
+				int32_t i = want[j];
+				if (o->ts[i] < m->ts[e] &&
+				    (alt < 0 || o->ts[i] > o->ts[alt] || (o->ts[i] == o->ts[alt] && o->dur[i] <= o->dur[alt])))
+					alt = i;
+			}
+			if (alt >= 0 && o->ts[alt] + o->dur[alt] == m->ts[e])
+				best = alt;
 			g_true(&g, f->op_of[e] == best, "event %zu (ts %" PRId64 "): op_of %d (%s), brute force %d (%s)", e,
 			       m->ts[e], f->op_of[e], opname(f, f->op_of[e]), best, opname(f, best));
 			/* outermost first = reverse innermost order: sort want by (ts asc, dur desc, index asc) */

@@ -45,7 +45,13 @@
 --     free_ts = ts + lifetime when only lifetime is given; lifetime = free_ts - ts for an
 --       allocation given free_ts;
 --     a free row (a free hmem classifies itself) has its own ts as free_ts, no lifetime, and
---       its own op, ops and step as free_op, free_ops and free_step, as in hmem.
+--       its own op, ops and step as free_op, free_ops and free_step, as in hmem;
+--     has_addr = addr ~= nil; context: an integer equal for rows with equal thread, tid, ops,
+--       annotations, python and stack names (negative, never one of hmem's); free_context the
+--       same for free_ops (a free's own context); ops_open_at_free (allocations given free_ts)
+--       the leading stack op entries with ts + dur >= free_ts, or without times the leading
+--       ops equal to free_ops; same_step (allocations with a step) free_step == step and
+--       freed.
 --   An allocation given free_step or free_op(s) must be given free_ts or lifetime.
 --   Every other field (rank, file, pid, tid, ev_idx, total_allocated, total_reserved, thread,
 --   category) is nil unless given. Stack entries are {name=, cat=, ts=, dur=} tables (µs) as
@@ -109,6 +115,7 @@ testing.fields = {
   "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts",
   "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
   "free_ops", "free_step", "stack", "category", "modules", "frame", "step_ts",
+  "context", "free_context", "ops_open_at_free", "same_step", "has_addr",
 }
 local field_list = table.concat(testing.fields, ", ")
 
@@ -120,6 +127,7 @@ end
 local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true }
 
 local FAKE_ADDR = 0x7f3a00000000
+local context_ids = { n = 0 }
 
 -- c10's DeviceType, as hmem names devices.
 local device_names = { [0] = "cpu", [1] = "cuda", [6] = "hip", [12] = "xpu", [13] = "mps", [20] = "privateuseone" }
@@ -442,6 +450,58 @@ function testing.row(t)
     end
   end
 
+  -- context facts (hmem computes them in C): context ids from the names, negative so that
+  -- they never meet hmem's (non-negative hashes) in a shared memo
+  local function context_id(...)
+    local key = table.concat({ ... }, "\0")
+    local id = context_ids[key]
+    if id == nil then
+      context_ids.n = context_ids.n - 1
+      id = context_ids.n
+      context_ids[key] = id
+    end
+    return id
+  end
+  if not given.has_addr then
+    d.has_addr = d.addr ~= nil
+  end
+  local freed = d.kind == "alloc" and d.free_ts ~= nil
+  if not given.context then
+    local names = {}
+    for i, e in ipairs(stack) do
+      names[i] = e.name .. "\1" .. tostring(e.cat)
+    end
+    d.context = context_id(tostring(d.thread), tostring(d.tid), table.concat(d.ops, "\1"),
+      table.concat(d.annotations, "\1"), table.concat(d.python, "\1"), table.concat(names, "\2"))
+  end
+  if not given.free_context and (freed or d.kind == "free") then
+    d.free_context = d.kind == "free" and d.context or context_id("free", table.concat(d.free_ops, "\1"))
+  end
+  if not given.ops_open_at_free and freed then
+    -- by the stack's op slice times when given, else by names: the leading ops shared with free_ops
+    local timed, open = false, 0
+    for _, e in ipairs(stack) do
+      if (e.cat == "cpu_op" or e.cat == "Operator") and e.ts and e.dur then
+        timed = true
+        if e.ts + e.dur + 0.0005 >= d.free_ts then -- half a ns: µs doubles round
+          open = open + 1
+        else
+          break
+        end
+      end
+    end
+    if not timed then
+      open = 0
+      while open < #d.ops and open < #d.free_ops and d.ops[open + 1] == d.free_ops[open + 1] do
+        open = open + 1
+      end
+    end
+    d.ops_open_at_free = open
+  end
+  if not given.same_step and d.kind == "alloc" and d.step ~= nil then
+    d.same_step = freed and d.free_step == d.step
+  end
+
   -- times are floats in hmem, whatever number a test gives
   for _, f in ipairs({ "ts", "free_ts", "lifetime", "step_ts" }) do
     if d[f] ~= nil then
@@ -697,7 +757,11 @@ local function memoised(classify, fields)
     local k = table.concat(key, "\0", 1, #fields)
     local cat = memo[k]
     if cat == nil then
-      cat = classify(row)
+      local remember
+      cat, remember = classify(row)
+      if remember == false then -- an answer that depends on more than the fields, as in hmem
+        return cat
+      end
       if cat == nil then
         cat = memo -- nil (unclassified) is remembered too
       end

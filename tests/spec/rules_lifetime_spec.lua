@@ -62,10 +62,21 @@ describe("hmem.rules.lifetime", function()
   end)
 
   describe("the same op, by names (rows without slice times)", function()
-    it("freed inside the op chain that made it is the same op", function()
+    it("freed inside the op that made it (the innermost op that is not a factory) is the same op", function()
       assert.are.equal("freed in the same op", classify {
         ts = 1, free_ts = 2, ops = { "aten::layer_norm", "aten::native_layer_norm", "aten::empty" },
+        free_ops = { "aten::layer_norm", "aten::native_layer_norm" },
+      })
+    end)
+
+    it("freed after the innermost op returned is not, though an outer op still runs (issue 15)", function()
+      assert.are.equal("freed later (no step)", classify {
+        ts = 1, free_ts = 2, ops = { "aten::layer_norm", "aten::native_layer_norm", "aten::empty" },
         free_ops = { "aten::layer_norm" },
+      })
+      assert.are.equal("freed later (no step)", classify {
+        ts = 10, free_ts = 200,
+        stack = { op("autograd::engine::evaluate_function: CompiledFunctionBackward", 0, 229000), op("aten::mm", 9, 2) },
       })
     end)
 

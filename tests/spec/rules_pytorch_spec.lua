@@ -3,6 +3,7 @@
 local testing = require "hmem.testing"
 local pytorch = require "hmem.rules.pytorch"
 local phase = require "hmem.rules.phase"
+local BACKWARD_ROW = { ts = 0, thread = "thread 2300680 (pt_autograd_0)", op = "aten::mm" }
 
 local function classify(t)
   return testing.classify(pytorch, t)
@@ -13,7 +14,10 @@ local STEP = { "ProfilerStep#6" }
 local FWD = { "ProfilerStep#6", "## forward ##" }
 
 describe("hmem.rules.pytorch", function()
-  before_each(phase.reset)
+  before_each(function()
+    phase.reset()
+    pytorch.reset()
+  end)
 
   describe("unknown", function()
     it("for every row of a trace without addresses", function()
@@ -64,7 +68,7 @@ describe("hmem.rules.pytorch", function()
     end)
 
     it("an all-gather outside FSDP (tensor parallel) is not a parameter", function()
-      assert.are.equal("activation", classify {
+      assert.are.equal("forward output", classify {
         ts = 1, free_ts = 50, free_step = 6, annotations = FWD, ops = { "c10d::_allgather_base_", "aten::empty" },
       })
     end)
@@ -155,14 +159,16 @@ describe("hmem.rules.pytorch", function()
     end)
 
     it("freed later in the forward is an activation", function()
+      classify(BACKWARD_ROW)
       assert.are.equal("activation", classify { ts = 1, free_ts = 3, annotations = { "## Call CompiledFxGraph f4ii27ddivzklxr54hd4 ##" }, op = "aten::addmm" })
     end)
 
     it("never freed is unknown", function()
+      classify(BACKWARD_ROW)
       assert.are.equal("unknown", classify { ts = 1, python = { "nn.Module: RMSNorm_1" }, op = "aten::empty" })
     end)
 
-    it("freed in backward of its step is an activation, outliving its step is unknown", function()
+    it("freed in backward of its step is an activation, outliving its step is unknown (issue 15)", function()
       local t = { ts = 10, free_ts = 50, annotations = FWD, op = "aten::addmm", free_op = "autograd::engine::evaluate_function: AddmmBackward0" }
       t.free_step = 6
       assert.are.equal("activation", classify(t))
@@ -184,8 +190,18 @@ describe("hmem.rules.pytorch", function()
       assert.are.equal("parameter", classify { ts = 1, ops = { "aten::empty" } })
     end)
 
-    it("never freed from aten::to inside a step is a parameter (model.to)", function()
-      assert.are.equal("parameter", classify { ts = 1, annotations = STEP, ops = { "aten::to", "aten::_to_copy", "aten::empty_strided" } })
+    it("never freed from aten::to inside ProfilerStep#0 is a parameter (model.to)", function()
+      assert.are.equal("parameter", classify { ts = 1, annotations = { "ProfilerStep#0" }, ops = { "aten::to", "aten::_to_copy", "aten::empty_strided" } })
+    end)
+
+    it("never freed from aten::to inside a later step is an input: the last batch (issue 15)", function()
+      assert.are.equal("input", classify { ts = 1, annotations = STEP, ops = { "aten::to", "aten::_to_copy", "aten::empty_strided" } })
+    end)
+
+    it("never freed from a factory under no other op is a parameter, without a Python stack (issue 15)", function()
+      assert.are.equal("parameter", classify { ts = 1, annotations = { "ProfilerStep#0" }, ops = { "aten::empty" } })
+      classify(BACKWARD_ROW)
+      assert.are.equal("unknown", classify { ts = 1, annotations = STEP, ops = { "aten::linear", "aten::empty" } })
     end)
 
     it("never freed under a module's __init__ frame is a parameter", function()
@@ -195,23 +211,27 @@ describe("hmem.rules.pytorch", function()
     end)
 
     it("never freed inside a step otherwise is unknown", function()
+      classify(BACKWARD_ROW)
       assert.are.equal("unknown", classify { ts = 1, annotations = STEP, op = "aten::add" })
     end)
 
-    it("freed later inside a step before backward (fallback forward) is an activation", function()
+    it("freed later inside a step, in a file whose backward ran, is an activation", function()
+      classify(BACKWARD_ROW)
       assert.are.equal("activation", classify { ts = 1, free_ts = 5, free_step = 5, ops = { "ProfilerStep#5", "aten::conv2d", "aten::empty" } })
     end)
 
-    it("outliving its step inside a step before backward (fallback forward) is unknown", function()
+    it("outliving its step inside a step, in a file whose backward ran, is unknown", function()
+      classify(BACKWARD_ROW)
       assert.are.equal("unknown", classify { ts = 10, free_ts = 500, annotations = { "ProfilerStep#5" }, op = "aten::conv2d" })
     end)
 
-    it("freed later after backward is unknown", function()
-      assert.are.equal("activation", classify { ts = 1, free_ts = 5, free_step = 6, file = "t.json", annotations = STEP, op = "aten::conv2d" })
+    it("forward memory before any backward is a forward output; once the backward ran, an activation (issue 15)", function()
+      assert.are.equal("forward output", classify { ts = 1, free_ts = 5, free_step = 6, file = "t.json", annotations = STEP, op = "aten::conv2d" })
       assert.are.equal("autograd detail", classify {
         ts = 2, free_ts = 3, file = "t.json", ops = { "CudnnConvolutionBackward", "aten::empty" }, free_ops = { "ReluBackward1" },
       })
-      assert.are.equal("unknown", classify { ts = 4, free_ts = 5, free_step = 6, file = "t.json", annotations = STEP, op = "aten::add" })
+      assert.are.equal("activation", classify { ts = 4, free_ts = 5, free_step = 6, file = "t.json", annotations = STEP, op = "aten::add" })
+      assert.are.equal("forward output", classify { ts = 4, free_ts = 5, free_step = 6, file = "u.json", annotations = STEP, op = "aten::add" })
     end)
   end)
 
@@ -225,6 +245,7 @@ describe("hmem.rules.pytorch", function()
       { name = "activation", color = "#ff0000" },
       { name = "gradient", color = "#0000cd" },
       { name = "autograd detail", color = "#4169e1" },
+      { name = "forward output", color = "#ff8c00" },
       { name = "unknown", color = "#808080" },
     }, cats)
   end)

@@ -149,7 +149,8 @@ describe("testing.row derived fields", function()
     assert.are.same({ "ts", "ts_ns", "bytes", "kind", "before_trace", "addr", "device", "device_type", "device_id",
       "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts", "lifetime", "op",
       "ops", "annotations", "step", "module", "python", "thread", "free_op", "free_ops", "free_step", "stack",
-      "category", "modules", "frame", "step_ts" }, testing.fields)
+      "category", "modules", "frame", "step_ts",
+      "context", "free_context", "ops_open_at_free", "same_step", "has_addr" }, testing.fields)
   end)
 
   it("makes a before-trace row a free", function()

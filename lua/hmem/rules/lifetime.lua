@@ -8,33 +8,36 @@
 --   "unpaired (no address)"  a trace without addresses (2021, PyTorch < 1.10: row.addr is nil):
 --                            no free can be paired with its allocation, so allocations and
 --                            their frees both land here and the category stays exact
---   "never freed"            an allocation still live at the end of the trace (row.free_ts nil)
+--   "never freed"            an allocation still live at the end of the trace
 --   "freed in the same op"   freed before the op that made it returned (a temporary)
 --   "freed in the same step" freed during the ProfilerStep#N that made it
---                            (row.free_step == row.step)
+--                            (row.same_step)
 --   "outlives the step"      made during ProfilerStep#N, freed in a later step or between
---                            steps (row.free_step ~= row.step)
+--                            steps (row.same_step false)
 --   "freed later (no step)"  made outside any ProfilerStep (no profiler schedule: inference
 --                            captures, unit tests, the warm-up before the schedule) and freed
 --                            after its op returned
 --
--- How "the same op" is decided (lifetime.same_op):
---   * by time: freed at or before the end (ts + dur) of an op slice that encloses the
---     allocation (row.stack entries of cat cpu_op or Operator, ProfilerStep excluded), i.e.
---     freed while that very op instance was running;
---   * by names, when the stack entries carry no ts/dur (rows built in tests): the ops around
---     the free (row.free_ops) are a non-empty leading part of the ops around the allocation
---     (row.ops), e.g. an aten::empty inside aten::layer_norm freed inside aten::layer_norm,
---     and the steps do not differ. On the real traces in tests/data the two agree on every
---     freed allocation (23,500, checked outside hmem).
--- step and free_step are hmem's: the ProfilerStep#N the process was running at the
--- allocation and at its free, on any of its threads (so the autograd thread has steps too).
+-- How "the same op" is decided (lifetime.same_op): freed while the op that made it was still
+-- running. The op that made it is the innermost enclosing op (row.ops, ProfilerStep excluded)
+-- that is not a factory (aten::empty, aten::empty_strided, aten::zeros_like, ...: a factory
+-- hands its result to its caller), or the outermost factory when only factories enclose it:
+-- an aten::empty inside aten::layer_norm freed before aten::layer_norm returned is in the
+-- same op; an aten::mm result inside a compiled backward that is one long op is not (issue
+-- 15: a 56 MiB aten::mm result that lived 223 ms was called "freed in the same op" when any
+-- enclosing op counted). Times are compared in C, in integer ns (row.ops_open_at_free).
+-- The step is hmem's: the ProfilerStep#N slice the process was running at the allocation and
+-- at its free, on any of its threads (so the autograd thread has steps too); row.same_step
+-- compares the slices, not only their numbers.
+-- Cost: the category depends on the cache_by fields alone (row.context names the op names),
+-- so hmem calls classify once per distinct combination.
 --
 -- Where it can be wrong:
 --   * An allocation freed on another thread while its op was still running counts as freed
 --     in the same op (by time), which is rare: ops wait for their own work.
---   * By names (tests only), two instances of equally named ops are one op: a gradient made
---     in one "evaluate_function: AddmmBackward0" and freed in the next counts as the same op.
+--   * A tensor made by a sub-op (aten::clone inside aten::matmul) and freed by its caller
+--     before the caller returned is not "the same op" (PyTorch's own tool, which groups
+--     ops under the outermost one, calls it temporary).
 --   * "never freed" only means not freed before the trace stopped: parameters and optimizer
 --     state, but also whatever was live when the profiler's window closed; likewise
 --     "outlives the step" includes what the next step frees early (gradients zeroed with
@@ -56,86 +59,78 @@ local lifetime = {
 
 local find = string.find
 
--- Slice times are µs from integer ns; half a ns absorbs the rounding of ts + dur.
-local EPS = 0.0005
+-- Ops that only make memory for their caller.
+local factory = {}
+for _, n in ipairs({ "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty",
+  "aten::new_empty_strided", "aten::zeros", "aten::zeros_like", "aten::new_zeros", "aten::ones",
+  "aten::ones_like", "aten::new_ones", "aten::full", "aten::full_like", "aten::new_full",
+  "aten::empty_permuted", "aten::resize_" }) do
+  factory[n] = true
+end
+lifetime.factory = factory
 
 local function is_step(name)
   return find(name, "^ProfilerStep#%d+$") ~= nil
 end
 
-local function is_op_entry(e)
-  return (e.cat == "cpu_op" or e.cat == "Operator") and not is_step(e.name)
-end
-
-local function without_steps(ops)
-  local out = {}
-  for i = 1, #ops do
-    if not is_step(ops[i]) then
-      out[#out + 1] = ops[i]
+-- The position in ops (outermost first) of the op that made the allocation, 0 for none.
+function lifetime.maker(ops)
+  local outer_factory = 0
+  for i = #ops, 1, -1 do
+    local name = ops[i]
+    if not is_step(name) then
+      if not factory[name] then
+        return i
+      end
+      outer_factory = i
     end
   end
-  return out
+  return outer_factory
+end
+
+-- lifetime.maker of a row's ops, remembered per context (the op names do not change).
+local makers = {}
+function lifetime.maker_of(row)
+  local c = row.context
+  local k = makers[c]
+  if k == nil then
+    k = lifetime.maker(row.ops)
+    makers[c] = k
+  end
+  return k
 end
 
 -- For a freed allocation: "same" when freed in the ProfilerStep that made it, "outlives"
--- when freed in a later step or between steps, nil when it was made outside any step.
+-- when freed in a later step or between steps, nil when it was made outside any step or is
+-- not freed.
 function lifetime.step_relation(row)
-  if row.kind ~= "alloc" or row.free_ts == nil then
+  local same = row.same_step
+  if same == nil or row.ops_open_at_free == nil then
     return nil
   end
-  local step = row.step
-  if step == nil then
-    return nil
-  end
-  return row.free_step == step and "same" or "outlives"
+  return same and "same" or "outlives"
 end
 
--- Whether a freed allocation was freed before the op that made it returned. stack is
--- row.stack when the caller has read it already.
-function lifetime.same_op(row, stack)
-  local free_ts = row.free_ts
-  if free_ts == nil or row.kind ~= "alloc" then
+-- Whether a freed allocation was freed before the op that made it returned.
+function lifetime.same_op(row)
+  local open = row.ops_open_at_free
+  if open == nil or open == 0 then
     return false
   end
-  stack = stack or row.stack
-  local timed = false
-  for i = 1, #stack do
-    local e = stack[i]
-    if e.ts and e.dur and is_op_entry(e) then
-      timed = true
-      if free_ts <= e.ts + e.dur + EPS then
-        return true
-      end
-    end
-  end
-  if timed then
-    return false
-  end
-  local fops = without_steps(row.free_ops)
-  if #fops == 0 then
-    return false
-  end
-  local ops = without_steps(row.ops)
-  if #fops > #ops then
-    return false
-  end
-  for i = 1, #fops do
-    if fops[i] ~= ops[i] then
-      return false
-    end
-  end
-  local step, free_step = row.step, row.free_step
-  return step == nil or free_step == nil or step == free_step
+  local k = lifetime.maker_of(row)
+  return k > 0 and open >= k
 end
+
+lifetime.cache_by = { "before_trace", "has_addr", "kind", "context", "ops_open_at_free", "same_step" }
 
 function lifetime.classify(row)
   if row.before_trace then
     return "before trace"
   end
-  if row.addr == nil or row.kind == "free" then
+  if not row.has_addr or row.kind == "free" then
     return "unpaired (no address)"
   end
-  if row.free_ts == nil then
+  if row.ops_open_at_free == nil then
     return "never freed"
   end
   if lifetime.same_op(row) then

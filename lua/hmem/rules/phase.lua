@@ -25,11 +25,12 @@
 --   "other"      everything else: data loading and input copies outside the forward, the loss
 --                and metrics after backward, memory allocated outside any step
 --
--- How: row.ops, row.annotations, row.thread and row.module (the explicit markers, no state);
--- the ProfilerStep fallback keeps, per (file, device) series, when each step's first
--- allocation and the latest backward allocation were seen. It relies on hmem classifying a
--- series' rows in time order (it does); a row earlier than the previous one of its series
--- starts that series' state afresh. phase.reset() forgets all state (for tests).
+-- How: row.ops, row.annotations, row.thread and row.module (the explicit markers, no state),
+-- worked out once per row.context; the ProfilerStep fallback keeps, per (file, device)
+-- series, when each step's first unmarked allocation and the latest backward allocation were
+-- seen (integer ns). It relies on hmem classifying a series' rows in time order (it does); a
+-- backward or unmarked row earlier than the previous one starts that series' state afresh.
+-- phase.reset() forgets all state (for tests).
 --
 -- Where it can be wrong:
 --   * Traces without markers (no annotations, modules or autograd thread name) depend on the
@@ -112,9 +113,7 @@ function phase.is_autograd_thread(thread)
   return thread ~= nil and find(lower(thread), "autograd", 1, true) ~= nil
 end
 
--- The phase given by explicit markers only ("optimizer", "backward", "forward"), or nil.
--- No state: the same row always gives the same answer.
-function phase.explicit(row)
+local function explicit(row)
   local ops, ann = row.ops, row.annotations
   if any(ops, is_optimizer) or any(ann, is_optimizer) then
     return "optimizer"
@@ -125,46 +124,77 @@ function phase.explicit(row)
   if row.module ~= nil or any(ann, is_forward) or any(ops, is_compiled) then
     return "forward"
   end
-  return nil
+  return false
 end
 
+-- The phase given by explicit markers only ("optimizer", "backward", "forward"), or nil.
+-- No state: the same row always gives the same answer. It depends on the context alone
+-- (op names, annotations, thread, module), so it is worked out once per row.context.
+local by_context = {}
+function phase.explicit(row)
+  local c = row.context
+  local p = by_context[c]
+  if p == nil then
+    p = explicit(row)
+    by_context[c] = p
+  end
+  return p or nil
+end
+
+-- Per series (file and device): whether it has shown a forward marker, when each step's
+-- first unmarked allocation and the latest backward allocation were seen (ts_ns).
 local state = {}
 
 function phase.reset()
   state = {}
 end
 
--- The phase of a row and whether explicit markers gave it (false when the ProfilerStep
--- fallback or "other" did). Updates the series state: call it once for every row, in order.
-function phase.detect(row)
-  local file, device = tostring(row.file), tostring(row.device)
-  local ts = row.ts
+-- The series' state; a row earlier than the series' previous one starts it afresh.
+local function series_state(row, ts)
+  local file, device = row.file or "", row.device
   local per_file = state[file]
   if per_file == nil then
     per_file = {}
     state[file] = per_file
   end
   local s = per_file[device]
-  if s == nil or ts < s.last_ts then
-    s = { last_ts = ts, step_start = {}, backward_ts = nil, marked = false }
+  if s == nil or (ts ~= nil and ts < s.last_ts) then
+    s = { last_ts = ts or 0, step_start = {}, backward_ts = nil, marked = false }
     per_file[device] = s
   end
-  s.last_ts = ts
-  local step = row.step
-  if step ~= nil and s.step_start[step] == nil then
-    s.step_start[step] = ts
+  if ts ~= nil then
+    s.last_ts = ts
   end
+  return s
+end
+
+-- The phase of a row and whether explicit markers gave it (false when the ProfilerStep
+-- fallback or "other" did). Updates the series state: call it once for every row, in order.
+-- Only backward rows and rows without markers read their time.
+function phase.detect(row)
   local p = phase.explicit(row)
-  if p == "backward" then
-    s.backward_ts = ts
+  if p == "optimizer" then
+    return p, true
+  elseif p == "backward" then
+    local ts = row.ts_ns
+    series_state(row, ts).backward_ts = ts
+    return p, true
   elseif p == "forward" then
-    s.marked = true
-  end
-  if p ~= nil then
+    series_state(row).marked = true
     return p, true
   end
-  if step ~= nil and not s.marked and (s.backward_ts == nil or s.backward_ts < s.step_start[step]) then
-    return "forward", false
+  local step = row.step
+  if step ~= nil then
+    local ts = row.ts_ns
+    local s = series_state(row, ts)
+    local start = s.step_start[step]
+    if start == nil then
+      start = ts
+      s.step_start[step] = ts
+    end
+    if not s.marked and (s.backward_ts == nil or s.backward_ts < start) then
+      return "forward", false
+    end
   end
   return "other", false
 end

@@ -20,11 +20,11 @@
 --   "gradient"         (FSDP) made inside a reduce-scatter ("reduce_scatter") under an FSDP
 --                      annotation: the sharded gradients;
 --   "temporary"        freed before the op that made it returned (hmem.rules.lifetime's
---                      "freed in the same op"): an op's scratch space;
+--                      "freed in the same op": the innermost op that is not a factory);
 --   then by hmem.rules.phase's explicit markers (Optimizer.*, the autograd thread, *Backward*,
 --   forward / compiled regions / nn.Module frames):
 --   "optimizer state"  optimizer: never freed in the trace, or outliving its step (freed in
---                      a later step or between steps: row.free_step ~= row.step);
+--                      a later step or between steps: row.same_step false);
 --                      "temporary" otherwise (the step's scratch tensors);
 --   "gradient"         backward: never freed, outliving its step, made or freed inside
 --                      AccumulateGrad, freed inside an Optimizer.* op, or freed outside any
@@ -32,47 +32,69 @@
 --                      while the autograd engine frees its buffers inside its nodes);
 --   "autograd detail"  backward: any other allocation freed during the trace (gradients of
 --                      activations flowing between autograd nodes, backward buffers);
---   "activation"       forward: freed later, within its step or without any step (saved for
---                      backward and freed there, or an intermediate freed during the
---                      forward, as PyTorch counts them);
---                      forward allocations never freed or outliving their step are "unknown"
---                      (outputs kept by the caller, caches, a forward the trace cut short);
---   without markers:
---   "input"            freed in the trace, outside any nn.Module, and the outermost op is a
---                      copy to the device or synthetic data (aten::to, aten::_to_copy,
---                      aten::copy_, aten::pin_memory, aten::randn, aten::rand, aten::randint,
---                      aten::randperm, aten::normal);
---   "parameter"        never freed, and made outside any ProfilerStep, or by aten::to /
---                      aten::_to_copy (model.to(device)), or under a module's __init__,
---                      reset_parameters or _apply Python frame;
---   "activation"       the phase fallback says forward (inside a ProfilerStep before the
---                      first backward allocation) and it is freed within its step;
+--   without a backward or optimizer marker (forward markers, or none):
+--   "input"            outside any nn.Module, the outermost op a copy to the device or
+--                      synthetic data (aten::to, aten::_to_copy, aten::copy_,
+--                      aten::pin_memory, aten::randn, aten::rand, aten::randint,
+--                      aten::randperm, aten::normal), and freed in the trace or made inside
+--                      a ProfilerStep other than #0 (the last batch is never freed);
+--   "parameter"        no forward marker, never freed, and made by aten::to / aten::_to_copy
+--                      outside any ProfilerStep or in ProfilerStep#0 (model.to(device)
+--                      after prof.start(), before the first prof.step()), under a module's
+--                      __init__, reset_parameters or _apply Python frame, or by a factory
+--                      (aten::empty, ...) called under no other op (nn.Linear(...,
+--                      device="cuda") without with_stack: the factory, then an in-place init
+--                      such as aten::uniform_, before the first forward);
+--   "activation"       freed within its step (or made outside any step and freed) by a
+--                      file whose backward runs: freed inside a backward (saved for it), or
+--                      after a backward allocation was seen in the file;
+--   "forward output"   the same in a file where no backward has run yet (inference, or the
+--                      first forward of a trace before its backward): PyTorch has no
+--                      activations without a backward; in such a file also what outlives
+--                      its step or is never freed;
 --   "unknown"          everything else, and a free of memory allocated before the trace
 --                      unless it is freed in zero_grad or AccumulateGrad ("gradient") or
 --                      in backward ("activation": saved by a forward the trace missed).
 --
+-- Checked against ground truth (tests/truth: an MLP 784-512-256-10 trained with Adam, and
+-- its inference, with and without with_stack/with_modules, the model built inside and
+-- before the trace): every category within 1% of the truth (the table: python3
+-- tests/truth/check.py). When "(before trace)" holds more than half a series' peak, done()
+-- says so and what to do.
+--
 -- Where it can be wrong:
 --   * Parameters and optimizer state allocated before the trace began are in hmem's own
---     "(before trace)" category: no rule sees them. Profile from the first step to see them.
+--     "(before trace)" category: no rule sees them. Profile from the first step to see them
+--     (done() prints a note when they are most of the peak).
 --   * "never freed" means live when the trace stopped: a trace cut inside the forward turns
 --     activations into "unknown", one cut after backward keeps gradients as "gradient".
 --   * Same-op and same-step decisions are hmem.rules.lifetime's (by slice times and steps);
 --     without a profiler schedule (no ProfilerStep) nothing outlives a step, so optimizer
 --     state freed during the trace is "temporary" and a forward output kept for later is an
 --     "activation".
+--   * The first forward of a training trace, before any backward allocation: what it frees
+--     before the backward (intermediates not saved for backward) is "forward output", not
+--     "activation" (in the truth traces: none; such intermediates are a few per layer).
+--   * Without markers, allocations made in a step after its backward (the loss's .item(),
+--     metrics) and freed in it are "activation".
+--   * A top-level factory allocation never freed (torch.empty for a KV cache or a buffer) is
+--     a "parameter"; the in-place init that follows a parameter's factory is not visible to
+--     a rule (op inputs carry no address), so it is not checked.
 --   * A backward allocation freed by Python code that is not a gradient (a tensor the user
 --     kept from a backward hook) is a "gradient"; a gradient freed inside some op other than
 --     AccumulateGrad or the optimizer in its own step is "autograd detail".
 --   * In-place updates, views and storage sharing are invisible: a gradient written into a
---     DDP bucket is the bucket's allocation; a KV cache allocated outside the step and never
---     freed is a "parameter"; activations recomputed by checkpointing are "autograd detail"
---     when made in backward.
---   * A whole graph run as one op is one op: what the forward of an AOTAutograd
---     "CompiledFunction" op allocates and frees before it returns is "temporary" (PyTorch's
---     tool would see the graph's ops), likewise inside one compiled backward node.
+--     DDP bucket is the bucket's allocation; activations recomputed by checkpointing are
+--     "autograd detail" when made in backward.
+--   * A whole graph run as one op is one op, but "the same op" is its innermost op: what a
+--     compiled graph's aten ops make and free around each other is not "temporary".
 --   * The gradient seed of loss.backward() (aten::ones_like on the main thread) is counted
---     by where it is made (forward or unknown), not as autograd detail.
+--     by where it is made, not as autograd detail.
 --   * Custom autograd Functions and hooks follow the thread and op names they run under.
+--
+-- Cost: facts about an allocation's context (markers, outermost op, frames) are worked out
+-- once per row.context; classify depends on the cache_by fields, except for the answers
+-- that depend on whether the file's backward has run yet (those are not remembered).
 local phase = require "hmem.rules.phase"
 local lifetime = require "hmem.rules.lifetime"
 
@@ -88,10 +110,12 @@ local pytorch = {
     { name = "activation", color = "#ff0000" },
     { name = "gradient", color = "#0000cd" },
     { name = "autograd detail", color = "#4169e1" },
+    { name = "forward output", color = "#ff8c00" },
     { name = "unknown", color = "#808080" },
   },
 }
 
+local hmem = require "hmem"
 local find, lower = string.find, string.lower
 
 local function any(list, pred)
@@ -139,89 +163,179 @@ local function is_init_frame(name)
       or find(name, "): _apply", 1, true) ~= nil
 end
 
--- The outermost op that is not a ProfilerStep marker, or nil.
-local function outermost(ops)
-  for i = 1, #ops do
-    if not find(ops[i], "^ProfilerStep#%d+$") then
-      return ops[i]
-    end
-  end
-  return nil
+local function is_step(name)
+  return find(name, "^ProfilerStep#%d+$") ~= nil
 end
 
-local function freed_before_trace(p, ops, ann)
-  if any(ops, is_zero_grad) or any(ann, is_zero_grad) or any(ops, is_accumulate_grad) then
+-- The ops that are not ProfilerStep markers.
+local function real_ops(ops)
+  local out = {}
+  for i = 1, #ops do
+    if not is_step(ops[i]) then
+      out[#out + 1] = ops[i]
+    end
+  end
+  return out
+end
+
+-- What the context of a row says (its op names, annotations, frames, thread), once per
+-- row.context: the explicit phase, FSDP collectives, the outermost op, frames.
+local facts_of = {}
+local function facts(row)
+  local c = row.context
+  local f = facts_of[c]
+  if f ~= nil then
+    return f
+  end
+  local ops, ann = row.ops, row.annotations
+  local real = real_ops(ops)
+  local top = real[1]
+  f = {
+    phase = phase.explicit(row),
+    fsdp = any(ann, is_fsdp),
+    gather = any(ops, is_gather) or any(ann, is_gather),
+    reduce_scatter = any(ops, is_reduce_scatter) or any(ann, is_reduce_scatter),
+    grad_free = any(ops, is_zero_grad) or any(ann, is_zero_grad) or any(ops, is_accumulate_grad),
+    accumulate = any(ops, is_accumulate_grad),
+    optimizer = any(ops, is_optimizer) or any(ann, is_optimizer),
+    no_ops = #real == 0,
+    top = top,
+    input = row.module == nil and input_ops[top] == true,
+    bare_factory = #real == 1 and lifetime.factory[top] == true,
+    init_frame = any(row.python, is_init_frame),
+  }
+  facts_of[c] = f
+  return f
+end
+
+-- Files whose backward has run (a backward allocation was classified): forward memory there
+-- is "activation", elsewhere "forward output".
+local backward_seen = {}
+
+function pytorch.reset()
+  backward_seen = {}
+end
+
+local function freed_before_trace(f)
+  if f.grad_free then
     return "gradient"
   end
-  if p == "backward" then
+  if f.phase == "backward" then
     return "activation"
   end
   return "unknown"
 end
 
-function pytorch.classify(row)
-  if row.addr == nil or (row.kind == "free" and not row.before_trace) then
+-- What the ops around an allocation's free say, once per row.free_context.
+local free_facts_of = {}
+local function free_facts(row)
+  local c = row.free_context
+  local g = free_facts_of[c]
+  if g == nil then
+    local fops = row.free_ops
+    g = { no_ops = #real_ops(fops) == 0, accumulate = any(fops, is_accumulate_grad), optimizer = any(fops, is_optimizer),
+      backward = any(fops, phase.is_backward) }
+    free_facts_of[c] = g
+  end
+  return g
+end
+
+local function backward(row, f, freed, outlives)
+  if not freed or f.accumulate or outlives then
+    return "gradient"
+  end
+  -- Freed outside any op: by Python code, such as zero_grad(set_to_none=True); the
+  -- autograd engine frees its own buffers inside its nodes (evaluate_function).
+  local g = free_facts(row)
+  if g.no_ops or g.accumulate or g.optimizer then
+    return "gradient"
+  end
+  return "autograd detail"
+end
+
+-- Forward memory, or memory with no marker: whether the file's backward has run decides
+-- between activation and forward output; the answer is not remembered until it has.
+local function forward(row, f, freed, outlives, explicit)
+  local file = row.file or ""
+  local in_backward = freed and free_facts(row).backward
+  if in_backward then
+    backward_seen[file] = true -- saved for a backward: the file's backward runs
+  end
+  if not backward_seen[file] then
+    return "forward output", false
+  end
+  if not freed or outlives then
     return "unknown"
   end
-  local p, explicit = phase.detect(row)
-  local ops, ann = row.ops, row.annotations
-  if row.before_trace then
-    return freed_before_trace(explicit and p, ops, ann)
+  if not explicit and not in_backward and row.same_step == nil then
+    return "unknown" -- made outside any step without markers, freed later: not known
   end
-  if any(ann, is_fsdp) then
-    if any(ops, is_gather) or any(ann, is_gather) then
+  return "activation"
+end
+
+pytorch.cache_by = { "has_addr", "kind", "before_trace", "context", "ops_open_at_free", "same_step", "free_context" }
+
+function pytorch.classify(row)
+  if not row.has_addr or (row.kind == "free" and not row.before_trace) then
+    return "unknown"
+  end
+  local f = facts(row)
+  if row.before_trace then
+    return freed_before_trace(f)
+  end
+  if f.fsdp then
+    if f.gather then
       return "parameter"
     end
-    if any(ops, is_reduce_scatter) or any(ann, is_reduce_scatter) then
+    if f.reduce_scatter then
       return "gradient"
     end
   end
-  local free_ts = row.free_ts
-  if free_ts ~= nil and lifetime.same_op(row) then
+  local open = row.ops_open_at_free
+  local freed = open ~= nil
+  if freed and lifetime.same_op(row) then
     return "temporary"
   end
-  if explicit then
-    if p == "optimizer" then
-      if free_ts == nil or lifetime.step_relation(row) == "outlives" then
-        return "optimizer state"
-      end
-      return "temporary"
-    elseif p == "backward" then
-      if free_ts == nil or any(ops, is_accumulate_grad) then
-        return "gradient"
-      end
-      -- Freed outside any op: by Python code, such as zero_grad(set_to_none=True); the
-      -- autograd engine frees its own buffers inside the nodes (evaluate_function).
-      local fops = row.free_ops
-      if #fops == 0 or any(fops, is_accumulate_grad) or any(fops, is_optimizer) then
-        return "gradient"
-      end
-      if lifetime.step_relation(row) == "outlives" then
-        return "gradient"
-      end
-      return "autograd detail"
+  local same = row.same_step
+  local outlives = freed and same == false
+  local p = f.phase
+  if p == "optimizer" then
+    if not freed or outlives then
+      return "optimizer state"
     end
-    -- forward
-    if free_ts == nil or lifetime.step_relation(row) == "outlives" then
-      return "unknown"
-    end
-    return "activation"
+    return "temporary"
+  elseif p == "backward" then
+    backward_seen[row.file or ""] = true
+    return backward(row, f, freed, outlives)
   end
-  -- no explicit marker
-  local top = outermost(ops)
-  if free_ts == nil then
-    if row.step == nil or param_ops[top] or any(row.python, is_init_frame) then
+  if p == nil then
+    if f.input and freed then
+      return "input"
+    end
+    if not freed and ((same == nil and param_ops[f.top]) or f.init_frame or f.bare_factory) then
       return "parameter"
     end
-    return "unknown"
+    if not freed and f.input then
+      -- never freed, in a step: model.to(device) in ProfilerStep#0 (after prof.start(),
+      -- before the first prof.step()), else the last batch (rare rows: not remembered)
+      return row.step == 0 and "parameter" or "input", false
+    end
   end
-  if row.module == nil and input_ops[top] then
-    return "input"
+  return forward(row, f, freed, outlives, p == "forward")
+end
+
+-- A note when memory allocated before the trace is most of a peak: no rule can see it.
+function pytorch.done(report)
+  for _, s in ipairs(report.series) do
+    for _, c in ipairs(s.categories) do
+      if c.name == "(before trace)" and s.peak_bytes > 0 and c.bytes_at_peak * 2 > s.peak_bytes then
+        print(("pytorch: %s %s: %s of the %s peak (%d%%) was allocated before the trace began, so no"
+          .. " category sees it (parameters, optimizer state); start the profiler before the model and"
+          .. " optimizer are built, or at step 0"):format(s.path, s.device, hmem.human(c.bytes_at_peak),
+          hmem.human(s.peak_bytes), c.bytes_at_peak * 100 // s.peak_bytes))
+      end
+    end
   end
-  if p == "forward" and lifetime.step_relation(row) ~= "outlives" then
-    return "activation"
-  end
-  return "unknown"
 end
 
 return pytorch
