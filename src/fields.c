@@ -272,7 +272,9 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			int32_t p = r->s->partner[r->k];
 			uint32_t fe = p >= 0 ? r->s->ev[p] : UINT32_MAX;
 			v->type = HM_V_BOOL;
-			v->i = fe != UINT32_MAX && f->step_of[fe] == f->step_of[e] && same_pid(t, m->thread[e], m->thread[fe]);
+			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
+			v->i = fe != UINT32_MAX && f->step_of[fe] == f->step_of[e] && f->step_ts_of[fe] == f->step_ts_of[e] &&
+			       same_pid(t, m->thread[e], m->thread[fe]);
 		}
 		break;
 	case HM_F_HAS_ADDR: v->type = HM_V_BOOL, v->i = m->has_addr[e] != 0; break;

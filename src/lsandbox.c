@@ -297,6 +297,7 @@ const hm_embedded *hm_sandbox_find(lua_State *L, const hm_sandbox *o, const char
 static int l_write(lua_State *L);
 static int l_budget(lua_State *L);
 static int l_fail(lua_State *L);
+static int l_note(lua_State *L);
 
 /* hmem.args: a fresh table of this instance, from --set key=value (strings). [-0, +1, m] */
 static void push_args(lua_State *L, const hm_sandbox *o)
@@ -332,6 +333,9 @@ static void add_host_functions(lua_State *L, const hm_sandbox *o)
 	lua_pushlightuserdata(L, (void *)o);
 	lua_pushcclosure(L, l_fail, 1);
 	lua_setfield(L, -2, "fail");
+	lua_pushlightuserdata(L, (void *)o);
+	lua_pushcclosure(L, l_note, 1);
+	lua_setfield(L, -2, "note");
 	push_args(L, o);
 	lua_setfield(L, -2, "args");
 	lua_pushnil(L);
@@ -482,4 +486,17 @@ static int l_fail(lua_State *L)
 	}
 	lua_pushlightuserdata(L, (void *)&fail_sentinel);
 	return lua_error(L);
+}
+
+/* hmem.note(text): a line for the user on standard error ("hmem: note: text"), never on
+ * standard output where an output may be going; -q silences it. Terminal escapes in text
+ * are shown, not obeyed. */
+static int l_note(lua_State *L)
+{
+	const hm_sandbox *o = lua_touserdata(L, lua_upvalueindex(1));
+	size_t n;
+	const char *msg = luaL_checklstring(L, 1, &n);
+	if (!o->quiet)
+		hm_eprintf("hmem: note: %.*s\n", (int)n, msg);
+	return 0;
 }

@@ -24,6 +24,7 @@ typedef struct hm_sandbox {
 	const char **set;     /* --set key=value, what hmem.args holds */
 	int nset;
 	int in_done;          /* done(report) is running: hmem.fail may be called */
+	int quiet;            /* -q: hmem.note says nothing */
 } hm_sandbox;
 
 /* The standard libraries (bounded, lbounds.h) and hmem's metatables, for a state that

@@ -602,7 +602,7 @@ static int run(const opts *o)
 	}
 	hm_script_opts so = {o->rules, o->inc, o->ninc, o->allow_io, o->out_dir,
 			     o->timeout ? strtod(o->timeout, NULL) : 60,
-			     (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : 4096) * 1048576.0), o->set, o->nset};
+			     (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : 4096) * 1048576.0), o->set, o->nset, o->quiet};
 	rep.top = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
 	if (o->rules && !(script = hm_script_open(&so, &cats, err, sizeof err))) {
 		hm_eprintf("hmem: %s\n", err);

@@ -225,7 +225,7 @@ static hm_script *state_new(const hm_script_opts *o, char *err, size_t errsz)
 {
 	hm_script *s = hm_xcalloc(1, sizeof *s);
 	s->o = o;
-	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls, &s->verdict, o->set, o->nset, 0};
+	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls, &s->verdict, o->set, o->nset, 0, o->quiet};
 	s->ctx = hm_lctx_new(o->mem_limit, o->timeout_s, o->rules, s, err, errsz);
 	if (!s->ctx) {
 		free(s);

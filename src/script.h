@@ -28,6 +28,7 @@ typedef struct hm_script_opts {
 	size_t mem_limit;    /* --lua-mem: most bytes the Lua heap may hold (0: none) */
 	const char **set;    /* --set key=value (checked: a key before '='), as hmem.args */
 	int nset;
+	int quiet;           /* -q: hmem.note says nothing */
 } hm_script_opts;
 
 /* Load the rules into a new Lua state and resolve the hooks; categories the pack

@@ -181,6 +181,12 @@ hmem._fail_mt = fail_mt
 
 -- In done(report): fail the run on purpose. hmem writes every output, prints the summary and
 -- the message, and exits 6: no traceback, it is no script error. It stops done.
+-- hmem.note(text): a line for the user on standard error, never mixed into an output.
+function hmem.note(text)
+  if type(text) ~= "string" then error("hmem.note: expected a string", 2) end
+  io.stderr:write("hmem: note: ", text, "\n")
+end
+
 function hmem.fail(message)
   if type(message) ~= "string" then error("hmem.fail: expected a message (a string)", 2) end
   error(setmetatable({ message = message }, fail_mt), 0)

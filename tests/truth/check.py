@@ -17,13 +17,14 @@ import gen  # noqa: E402
 
 
 def run(hmem, trace, out):
-    p = subprocess.run([hmem, "run", "pytorch", trace, "--json", out, "-q"], check=True, stdout=subprocess.PIPE,
-                       text=True)
+    # the pack's note goes to standard error (hmem.note), so that --json - stays JSON
+    p = subprocess.run([hmem, "run", "pytorch", trace, "--json", out], check=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
     with open(out) as f:
         series = json.load(f)["series"]
     assert len(series) == 1, "one device expected"
     s = series[0]
-    return {c["name"]: c["peak_bytes"] for c in s["categories"]}, s["peak_bytes"], p.stdout
+    return {c["name"]: c["peak_bytes"] for c in s["categories"]}, s["peak_bytes"], p.stderr
 
 
 def main():

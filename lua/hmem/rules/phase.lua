@@ -183,7 +183,8 @@ function phase.detect(row)
     series_state(row).marked = true
     return p, true
   end
-  local step = row.step
+  -- a step is its ProfilerStep slice (step_ts), not its number: PyTorch 1.13 writes #0 twice
+  local step = row.step_ts or row.step
   if step ~= nil then
     local ts = row.ts_ns
     local s = series_state(row, ts)

@@ -329,7 +329,7 @@ function pytorch.done(report)
   for _, s in ipairs(report.series) do
     for _, c in ipairs(s.categories) do
       if c.name == "(before trace)" and s.peak_bytes > 0 and c.bytes_at_peak * 2 > s.peak_bytes then
-        print(("pytorch: %s %s: %s of the %s peak (%d%%) was allocated before the trace began, so no"
+        hmem.note(("pytorch: %s %s: %s of the %s peak (%d%%) was allocated before the trace began, so no"
           .. " category sees it (parameters, optimizer state); start the profiler before the model and"
           .. " optimizer are built, or at step 0"):format(s.path, s.device, hmem.human(c.bytes_at_peak),
           hmem.human(s.peak_bytes), c.bytes_at_peak * 100 // s.peak_bytes))
