@@ -67,10 +67,23 @@ void hm_store_free(hm_trace *t)
 	free(m->ev_idx), free(m->dev_type), free(m->dev_id), free(m->thread), free(m->has_addr);
 	hm_slices *o = &t->sl;
 	free(o->ts), free(o->dur), free(o->name), free(o->thread), free(o->cat), free(o->kind);
+	hm_store_free_snap(t->snap);
 	free(t->thread_name);
 	free(t->cut_why);
 	hm_strtab_free(&t->names);
 	hm_strtab_free(&t->threads);
 	free(t->path);
 	free(t);
+}
+
+void hm_store_free_snap(hm_snap *s)
+{
+	if (!s)
+		return;
+	free(s->block_bytes), free(s->stream), free(s->stack), free(s->compile_ctx), free(s->user_meta);
+	hm_strtab_free(&s->frames);
+	hm_strtab_free(&s->stacks);
+	free(s->segs);
+	free(s->ooms);
+	free(s);
 }
