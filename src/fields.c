@@ -12,6 +12,8 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_ANNOTATIONS] = "annotations", [HM_F_STEP] = "step", [HM_F_MODULE] = "module",
 	[HM_F_PYTHON] = "python", [HM_F_THREAD] = "thread", [HM_F_FREE_OP] = "free_op",
 	[HM_F_FREE_OPS] = "free_ops", [HM_F_FREE_STEP] = "free_step", [HM_F_STACK] = "stack", [HM_F_CATEGORY] = "category",
+	[HM_F_FRAME] = "frame", [HM_F_FRAMES] = "frames", [HM_F_BLOCK_BYTES] = "block_bytes", [HM_F_STREAM] = "stream",
+	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata",
 };
 
 int hm_field_id(const char *name, size_t len)
@@ -81,6 +83,31 @@ static uint32_t free_event(const hm_rowref *r)
 		return e;
 	int32_t p = r->s->partner[r->k];
 	return p >= 0 ? r->s->ev[p] : UINT32_MAX;
+}
+
+/* A snapshot's own fields (store.h hm_snap), nil where the snapshot does not say. */
+static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
+{
+	const hm_snap *s = t->snap;
+	uint32_t id = UINT32_MAX;
+	switch (field) {
+	case HM_F_BLOCK_BYTES: set_int(v, s->block_bytes[e]); return;
+	case HM_F_STREAM: set_int(v, s->stream[e]); return;
+	case HM_F_FRAME: id = s->stack[e] == UINT32_MAX ? UINT32_MAX : s->stack_frame[s->stack[e]]; break;
+	case HM_F_COMPILE_CONTEXT: id = s->compile_ctx[e]; break;
+	case HM_F_USER_METADATA: id = s->user_meta[e]; break;
+	}
+	if (id != UINT32_MAX)
+		set_name(v, t, id);
+}
+
+size_t hm_field_frames(const hm_rowref *r, const uint32_t **ids)
+{
+	const hm_snap *s = r->f->t->snap;
+	uint32_t e = r->s->ev[r->k];
+	if (!s || s->stack[e] == UINT32_MAX)
+		return 0;
+	return hm_snap_stack(s, s->stack[e], ids);
 }
 
 void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value *v)
@@ -161,6 +188,8 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	default:
 		if (hm_field_is_list(field))
 			v->type = HM_V_LIST;
+		else if (t->snap)
+			snap_field(t, e, field, v);
 		break;
 	}
 }
@@ -168,7 +197,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 int hm_field_is_list(int field)
 {
 	return field == HM_F_OPS || field == HM_F_ANNOTATIONS || field == HM_F_PYTHON || field == HM_F_FREE_OPS ||
-	       field == HM_F_STACK;
+	       field == HM_F_STACK || field == HM_F_FRAMES;
 }
 
 size_t hm_field_list(const hm_rowref *r, int field, int32_t *out, size_t cap)

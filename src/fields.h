@@ -18,6 +18,8 @@ enum hm_field {
 	HM_F_TOTAL_ALLOC, HM_F_TOTAL_RES, HM_F_FREE_TS, HM_F_LIFETIME, HM_F_OP, HM_F_OPS,
 	HM_F_ANNOTATIONS, HM_F_STEP, HM_F_MODULE, HM_F_PYTHON, HM_F_THREAD, HM_F_FREE_OP,
 	HM_F_FREE_OPS, HM_F_FREE_STEP, HM_F_STACK, HM_F_CATEGORY,
+	/* memory snapshots (README "Snapshots"); nil on traces, frame aside */
+	HM_F_FRAME, HM_F_FRAMES, HM_F_BLOCK_BYTES, HM_F_STREAM, HM_F_COMPILE_CONTEXT, HM_F_USER_METADATA,
 	HM_F_COUNT
 };
 
@@ -45,6 +47,10 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 
 /* Whether a field is a list (the one place that says which are). */
 int hm_field_is_list(int field);
+
+/* frames: the row's stack (frame ids for hm_snap_frame, innermost first) and how many;
+ * 0 on traces. */
+size_t hm_field_frames(const hm_rowref *r, const uint32_t **ids);
 
 /* For a list field: the slices it names (outermost first) into out, at most cap; returns
  * how many there are. */

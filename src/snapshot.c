@@ -87,6 +87,7 @@ typedef struct sx {
 	int max_dev;
 	uint64_t traffic;
 	uint32_t thread;
+	size_t cap_stack_frame;
 	uint32_t *tmp; /* frame ids of the stack being built */
 	size_t captmp;
 } sx;
@@ -190,6 +191,34 @@ static uint32_t frame_id(sx *x, hm_pkv f)
 	return id;
 }
 
+/* Whether a Python file is the user's: not PyTorch's, not an installed package's, not the
+ * interpreter's own. */
+static int user_file(const char *f)
+{
+	size_t n = strlen(f);
+	return n > 3 && !strcmp(f + n - 3, ".py") && !strstr(f, "/torch/") && !strstr(f, "site-packages/") &&
+	       !strstr(f, "dist-packages/") && !strstr(f, "/lib/python3") && f[0] != '<';
+}
+
+/* The innermost user frame of a stack as "file(line): name" (as Kineto names a
+ * python_function), interned in the trace's names; UINT32_MAX when there is none. */
+static uint32_t user_frame(sx *x, const uint32_t *ids, size_t n)
+{
+	hm_trace *t = x->t;
+	for (size_t i = 0; i < n; i++) {
+		hm_frame f = hm_snap_frame(x->s, ids[i]);
+		if (!user_file(t->names.str[f.file]))
+			continue;
+		size_t len = t->names.len[f.file] + t->names.len[f.name] + 32;
+		char *b = hm_xrealloc(NULL, len);
+		int k = snprintf(b, len, "%s(%lld): %s", t->names.str[f.file], (long long)f.line, t->names.str[f.name]);
+		uint32_t id = hm_store_name(t, b, (size_t)k);
+		free(b);
+		return id;
+	}
+	return UINT32_MAX;
+}
+
 /* The stack of a frames list (interned), or UINT32_MAX when there is none; -1 on error
  * (through *bad). */
 static uint32_t stack_id(sx *x, hm_pkv list, int *bad)
@@ -215,8 +244,14 @@ static uint32_t stack_id(sx *x, hm_pkv list, int *bad)
 		if (f != UINT32_MAX)
 			x->tmp[k++] = f;
 	}
-	uint32_t id = hm_strtab_intern(&x->s->stacks, (const char *)x->tmp, k * sizeof *x->tmp);
+	hm_snap *sn = x->s;
+	size_t known = sn->stacks.n;
+	uint32_t id = hm_strtab_intern(&sn->stacks, (const char *)x->tmp, k * sizeof *x->tmp);
 	*slot = id + 1;
+	if (sn->stacks.n > known) {
+		hm_grow(&sn->stack_frame, &x->cap_stack_frame, (size_t)id + 1, sizeof *sn->stack_frame);
+		sn->stack_frame[id] = user_frame(x, x->tmp, k);
+	}
 	return id;
 }
 

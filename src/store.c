@@ -83,6 +83,7 @@ void hm_store_free_snap(hm_snap *s)
 	free(s->block_bytes), free(s->stream), free(s->stack), free(s->compile_ctx), free(s->user_meta);
 	hm_strtab_free(&s->frames);
 	hm_strtab_free(&s->stacks);
+	free(s->stack_frame);
 	free(s->segs);
 	free(s->ooms);
 	free(s);

@@ -210,6 +210,8 @@ typedef struct hm_snap {
 	uint32_t *compile_ctx, *user_meta; /* ids in hm_trace.names; UINT32_MAX: absent */
 	hm_strtab frames;           /* each the bytes of one hm_frame */
 	hm_strtab stacks;           /* each the uint32_t frame ids, innermost first, filtered */
+	uint32_t *stack_frame;      /* by stack id: its first user frame as "file(line): name"
+				     * (an id in hm_trace.names), UINT32_MAX: none */
 	hm_snapseg *segs;
 	size_t nsegs, capsegs;
 	hm_snapoom *ooms;
