@@ -282,6 +282,7 @@ static int read_segments(sx *x, hm_pkv segs)
 			return -1;
 		hm_grow(&s->segs, &s->capsegs, s->nsegs + 1, sizeof *s->segs);
 		hm_snapseg *sg = &s->segs[s->nsegs++];
+		x->t->events++, x->t->count[HM_EV_OTHER]++;
 		*sg = (hm_snapseg){(int32_t)d, (uint64_t)a, total, 0, 0, 0, 0, 0};
 		dev *dv = &x->devs[d];
 		dv->has_segs = dv->seen = 1;
@@ -394,17 +395,17 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 	int64_t bytes = 0, res = 0, clock = -1000, first = HM_NONE;
 	for (int pass = 0; pass < 2; pass++) {
 		int64_t reserved = x->devs[d].reserved - res;
-		if (pass == 1) {
+		if (pass == 1 && x->devs[d].has_segs) {
 			dev *dv = &x->devs[d];
-			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->has_segs ? dv->end_live - bytes : HM_NONE,
-					  dv->has_segs ? reserved : HM_NONE, HM_NONE, 0, 0, 1, (int32_t)d, x->thread};
+			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - bytes, reserved, HM_NONE, 0, 0, 1,
+					  (int32_t)d, x->thread};
 			if (z.total_alloc != HM_NONE && (z.total_alloc < -HM_STORE_MEM_LIMIT || z.total_alloc > HM_STORE_MEM_LIMIT))
 				return fail(x, list, "device %lld: the totals are out of range", (long long)d);
 			hm_store_add_mem(x->t, &z);
 			hm_store_saw_ts(x->t, z.ts);
 			add_snap_row(x, HM_NONE, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
-			clock = -1000;
 		}
+		clock = -1000;
 		for (size_t i = 0; i < n; i++) {
 			hm_pkv e = hm_pk_item(x->p, list, i);
 			if (hm_pk_type(e) != HM_PK_DICT)

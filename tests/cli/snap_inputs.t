@@ -15,7 +15,7 @@ $ gzip -c $T/s/fields.pickle > $T/s/snap.data && hmem run tests/snapshots/fields
 2
 1
 ? 0
-# hmem events: the zero-byte event that opens each device (the totals before the trace:
+# hmem events: the zero-byte event that opens each device with segments (the totals before the trace:
 # nothing here) with the reserved bytes from the segments, then the alloc.
 $ hmem events $T/s/fields.pickle | cut -d, -f3-9
 device,ts,kind,bytes,addr,total_allocated,total_reserved

@@ -90,7 +90,7 @@ local real = { "tests/data/snapshots/sketchkv2_my_snapshot.pickle", "tests/data/
 for _, path in ipairs(real) do
   local py = sh([[python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); g=s["segments"]; ]] ..
     [[print(sum(b.get("requested_size",b["size"]) for x in g for b in x["blocks"] if b["state"].startswith("active")), ]] ..
-    [[sum(x["total_size"] for x in g), sum(len(t) for t in s["device_traces"]))' ]] .. path)
+    [[sum(x["total_size"] for x in g), len(g) + sum(len(t) for t in s["device_traces"]))' ]] .. path)
   local live, reserved, entries = py:match("(%d+) (%d+) (%d+)")
   local j, err = hmem_json("size", path)
   if not j then
@@ -99,7 +99,7 @@ for _, path in ipairs(real) do
     local s = j.series[1]
     check(s.end_bytes == tonumber(live) and s.max_reserved_bytes == tonumber(reserved) and
       j.inputs[1].events == tonumber(entries) and s.mismatches == 0,
-      path .. ": live bytes, reserved bytes and entries as Python's pickle reads them",
+      path .. ": live bytes, reserved bytes, segments and entries as Python's pickle reads them",
       ("%s/%s %s/%s %s/%s"):format(s.end_bytes, live, s.max_reserved_bytes, reserved, j.inputs[1].events, entries))
   end
 end
