@@ -140,12 +140,13 @@ fuzz: deps
 	    -artifact_prefix=build/fuzz/artifacts/$$t- -print_final_stats=1 \
 	    build/fuzz/corpus-$$t build/fuzz/seeds tests/fuzz/regressions || exit 1; \
 	done
-	@mkdir -p build/fuzz/corpus-unpickle
+	@mkdir -p build/fuzz/corpus-unpickle build/fuzz/seeds-unpickle
+	cp tests/fuzz/regressions/snap-* build/fuzz/seeds-unpickle/
 	echo "fuzz_unpickle: $(FUZZ_SECONDS) s"
 	$(MAKE) $(FUZZ_DIR)/fuzz_unpickle
 	$(FUZZ_DIR)/fuzz_unpickle -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
 	  -artifact_prefix=build/fuzz/artifacts/unpickle- -print_final_stats=1 \
-	  build/fuzz/corpus-unpickle $(wildcard tests/fuzz/regressions/snap-*)
+	  build/fuzz/corpus-unpickle build/fuzz/seeds-unpickle
 	@mkdir -p build/fuzz/corpus-lua-api
 	echo "fuzz_lua_api: $(FUZZ_SECONDS) s"
 	$(MAKE) $(FUZZ_DIR)/fuzz_lua_api

@@ -135,6 +135,8 @@ static cont *cont_of(const hm_pk *p, hm_pkv v)
 static int add_items(rd *r, uint64_t off, hm_pkv c, const hm_pkv *v, size_t n)
 {
 	cont *k = cont_of(r->p, c);
+	if (n == 0) /* (TUPLE of an empty MARK: items may still be NULL) */
+		return 0;
 	if ((uint64_t)k->n + n > (UINT64_C(1) << 31))
 		return fail(r, off, "a container of more than 2^31 elements");
 	if (k->n + n > k->cap) {
