@@ -139,10 +139,16 @@ static int add_items(rd *r, uint64_t off, hm_pkv c, const hm_pkv *v, size_t n)
 		return 0;
 	if ((uint64_t)k->n + n > (UINT64_C(1) << 31))
 		return fail(r, off, "a container of more than 2^31 elements");
+	/* Most containers are filled once (one SETITEMS or APPENDS): their first size is exact;
+	 * later ones double (the batches of 1000 of a long list). */
 	if (k->n + n > k->cap) {
-		size_t cap = k->cap;
-		hm_grow(&k->items, &cap, k->n + n, sizeof *k->items);
-		k->cap = (uint32_t)(cap < (UINT64_C(1) << 31) ? cap : (UINT64_C(1) << 31));
+		size_t cap = k->cap ? (size_t)k->cap * 2 : 0;
+		if (cap < k->n + n)
+			cap = k->n + n;
+		if (cap > (UINT64_C(1) << 31))
+			cap = UINT64_C(1) << 31;
+		k->items = hm_xrealloc(k->items, cap * sizeof *k->items);
+		k->cap = (uint32_t)cap;
 	}
 	memcpy(k->items + k->n, v, n * sizeof *v);
 	k->n += (uint32_t)n;
@@ -458,6 +464,7 @@ hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, c
 		r.buf = (const unsigned char *)text, r.hi = len, r.eof = 1;
 	}
 	r.p = hm_xcalloc(1, sizeof *r.p);
+	hm_grow(&r.stack, &r.capstack, 64, sizeof *r.stack); /* never NULL, even for an empty MARK */
 	int rc = 0;
 	if (avail(&r, 1) == 0 && r.buf[r.lo] != 0x80)
 		rc = fail(&r, 0, "not a pickle of protocol 2 or later (no PROTO opcode)");
