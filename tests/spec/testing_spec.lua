@@ -149,7 +149,7 @@ describe("testing.row derived fields", function()
     assert.are.same({ "ts", "ts_ns", "bytes", "kind", "before_trace", "addr", "device", "device_type", "device_id",
       "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts", "lifetime", "op",
       "ops", "annotations", "step", "module", "python", "thread", "free_op", "free_ops", "free_step", "stack",
-      "category" }, testing.fields)
+      "category", "frame", "frames", "block_bytes", "stream", "compile_context", "user_metadata" }, testing.fields)
   end)
 
   it("makes a before-trace row a free", function()
