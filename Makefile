@@ -23,7 +23,7 @@ LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread
 CJSON_LIB := -l:liblua5.4-cjson.so.0
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/kmeta.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c
+CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
 LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lexplain.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o
@@ -74,7 +74,7 @@ demo: deps
 	./hmem run examples/size_buckets.lua examples/traces/
 
 test: deps
-	$(MAKE) hmem build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/gen-trace
+	$(MAKE) hmem build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/gen-trace
 	tests/run
 
 # The fuzz targets (tests/fuzz/) without libFuzzer: a main() that runs each file given, for
@@ -85,6 +85,9 @@ build/replay-reader: tests/fuzz/fuzz_reader.c tests/fuzz/replay.c $(REPLAY_CORE)
 
 build/replay-pipeline: tests/fuzz/fuzz_pipeline.c tests/fuzz/replay.c $(REPLAY_CORE)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -Wl,--wrap=hm_src_read -o $@ $^ $(LDLIBS)
+
+build/replay-unpickle: tests/fuzz/fuzz_unpickle.c tests/fuzz/replay.c $(REPLAY_CORE)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
 
 # The Lua API target (issue 12) runs rule files: it links the Lua side too.
 build/replay-lua-api: tests/fuzz/fuzz_lua_api.c tests/fuzz/replay.c $(REPLAY_CORE) $(LUA_SIDE:%=build/%)
@@ -113,6 +116,9 @@ $(FUZZ_DIR)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_CORE)
 $(FUZZ_DIR)/fuzz_pipeline: tests/fuzz/fuzz_pipeline.c $(FUZZ_CORE)
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -Wl,--wrap=hm_src_read -o $@ $^ $(LDLIBS)
 
+$(FUZZ_DIR)/fuzz_unpickle: tests/fuzz/fuzz_unpickle.c $(FUZZ_CORE)
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -o $@ $^ $(LDLIBS)
+
 $(FUZZ_DIR)/embedded.o: build/embedded.c
 	@mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 -c -o $@ $<
@@ -136,6 +142,13 @@ fuzz: deps
 	    -artifact_prefix=build/fuzz/artifacts/$$t- -print_final_stats=1 \
 	    build/fuzz/corpus-$$t build/fuzz/seeds tests/fuzz/regressions || exit 1; \
 	done
+	@mkdir -p build/fuzz/corpus-unpickle build/fuzz/seeds-unpickle
+	cp tests/fuzz/regressions/snap-* build/fuzz/seeds-unpickle/
+	echo "fuzz_unpickle: $(FUZZ_SECONDS) s"
+	$(MAKE) $(FUZZ_DIR)/fuzz_unpickle
+	$(FUZZ_DIR)/fuzz_unpickle -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+	  -artifact_prefix=build/fuzz/artifacts/unpickle- -print_final_stats=1 \
+	  build/fuzz/corpus-unpickle build/fuzz/seeds-unpickle
 	@mkdir -p build/fuzz/corpus-lua-api
 	echo "fuzz_lua_api: $(FUZZ_SECONDS) s"
 	$(MAKE) $(FUZZ_DIR)/fuzz_lua_api

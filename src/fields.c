@@ -16,6 +16,8 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_MODULES] = "modules", [HM_F_FRAME] = "frame", [HM_F_STEP_TS] = "step_ts",
 	[HM_F_CONTEXT] = "context", [HM_F_FREE_CONTEXT] = "free_context", [HM_F_OPS_OPEN_AT_FREE] = "ops_open_at_free",
 	[HM_F_SAME_STEP] = "same_step", [HM_F_HAS_ADDR] = "has_addr",
+	[HM_F_FRAMES] = "frames", [HM_F_BLOCK_BYTES] = "block_bytes", [HM_F_STREAM] = "stream",
+	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata",
 };
 
 #define MODULE_PREFIX "nn.Module: "
@@ -170,6 +172,32 @@ static int same_pid(const hm_trace *t, uint32_t a, uint32_t b)
 	const char *x = t->threads.str[a], *y = t->threads.str[b];
 	const char *sx = memchr(x, 0x1f, t->threads.len[a]), *sy = memchr(y, 0x1f, t->threads.len[b]);
 	return sx - x == sy - y && memcmp(x, y, (size_t)(sx - x)) == 0;
+
+}
+
+/* A snapshot's own fields (store.h hm_snap), nil where the snapshot does not say. */
+static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
+{
+	const hm_snap *s = t->snap;
+	uint32_t id = UINT32_MAX;
+	switch (field) {
+	case HM_F_BLOCK_BYTES: set_int(v, s->block_bytes[e]); return;
+	case HM_F_STREAM: set_int(v, s->stream[e]); return;
+	case HM_F_FRAME: id = s->stack[e] == UINT32_MAX ? UINT32_MAX : s->stack_frame[s->stack[e]]; break;
+	case HM_F_COMPILE_CONTEXT: id = s->compile_ctx[e]; break;
+	case HM_F_USER_METADATA: id = s->user_meta[e]; break;
+	}
+	if (id != UINT32_MAX)
+		set_name(v, t, id);
+}
+
+size_t hm_field_frames(const hm_rowref *r, const uint32_t **ids)
+{
+	const hm_snap *s = r->f->t->snap;
+	uint32_t e = r->s->ev[r->k];
+	if (!s || s->stack[e] == UINT32_MAX)
+		return 0;
+	return hm_snap_stack(s, s->stack[e], ids);
 }
 
 void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value *v)
@@ -229,6 +257,10 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	}
 	case HM_F_MODULE:
 	case HM_F_FRAME:
+		if (field == HM_F_FRAME && t->snap) { /* a snapshot's stack, not slices */
+			snap_field(t, e, field, v);
+			break;
+		}
 		for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s]) {
 			const char *n = t->names.str[t->sl.name[s]];
 			size_t len = t->names.len[t->sl.name[s]];
@@ -285,6 +317,8 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	default:
 		if (hm_field_is_list(field))
 			v->type = HM_V_LIST;
+		else if (t->snap)
+			snap_field(t, e, field, v);
 		break;
 	}
 }
@@ -292,7 +326,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 int hm_field_is_list(int field)
 {
 	return field == HM_F_OPS || field == HM_F_ANNOTATIONS || field == HM_F_PYTHON || field == HM_F_FREE_OPS ||
-	       field == HM_F_STACK || field == HM_F_MODULES;
+	       field == HM_F_STACK || field == HM_F_MODULES || field == HM_F_FRAMES;
 }
 
 static int module_slice(const hm_trace *t, int32_t s)

@@ -20,6 +20,8 @@ enum hm_field {
 	HM_F_FREE_OPS, HM_F_FREE_STEP, HM_F_STACK, HM_F_CATEGORY, HM_F_MODULES, HM_F_FRAME, HM_F_STEP_TS,
 	/* context facts, cheap to compare and to memoise on (cache_by) */
 	HM_F_CONTEXT, HM_F_FREE_CONTEXT, HM_F_OPS_OPEN_AT_FREE, HM_F_SAME_STEP, HM_F_HAS_ADDR,
+	/* memory snapshots (README "Snapshots"); nil on traces */
+	HM_F_FRAMES, HM_F_BLOCK_BYTES, HM_F_STREAM, HM_F_COMPILE_CONTEXT, HM_F_USER_METADATA,
 	HM_F_COUNT
 };
 
@@ -47,6 +49,10 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 
 /* Whether a field is a list (the one place that says which are). */
 int hm_field_is_list(int field);
+
+/* frames: the row's stack (frame ids for hm_snap_frame, innermost first) and how many;
+ * 0 on traces. */
+size_t hm_field_frames(const hm_rowref *r, const uint32_t **ids);
 
 /* For a list field: the slices it names (outermost first) into out, at most cap; returns
  * how many there are. */

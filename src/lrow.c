@@ -34,9 +34,33 @@ void hm_lua_push_value(lua_State *L, const hm_value *v)
 	}
 }
 
+/* frames: {file=, line=, name=} tables, innermost first. [-0, +1, m] */
+static void push_frames(lua_State *L, const hm_rowref *r)
+{
+	const uint32_t *ids;
+	size_t n = hm_field_frames(r, &ids);
+	const hm_trace *t = r->f->t;
+	lua_createtable(L, n < INT_MAX ? (int)n : 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		hm_frame fr = hm_snap_frame(t->snap, ids[i]);
+		lua_createtable(L, 0, 3);
+		lua_pushlstring(L, t->names.str[fr.file], t->names.len[fr.file]);
+		lua_setfield(L, -2, "file");
+		lua_pushinteger(L, (lua_Integer)fr.line);
+		lua_setfield(L, -2, "line");
+		lua_pushlstring(L, t->names.str[fr.name], t->names.len[fr.name]);
+		lua_setfield(L, -2, "name");
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+}
+
 /* A list field as a table of names, or of {name=, cat=} for stack. [-0, +1, m] */
 static void push_list(lua_State *L, const hm_rowref *r, int field)
 {
+	if (field == HM_F_FRAMES) {
+		push_frames(L, r);
+		return;
+	}
 	int32_t buf[64];
 	size_t n = hm_field_list(r, field, buf, 64);
 	int32_t *sl = n <= 64 ? buf : hm_xcalloc(n, sizeof *sl);

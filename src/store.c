@@ -107,10 +107,24 @@ void hm_store_free(hm_trace *t)
 	free(oo->ts), free(oo->bytes), free(oo->total_alloc), free(oo->total_res);
 	free(oo->dev_type), free(oo->dev_id), free(oo->thread);
 	free(t->capacity);
+	hm_store_free_snap(t->snap);
 	free(t->thread_name);
 	free(t->cut_why);
 	hm_strtab_free(&t->names);
 	hm_strtab_free(&t->threads);
 	free(t->path);
 	free(t);
+}
+
+void hm_store_free_snap(hm_snap *s)
+{
+	if (!s)
+		return;
+	free(s->block_bytes), free(s->stream), free(s->stack), free(s->compile_ctx), free(s->user_meta);
+	hm_strtab_free(&s->frames);
+	hm_strtab_free(&s->stacks);
+	free(s->stack_frame);
+	free(s->segs);
+	free(s->ooms);
+	free(s);
 }

@@ -115,6 +115,7 @@ typedef struct hm_trace {
 	hm_strtab threads;      /* "pid\x1ftid", each part a canonical integer or a string */
 	uint32_t *thread_name;  /* thread id -> name id (M thread_name), UINT32_MAX if none */
 	size_t thread_name_cap;
+	struct hm_snap *snap;   /* what only a memory snapshot has (below); NULL for traces */
 } hm_trace;
 
 /* An empty store for the file path (copied), rank and first_ts HM_NONE. */
@@ -200,5 +201,65 @@ static inline void hm_store_saw_ts(hm_trace *t, int64_t ts)
 	if (t->first_ts == HM_NONE || ts < t->first_ts)
 		t->first_ts = ts;
 }
+
+/* What only a PyTorch memory snapshot has (snapshot.c fills it; README "Snapshots").
+ * Columns by memory event; stacks interned, so memory grows with the entries and the
+ * distinct frames, not with the frames of every entry. */
+typedef struct hm_frame {
+	uint32_t file, name; /* ids in hm_trace.names */
+	int64_t line;        /* 2^64-1 in a file (PyTorch's -1 written unsigned) reads -1 */
+} hm_frame;
+
+/* A segment (or expandable mapping) as the snapshot ends: its blocks summed by state. */
+typedef struct hm_snapseg {
+	int32_t dev;
+	uint64_t addr;
+	int64_t total, allocated, requested, pending, inactive, blocks; /* bytes; requested:
+				 * what the allocated and pending blocks asked for */
+} hm_snapseg;
+
+/* An oom entry (kept for the OOM report: the rounded request and cudaMemGetInfo's free). */
+typedef struct hm_snapoom {
+	int64_t ts, bytes, device_free; /* ns; bytes; HM_NONE where absent */
+	int32_t dev;
+	uint32_t stack;   /* UINT32_MAX: none */
+	uint32_t mem_at;  /* memory events before it in file order */
+} hm_snapoom;
+
+typedef struct hm_snap {
+	size_t cap;                 /* of the columns below, indexed like hm_mem */
+	int64_t *block_bytes;       /* the rounded block size, where the segments tell; HM_NONE */
+	int64_t *stream;            /* HM_NONE where absent */
+	uint32_t *stack;            /* id in stacks; UINT32_MAX: no frames recorded */
+	uint32_t *compile_ctx, *user_meta; /* ids in hm_trace.names; UINT32_MAX: absent */
+	hm_strtab frames;           /* each the bytes of one hm_frame */
+	hm_strtab stacks;           /* each the uint32_t frame ids, innermost first, filtered */
+	uint32_t *stack_frame;      /* by stack id: its first user frame as "file(line): name"
+				     * (an id in hm_trace.names), UINT32_MAX: none */
+	hm_snapseg *segs;
+	size_t nsegs, capsegs;
+	hm_snapoom *ooms;
+	size_t nooms, capooms;
+	uint64_t entries, skipped;  /* trace entries read; of them not memory events (segment
+				     * events, free_requested, snapshot, annotate, unknown actions) */
+	int protocol;
+} hm_snap;
+
+/* Frame id -> the frame; stack id -> its frame ids (innermost first) and how many. */
+static inline hm_frame hm_snap_frame(const hm_snap *s, uint32_t id)
+{
+	hm_frame f;
+	__builtin_memcpy(&f, s->frames.str[id], sizeof f);
+	return f;
+}
+
+static inline size_t hm_snap_stack(const hm_snap *s, uint32_t id, const uint32_t **ids)
+{
+	*ids = (const uint32_t *)(const void *)s->stacks.str[id];
+	return s->stacks.len[id] / sizeof(uint32_t);
+}
+
+/* Frees a snapshot's part of a store (hm_store_free calls it). */
+void hm_store_free_snap(hm_snap *s);
 
 #endif

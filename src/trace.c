@@ -2,6 +2,7 @@
  * the rank (see trace.h). */
 #include "trace.h"
 #include "kineto.h"
+#include "snapshot.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@ static const struct reader {
 	size_t nmagic;
 	hm_reader_fn read;
 } readers[] = {
+	{"PyTorch memory snapshot (pickle)", "\x80", 1, hm_snapshot_read},
 	{"Kineto JSON trace", "", 0, hm_kineto_read},
 };
 

@@ -30,7 +30,7 @@
 --     ts 0; ts_ns = ts in integer ns; ts = ts_ns / 1000 when only ts_ns is given;
 --     ops, annotations, python: the names of the stack entries whose cat is "cpu_op" or
 --       "Operator", "user_annotation", "python_function" when stack is given, else {};
---       stack and free_ops {};
+--       stack, free_ops and frames {};
 --     op = the last of ops when only ops is given; ops = {op} when only op is given (the
 --       same for free_op and free_ops); when both are given op must be the last of ops;
 --     step = N of the innermost "ProfilerStep#N" in annotations, ops or stack (hmem also
@@ -116,6 +116,7 @@ testing.fields = {
   "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
   "free_ops", "free_step", "stack", "category", "modules", "frame", "step_ts",
   "context", "free_context", "ops_open_at_free", "same_step", "has_addr",
+  "frames", "block_bytes", "stream", "compile_context", "user_metadata",
 }
 local field_list = table.concat(testing.fields, ", ")
 
@@ -124,7 +125,7 @@ for _, f in ipairs(testing.fields) do
   known[f] = true
 end
 
-local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true }
+local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true, frames = true }
 
 local FAKE_ADDR = 0x7f3a00000000
 local context_ids = { n = 0 }
@@ -284,10 +285,12 @@ function testing.row(t)
     end
     given[k] = true
   end
-  for _, f in ipairs({ "ts", "bytes", "device_type", "device_id", "free_ts", "lifetime", "total_allocated", "total_reserved" }) do
+  for _, f in ipairs({ "ts", "bytes", "device_type", "device_id", "free_ts", "lifetime", "total_allocated", "total_reserved",
+                       "block_bytes", "stream" }) do
     check_type(d, f, "number")
   end
-  for _, f in ipairs({ "kind", "device", "file", "op", "free_op", "module", "thread", "category" }) do
+  for _, f in ipairs({ "kind", "device", "file", "op", "free_op", "module", "thread", "category", "frame",
+                       "compile_context", "user_metadata" }) do
     check_type(d, f, "string")
   end
   for f in pairs(lists) do
@@ -380,6 +383,7 @@ function testing.row(t)
     d.free_ops = d.free_ops or {}
     pair("free_op", "free_ops", 3)
   end
+  d.frames = d.frames or {} -- a snapshot's stack ({file=, line=, name=} tables); {} as on a trace
   for i, e in ipairs(stack) do
     if (e.ts ~= nil and type(e.ts) ~= "number") or (e.dur ~= nil and type(e.dur) ~= "number") then
       error(("testing.row: stack[%d]: ts and dur must be numbers (µs)"):format(i), 2)

@@ -1,0 +1,592 @@
+/* Reading a PyTorch memory snapshot into the store (see snapshot.h; the format by version
+ * is in README "Snapshots"). */
+#include "snapshot.h"
+#include "unpickle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVICE 65535
+
+enum action { A_ALLOC, A_FREE_REQUESTED, A_FREE_COMPLETED, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UNMAP, A_OOM, A_OTHER };
+
+/* The key names, each looked up once in the pickle's strings. */
+#define KEYS(X)                                                                                          \
+	X(segments) X(device_traces) X(device) X(address) X(total_size) X(blocks) X(size) X(requested_size) \
+	X(state) X(action) X(addr) X(stream) X(time_us) X(frames) X(filename) X(line) X(name)              \
+	X(compile_context) X(user_metadata) X(device_free) X(external_annotations) X(stage)
+#define FIELD(k) uint32_t k;
+#define ATOM(n) x->k.n = hm_pk_atom(x->p, #n);
+
+typedef struct keys {
+	KEYS(FIELD)
+} keys;
+
+/* A u64 -> u32 map (open addressing) for what is met many times through the memo: a frame
+ * dict's handle -> its frame id, a frames list's handle -> its stack id, (device, block
+ * address) -> block. */
+typedef struct umap {
+	uint64_t *key;
+	uint32_t *val;
+	size_t n, cap; /* cap a power of two, or 0 */
+} umap;
+
+static uint32_t *um_slot(umap *m, uint64_t key, int add)
+{
+	if (add && (m->n + 1) * 2 > m->cap) {
+		umap g = {0};
+		g.cap = m->cap ? m->cap * 2 : 1024;
+		g.key = hm_xcalloc(g.cap, sizeof *g.key);
+		g.val = hm_xcalloc(g.cap, sizeof *g.val);
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->val[i])
+				*um_slot(&g, m->key[i], 1) = m->val[i], g.n++;
+		free(m->key), free(m->val);
+		*m = g;
+	}
+	if (!m->cap)
+		return NULL;
+	for (size_t i = (key * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->val[i] && m->key[i] == key)
+			return &m->val[i];
+		if (!m->val[i]) {
+			if (!add)
+				return NULL;
+			m->key[i] = key;
+			return &m->val[i]; /* the caller stores value + 1 and counts n */
+		}
+	}
+}
+
+/* A block of the segments as the snapshot ends. */
+typedef struct blk {
+	int64_t size, requested;
+	int decided; /* the last event at its address has been seen (reading backwards) */
+} blk;
+
+typedef struct dev {
+	int seen, has_segs;
+	int64_t end_live;   /* requested bytes of the active blocks at the end */
+	int64_t reserved;   /* total_size of its segments at the end */
+} dev;
+
+typedef struct sx {
+	hm_trace *t;
+	hm_snap *s;
+	const hm_pk *p;
+	keys k;
+	const char *path;
+	char *err;
+	size_t errsz;
+	umap frame_of, stack_of, block_at;
+	blk *blks;
+	size_t nblks, capblks;
+	dev devs[MAX_DEVICE + 1];
+	int max_dev;
+	uint64_t traffic;
+	uint32_t thread;
+	size_t cap_stack_frame;
+	uint32_t *tmp; /* frame ids of the stack being built */
+	size_t captmp;
+} sx;
+
+static int fail(sx *x, hm_pkv at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(sx *x, hm_pkv at, const char *fmt, ...)
+{
+	int n = snprintf(x->err, x->errsz, "%s:%llu: memory snapshot: ", x->path, (unsigned long long)hm_pk_at(x->p, at));
+	if (n >= 0 && (size_t)n < x->errsz) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(x->err + n, x->errsz - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* An integer member: 0 with *out set, 1 when absent (or None), -1 (message) otherwise. A
+ * value above INT64_MAX is taken as the int64 it wraps to: PyTorch writes -1 that way. */
+static int get_int(sx *x, hm_pkv d, uint32_t key, const char *what, int64_t *out)
+{
+	hm_pkv v = hm_pk_get(x->p, d, key);
+	if (v == HM_PK_ABSENT || hm_pk_type(v) == HM_PK_NONE)
+		return 1;
+	if (hm_pk_int(x->p, v, out) < 0)
+		return fail(x, d, "'%s' is not an integer", what);
+	return 0;
+}
+
+static int get_size(sx *x, hm_pkv d, uint32_t key, const char *what, int64_t *out)
+{
+	int rc = get_int(x, d, key, what, out);
+	if (rc == 0 && (*out < 0 || *out > HM_STORE_MEM_LIMIT))
+		return fail(x, d, "'%s' of %lld bytes is out of range (0 to 2^60)", what, (long long)*out);
+	return rc;
+}
+
+static int get_dev(sx *x, hm_pkv d, int64_t dflt, int64_t *out)
+{
+	int rc = get_int(x, d, x->k.device, "device", out);
+	if (rc == 1)
+		*out = dflt, rc = 0;
+	if (rc == 0 && (*out < 0 || *out > MAX_DEVICE))
+		return fail(x, d, "device %lld is out of range (0 to %d)", (long long)*out, MAX_DEVICE);
+	return rc;
+}
+
+/* A string member interned into the trace's names, or UINT32_MAX when absent. */
+static uint32_t get_name(sx *x, hm_pkv d, uint32_t key)
+{
+	size_t n;
+	const char *s = hm_pk_str(x->p, hm_pk_get(x->p, d, key), &n);
+	return s ? hm_store_name(x->t, s, n) : UINT32_MAX;
+}
+
+static const char *get_str(sx *x, hm_pkv d, uint32_t key)
+{
+	size_t n;
+	const char *s = hm_pk_str(x->p, hm_pk_get(x->p, d, key), &n);
+	return s ? s : "";
+}
+
+int hm_snapshot_frame_shown(const char *file, const char *name)
+{
+	static const char *const funcs[] = {"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
+					    "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_"};
+	static const char *const files[] = {"core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c",
+					    "Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c",
+					    "cpython/abstract.h"};
+	for (size_t i = 0; i < sizeof funcs / sizeof *funcs; i++)
+		if (strstr(name, funcs[i]))
+			return 0;
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+		if (strstr(file, files[i]))
+			return 0;
+	return 1;
+}
+
+/* A frame dict's id in s->frames, UINT32_MAX when memory_viz would not show it, or
+ * UINT32_MAX - 1 on error; a dict shared through the memo is read once (the map holds
+ * id + 2, or 1 for a frame left out). */
+static uint32_t frame_id(sx *x, hm_pkv f)
+{
+	uint32_t *slot = um_slot(&x->frame_of, f, 1);
+	if (*slot)
+		return *slot == 1 ? UINT32_MAX : *slot - 2;
+	x->frame_of.n++;
+	if (hm_pk_type(f) != HM_PK_DICT) {
+		fail(x, f, "a frame is not a dict");
+		return UINT32_MAX - 1;
+	}
+	const char *file = get_str(x, f, x->k.filename), *name = get_str(x, f, x->k.name);
+	uint32_t id = UINT32_MAX;
+	if (hm_snapshot_frame_shown(file, name)) {
+		hm_frame fr = {hm_store_name(x->t, file, strlen(file)), hm_store_name(x->t, name, strlen(name)), 0};
+		if (get_int(x, f, x->k.line, "line", &fr.line) < 0)
+			return UINT32_MAX - 1;
+		id = hm_strtab_intern(&x->s->frames, (const char *)&fr, sizeof fr);
+	}
+	*slot = id == UINT32_MAX ? 1 : id + 2;
+	return id;
+}
+
+/* Whether a Python file is the user's: not PyTorch's, not an installed package's, not the
+ * interpreter's own. */
+static int user_file(const char *f)
+{
+	size_t n = strlen(f);
+	return n > 3 && !strcmp(f + n - 3, ".py") && !strstr(f, "/torch/") && !strstr(f, "site-packages/") &&
+	       !strstr(f, "dist-packages/") && !strstr(f, "/lib/python3") && f[0] != '<';
+}
+
+/* The innermost user frame of a stack as "file(line): name" (as Kineto names a
+ * python_function), interned in the trace's names; UINT32_MAX when there is none. */
+static uint32_t user_frame(sx *x, const uint32_t *ids, size_t n)
+{
+	hm_trace *t = x->t;
+	for (size_t i = 0; i < n; i++) {
+		hm_frame f = hm_snap_frame(x->s, ids[i]);
+		if (!user_file(t->names.str[f.file]))
+			continue;
+		size_t len = t->names.len[f.file] + t->names.len[f.name] + 32;
+		char *b = hm_xrealloc(NULL, len);
+		int k = snprintf(b, len, "%s(%lld): %s", t->names.str[f.file], (long long)f.line, t->names.str[f.name]);
+		uint32_t id = hm_store_name(t, b, (size_t)k);
+		free(b);
+		return id;
+	}
+	return UINT32_MAX;
+}
+
+/* The stack of a frames list (interned), or UINT32_MAX when there is none; -1 on error
+ * (through *bad). */
+static uint32_t stack_id(sx *x, hm_pkv list, int *bad)
+{
+	if (list == HM_PK_ABSENT || hm_pk_type(list) == HM_PK_NONE)
+		return UINT32_MAX;
+	if (hm_pk_type(list) != HM_PK_LIST && hm_pk_type(list) != HM_PK_TUPLE) {
+		*bad = fail(x, list, "'frames' is not a list");
+		return UINT32_MAX;
+	}
+	uint32_t *slot = um_slot(&x->stack_of, list, 1);
+	if (*slot)
+		return *slot - 1;
+	x->stack_of.n++;
+	size_t n = hm_pk_len(x->p, list), k = 0;
+	hm_grow(&x->tmp, &x->captmp, n + 1, sizeof *x->tmp);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t f = frame_id(x, hm_pk_item(x->p, list, i));
+		if (f == UINT32_MAX - 1) {
+			*bad = -1;
+			return UINT32_MAX;
+		}
+		if (f != UINT32_MAX)
+			x->tmp[k++] = f;
+	}
+	hm_snap *sn = x->s;
+	size_t known = sn->stacks.n;
+	uint32_t id = hm_strtab_intern(&sn->stacks, (const char *)x->tmp, k * sizeof *x->tmp);
+	*slot = id + 1;
+	if (sn->stacks.n > known) {
+		hm_grow(&sn->stack_frame, &x->cap_stack_frame, (size_t)id + 1, sizeof *sn->stack_frame);
+		sn->stack_frame[id] = user_frame(x, x->tmp, k);
+	}
+	return id;
+}
+
+static int is_active(const char *state)
+{
+	return !strcmp(state, "active_allocated") || !strcmp(state, "active_pending_free") ||
+	       !strcmp(state, "active_awaiting_free");
+}
+
+/* The segments as the snapshot ends: per device the live requested bytes and the reserved
+ * bytes, each segment's blocks summed by state, and each block by address (for the block
+ * size of the allocation that made it). Blocks without an address (before 2.1) follow
+ * each other from the segment's address. */
+static int read_segments(sx *x, hm_pkv segs)
+{
+	if (segs == HM_PK_ABSENT)
+		return 0;
+	if (hm_pk_type(segs) != HM_PK_LIST)
+		return fail(x, segs, "'segments' is not a list");
+	hm_snap *s = x->s;
+	for (size_t i = 0; i < hm_pk_len(x->p, segs); i++) {
+		hm_pkv g = hm_pk_item(x->p, segs, i), blocks;
+		if (hm_pk_type(g) != HM_PK_DICT)
+			return fail(x, segs, "segment %zu is not a dict", i);
+		int64_t d, a = 0, total = 0;
+		if (get_dev(x, g, 0, &d) < 0 || get_int(x, g, x->k.address, "address", &a) < 0 ||
+		    get_size(x, g, x->k.total_size, "total_size", &total) < 0)
+			return -1;
+		hm_grow(&s->segs, &s->capsegs, s->nsegs + 1, sizeof *s->segs);
+		hm_snapseg *sg = &s->segs[s->nsegs++];
+		x->t->events++, x->t->count[HM_EV_OTHER]++;
+		*sg = (hm_snapseg){(int32_t)d, (uint64_t)a, total, 0, 0, 0, 0, 0};
+		dev *dv = &x->devs[d];
+		dv->has_segs = dv->seen = 1;
+		if (d > x->max_dev)
+			x->max_dev = (int)d;
+		if ((dv->reserved += total) > HM_STORE_MEM_LIMIT)
+			return fail(x, g, "the segments add up to more than 2^60 bytes");
+		blocks = hm_pk_get(x->p, g, x->k.blocks);
+		if (blocks == HM_PK_ABSENT)
+			continue;
+		if (hm_pk_type(blocks) != HM_PK_LIST)
+			return fail(x, g, "'blocks' is not a list");
+		uint64_t at = (uint64_t)a;
+		for (size_t j = 0; j < hm_pk_len(x->p, blocks); j++) {
+			hm_pkv b = hm_pk_item(x->p, blocks, j);
+			int64_t size = 0, req, ba;
+			if (hm_pk_type(b) != HM_PK_DICT)
+				return fail(x, blocks, "block %zu is not a dict", j);
+			if (get_size(x, b, x->k.size, "size", &size) < 0)
+				return -1;
+			int rc = get_size(x, b, x->k.requested_size, "requested_size", &req);
+			if (rc < 0)
+				return -1;
+			if (rc)
+				req = size;
+			rc = get_int(x, b, x->k.address, "address", &ba);
+			if (rc < 0)
+				return -1;
+			if (rc == 0)
+				at = (uint64_t)ba;
+			const char *state = get_str(x, b, x->k.state);
+			sg->blocks++;
+			if (is_active(state)) {
+				if (!strcmp(state, "active_allocated"))
+					sg->allocated += size;
+				else
+					sg->pending += size;
+				sg->requested += req;
+				if ((dv->end_live += req) > HM_STORE_MEM_LIMIT)
+					return fail(x, b, "the blocks add up to more than 2^60 bytes");
+				if (at >> 48 == 0) {
+					hm_grow(&x->blks, &x->capblks, x->nblks + 1, sizeof *x->blks);
+					x->blks[x->nblks] = (blk){size, req, 0};
+					uint32_t *slot = um_slot(&x->block_at, at | (uint64_t)d << 48, 1);
+					if (!*slot)
+						x->block_at.n++;
+					*slot = (uint32_t)++x->nblks;
+				}
+			} else {
+				sg->inactive += size;
+			}
+			at += (uint64_t)size;
+		}
+	}
+	return 0;
+}
+
+static enum action action_of(const char *a)
+{
+	static const char *const names[] = {"alloc", "free_requested", "free_completed", "segment_alloc",
+					    "segment_free", "segment_map", "segment_unmap", "oom"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(a, names[i]))
+			return (enum action)i;
+	return A_OTHER;
+}
+
+/* The time of an entry in ns: time_us when present, else a clock of its own (1 us per
+ * entry after the last time seen), so order is kept and the timeline stays readable. */
+static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
+{
+	int64_t us;
+	int rc = get_int(x, e, x->k.time_us, "time_us", &us);
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		if (us > HM_STORE_TS_LIMIT / 1000 || us < -HM_STORE_TS_LIMIT / 1000)
+			return fail(x, e, "time_us %lld is out of range", (long long)us);
+		*clock = us * 1000;
+	} else {
+		*clock += 1000;
+	}
+	return 0;
+}
+
+static void add_snap_row(sx *x, int64_t block_bytes, int64_t stream, uint32_t stack, uint32_t cc, uint32_t um)
+{
+	hm_snap *s = x->s;
+	size_t i = x->t->mem.n - 1;
+	if (i >= s->cap) {
+		size_t c = s->cap ? s->cap * 2 : 1024;
+		s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
+		s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
+		s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
+		s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
+		s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
+		s->cap = c;
+	}
+	s->block_bytes[i] = block_bytes, s->stream[i] = stream, s->stack[i] = stack;
+	s->compile_ctx[i] = cc, s->user_meta[i] = um;
+}
+
+/* One device's entries, in two passes: the first sums what changes the totals (so the
+ * totals at the start are known: the end's, from the segments, minus the changes), the
+ * second appends a zero-byte event with those totals and then the allocations and frees,
+ * each with the reserved bytes after it. */
+static int read_device(sx *x, hm_pkv list, int64_t d)
+{
+	size_t n = list == HM_PK_ABSENT ? 0 : hm_pk_len(x->p, list);
+	int64_t bytes = 0, res = 0, clock = -1000, first = HM_NONE;
+	for (int pass = 0; pass < 2; pass++) {
+		int64_t reserved = x->devs[d].reserved - res;
+		if (pass == 1 && x->devs[d].has_segs) {
+			dev *dv = &x->devs[d];
+			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - bytes, reserved, HM_NONE, 0, 0, 1,
+					  (int32_t)d, x->thread};
+			if (z.total_alloc != HM_NONE && (z.total_alloc < -HM_STORE_MEM_LIMIT || z.total_alloc > HM_STORE_MEM_LIMIT))
+				return fail(x, list, "device %lld: the totals are out of range", (long long)d);
+			hm_store_add_mem(x->t, &z);
+			hm_store_saw_ts(x->t, z.ts);
+			add_snap_row(x, HM_NONE, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
+		}
+		clock = -1000;
+		for (size_t i = 0; i < n; i++) {
+			hm_pkv e = hm_pk_item(x->p, list, i);
+			if (hm_pk_type(e) != HM_PK_DICT)
+				return fail(x, list, "trace entry %zu of device %lld is not a dict", i, (long long)d);
+			enum action a = action_of(get_str(x, e, x->k.action));
+			int64_t size = 0, addr = 0, stream = HM_NONE, dfree = HM_NONE;
+			int has_addr;
+			if (entry_ts(x, e, &clock) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
+			    (has_addr = get_int(x, e, x->k.addr, "addr", &addr)) < 0 ||
+			    get_int(x, e, x->k.stream, "stream", &stream) < 0 ||
+			    get_int(x, e, x->k.device_free, "device_free", &dfree) < 0)
+				return -1;
+			if (first == HM_NONE)
+				first = clock;
+			int64_t delta = a == A_SEG_ALLOC || a == A_SEG_MAP ? size : a == A_SEG_FREE || a == A_SEG_UNMAP ? -size : 0;
+			if (pass == 0) {
+				res += delta;
+				bytes += a == A_ALLOC ? size : a == A_FREE_COMPLETED ? -size : 0;
+				continue;
+			}
+			reserved += delta;
+			x->s->entries++;
+			int bad = 0;
+			if (a == A_OOM) {
+				hm_snap *s = x->s;
+				hm_grow(&s->ooms, &s->capooms, s->nooms + 1, sizeof *s->ooms);
+				uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
+				s->ooms[s->nooms++] = (hm_snapoom){clock, size, dfree, (int32_t)d, st, (uint32_t)x->t->mem.n};
+				x->t->oom_events++, x->t->count[HM_EV_OOM]++;
+			}
+			if (a != A_ALLOC && a != A_FREE_COMPLETED) {
+				x->s->skipped++;
+				if (a != A_OOM)
+					x->t->count[HM_EV_OTHER]++;
+				if (bad)
+					return -1;
+				continue;
+			}
+			if ((x->traffic += (uint64_t)size) > HM_STORE_MEM_LIMIT)
+				return fail(x, e, "the sizes add up to more than 2^60 bytes");
+			hm_mem_event me = {clock, a == A_ALLOC ? size : -size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE,
+					   HM_NONE, (uint64_t)addr, has_addr == 0, 1, (int32_t)d, x->thread};
+			hm_store_add_mem(x->t, &me);
+			hm_store_saw_ts(x->t, clock);
+			x->t->count[HM_EV_MEMORY]++;
+			uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
+			if (bad)
+				return -1;
+			add_snap_row(x, HM_NONE, stream, st, get_name(x, e, x->k.compile_context), get_name(x, e, x->k.user_metadata));
+		}
+	}
+	return 0;
+}
+
+static int read_traces(sx *x, hm_pkv traces)
+{
+	size_t n = 0;
+	if (traces != HM_PK_ABSENT) {
+		if (hm_pk_type(traces) != HM_PK_LIST)
+			return fail(x, traces, "'device_traces' is not a list");
+		n = hm_pk_len(x->p, traces);
+		if (n > MAX_DEVICE + 1)
+			return fail(x, traces, "more than %d devices", MAX_DEVICE + 1);
+	}
+	for (size_t d = 0; d < n; d++) {
+		hm_pkv l = hm_pk_item(x->p, traces, d);
+		if (hm_pk_type(l) != HM_PK_LIST)
+			return fail(x, traces, "the trace of device %zu is not a list", d);
+		if (hm_pk_len(x->p, l) || x->devs[d].seen) {
+			x->devs[d].seen = 2;
+			if (read_device(x, l, (int64_t)d) < 0)
+				return -1;
+		}
+	}
+	for (int d = 0; d <= x->max_dev; d++)
+		if (x->devs[d].seen == 1 && read_device(x, HM_PK_ABSENT, d) < 0)
+			return -1;
+	return 0;
+}
+
+/* record_function ranges (2.5+): START and END by name become annotation slices on the one
+ * thread of the snapshot, so row.annotations works as for traces. A START never ended
+ * lasts to the last event. */
+static int read_annotations(sx *x, hm_pkv anns)
+{
+	if (anns == HM_PK_ABSENT)
+		return 0;
+	if (hm_pk_type(anns) != HM_PK_LIST)
+		return fail(x, anns, "'external_annotations' is not a list");
+	size_t n = hm_pk_len(x->p, anns), open = 0;
+	struct { uint32_t name; int64_t ts; } *st = hm_xcalloc(n + 1, sizeof *st);
+	uint32_t cat = hm_store_name(x->t, "user_annotation", 15);
+	int64_t last = x->t->first_ts == HM_NONE ? 0 : x->t->first_ts, clock = 0;
+	for (size_t i = 0; i < x->t->mem.n; i++)
+		if (x->t->mem.ts[i] > last)
+			last = x->t->mem.ts[i];
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		hm_pkv a = hm_pk_item(x->p, anns, i);
+		if (hm_pk_type(a) != HM_PK_DICT || entry_ts(x, a, &clock) < 0) {
+			rc = hm_pk_type(a) != HM_PK_DICT ? fail(x, anns, "annotation %zu is not a dict", i) : -1;
+			break;
+		}
+		uint32_t name = get_name(x, a, x->k.name);
+		if (name == UINT32_MAX)
+			continue;
+		x->t->events++, x->t->count[HM_EV_HOST_SLICE]++;
+		if (!strcmp(get_str(x, a, x->k.stage), "START")) {
+			st[open].name = name, st[open++].ts = clock;
+			continue;
+		}
+		for (size_t j = open; j-- > 0;)
+			if (st[j].name == name) {
+				hm_store_add_slice(x->t, st[j].ts, clock - st[j].ts, name, cat, x->thread, HM_SL_ANNOTATION);
+				memmove(st + j, st + j + 1, (open - j - 1) * sizeof *st);
+				open--;
+				break;
+			}
+	}
+	for (size_t j = 0; j < open && rc == 0; j++)
+		hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name, cat, x->thread, HM_SL_ANNOTATION);
+	free(st);
+	return rc;
+}
+
+/* The block size of each allocation still live at the end: reading backwards, the last
+ * event at a block's address is its allocation when it is an alloc of the block's
+ * requested size. */
+static void block_sizes(sx *x)
+{
+	const hm_mem *m = &x->t->mem;
+	for (size_t i = m->n; i-- > 0;) {
+		if (!m->has_addr[i] || m->addr[i] >> 48 || m->bytes[i] == 0)
+			continue;
+		uint32_t *slot = um_slot(&x->block_at, m->addr[i] | (uint64_t)m->dev_id[i] << 48, 0);
+		if (!slot)
+			continue;
+		blk *b = &x->blks[*slot - 1];
+		if (!b->decided && m->bytes[i] == b->requested)
+			x->s->block_bytes[i] = b->size;
+		b->decided = 1;
+	}
+}
+
+int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code)
+{
+	*code = HM_EXIT_INPUT;
+	hm_pk *p = hm_pk_load(in->path, in->src, in->text, in->len, err, errsz);
+	if (!p)
+		return -1;
+	sx *x = hm_xcalloc(1, sizeof *x);
+	*x = (sx){.t = t, .p = p, .path = in->path, .err = err, .errsz = errsz, .max_dev = -1};
+	KEYS(ATOM)
+	t->snap = x->s = hm_xcalloc(1, sizeof *x->s);
+	t->has_trace_events = 1;
+	x->thread = hm_store_thread(t, "\x1f", 1);
+	hm_pkv root = hm_pk_root(p), segs = HM_PK_ABSENT, traces = HM_PK_ABSENT, anns = HM_PK_ABSENT;
+	int rc = 0;
+	if (hm_pk_type(root) == HM_PK_LIST) { /* 1.13: the list of segments */
+		segs = root;
+	} else if (hm_pk_type(root) == HM_PK_DICT) {
+		segs = hm_pk_get(p, root, x->k.segments);
+		traces = hm_pk_get(p, root, x->k.device_traces);
+		anns = hm_pk_get(p, root, x->k.external_annotations);
+		if (segs == HM_PK_ABSENT && traces == HM_PK_ABSENT)
+			rc = fail(x, root, "neither 'segments' nor 'device_traces' (not a memory snapshot?)");
+	} else {
+		rc = fail(x, root, "the pickle holds neither a dict nor a list of segments (not a memory snapshot?)");
+	}
+	if (rc == 0)
+		rc = read_segments(x, segs);
+	if (rc == 0)
+		rc = read_traces(x, traces);
+	if (rc == 0)
+		rc = read_annotations(x, anns);
+	if (rc == 0)
+		block_sizes(x);
+	t->events += x->s->entries;
+	free(x->frame_of.key), free(x->frame_of.val), free(x->stack_of.key), free(x->stack_of.val);
+	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp);
+	free(x);
+	hm_pk_free(p);
+	return rc;
+}

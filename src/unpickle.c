@@ -1,0 +1,604 @@
+/* The data-only unpickler (see unpickle.h). */
+#include "unpickle.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A handle: the type in the top 4 bits, the payload below. Integers of 60 bits are held in
+ * the handle; wider ones in bigs[] (payload = index * 2 + 1 when the value is above
+ * INT64_MAX); floats in nums[]; strings by id in strs; containers by index in conts[]. */
+#define TAG(t) ((hm_pkv)(t) << 60)
+#define PAYLOAD(v) ((v) & ((UINT64_C(1) << 60) - 1))
+#define INLINE_MIN (-(INT64_C(1) << 59))
+#define INLINE_MAX ((INT64_C(1) << 59) - 1)
+
+typedef struct cont {
+	hm_pkv *items;    /* dicts: key, value, key, value, ... */
+	uint32_t n, cap;
+	uint64_t at;      /* offset of the opcode that made it, for messages */
+	uint8_t color;    /* the final check: 0 unseen, 1 on the path, 2 done */
+	uint8_t height;   /* done: the deepest nesting below it */
+} cont;
+
+struct hm_pk {
+	hm_strtab strs;
+	cont *conts;
+	size_t nconts, capconts;
+	uint64_t *bigs;
+	size_t nbigs, capbigs;
+	double *nums;
+	size_t nnums, capnums;
+	hm_pkv root;
+};
+
+/* The byte source and the parse state. */
+typedef struct rd {
+	const char *name;
+	hm_src *src;
+	const unsigned char *buf; /* src: own, growable (own); text: the caller's */
+	unsigned char *own;
+	size_t cap, lo, hi;
+	uint64_t base;            /* offset of buf[0] */
+	int eof;
+	char *err;
+	size_t errsz;
+	hm_pk *p;
+	hm_pkv *stack;
+	size_t sp, capstack;
+	size_t marks[HM_PK_MAX_MARKS];
+	size_t nmarks;
+	hm_pkv *memo;
+	size_t capmemo, memo_len;
+} rd;
+
+static int fail(rd *r, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(rd *r, uint64_t off, const char *fmt, ...)
+{
+	int n = snprintf(r->err, r->errsz, "%s:%llu: ", r->name, (unsigned long long)off);
+	if (n >= 0 && (size_t)n < r->errsz) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(r->err + n, r->errsz - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static uint64_t pos(const rd *r)
+{
+	return r->base + r->lo;
+}
+
+/* Make n bytes available at buf + lo: 0, or -1 when the data ends first (or fails: the
+ * source's message in err). The buffer grows only as data arrives, so a huge declared
+ * length costs what the file really holds. */
+static int avail(rd *r, uint64_t n)
+{
+	while (r->hi - r->lo < n) {
+		if (r->eof)
+			return -1;
+		if (r->lo) {
+			memmove(r->own, r->own + r->lo, r->hi - r->lo);
+			r->base += r->lo, r->hi -= r->lo, r->lo = 0;
+		}
+		if (r->cap - r->hi < (64u << 10)) {
+			r->cap = r->cap * 2 > r->hi + (1u << 20) ? r->cap * 2 : r->hi + (1u << 20);
+			r->own = hm_xrealloc(r->own, r->cap);
+			r->buf = r->own;
+		}
+		long got = hm_src_read(r->src, (char *)r->own + r->hi, r->cap - r->hi);
+		if (got < 0) {
+			fail(r, pos(r) + (r->hi - r->lo), "%s", hm_src_error(r->src));
+			r->eof = 2;
+			return -1;
+		}
+		if (got == 0)
+			r->eof = 1;
+		r->hi += (size_t)got;
+	}
+	return 0;
+}
+
+static uint64_t le(const unsigned char *b, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static void push(rd *r, hm_pkv v)
+{
+	if (r->sp == r->capstack)
+		hm_grow(&r->stack, &r->capstack, r->sp + 1, sizeof *r->stack);
+	r->stack[r->sp++] = v;
+}
+
+static hm_pkv new_cont(rd *r, enum hm_pk_type t, uint64_t at)
+{
+	hm_pk *p = r->p;
+	if (p->nconts == p->capconts)
+		hm_grow(&p->conts, &p->capconts, p->nconts + 1, sizeof *p->conts);
+	p->conts[p->nconts] = (cont){NULL, 0, 0, at, 0, 0};
+	return TAG(t) | p->nconts++;
+}
+
+static cont *cont_of(const hm_pk *p, hm_pkv v)
+{
+	enum hm_pk_type t = hm_pk_type(v);
+	return t == HM_PK_LIST || t == HM_PK_TUPLE || t == HM_PK_DICT ? &p->conts[PAYLOAD(v)] : NULL;
+}
+
+static int add_items(rd *r, uint64_t off, hm_pkv c, const hm_pkv *v, size_t n)
+{
+	cont *k = cont_of(r->p, c);
+	if (n == 0) /* (TUPLE of an empty MARK: items may still be NULL) */
+		return 0;
+	if ((uint64_t)k->n + n > (UINT64_C(1) << 31))
+		return fail(r, off, "a container of more than 2^31 elements");
+	/* Most containers are filled once (one SETITEMS or APPENDS): their first size is exact;
+	 * later ones double (the batches of 1000 of a long list). */
+	if (k->n + n > k->cap) {
+		size_t cap = k->cap ? (size_t)k->cap * 2 : 0;
+		if (cap < k->n + n)
+			cap = k->n + n;
+		if (cap > (UINT64_C(1) << 31))
+			cap = UINT64_C(1) << 31;
+		k->items = hm_xrealloc(k->items, cap * sizeof *k->items);
+		k->cap = (uint32_t)cap;
+	}
+	memcpy(k->items + k->n, v, n * sizeof *v);
+	k->n += (uint32_t)n;
+	return 0;
+}
+
+static hm_pkv new_int(rd *r, int64_t x, int above)
+{
+	if (!above && x >= INLINE_MIN && x <= INLINE_MAX)
+		return TAG(HM_PK_INT) | ((uint64_t)x & PAYLOAD(~UINT64_C(0)));
+	hm_pk *p = r->p;
+	if (p->nbigs == p->capbigs)
+		hm_grow(&p->bigs, &p->capbigs, p->nbigs + 1, sizeof *p->bigs);
+	p->bigs[p->nbigs] = (uint64_t)x;
+	return TAG(HM_PK_BIGINT) | ((uint64_t)p->nbigs++ << 1 | (uint64_t)above);
+}
+
+/* UTF-8 as Python's pickle writes it (surrogatepass: encoded surrogates allowed); returns
+ * the offset of the first bad byte, or n. */
+static size_t utf8_bad(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		unsigned c = s[i];
+		size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		if (!k || i + k > n || (k == 2 && c < 0xc2) || (k == 4 && c > 0xf4))
+			return i;
+		for (size_t j = 1; j < k; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return i;
+		if ((k == 3 && c == 0xe0 && s[i + 1] < 0xa0) || (k == 4 && c == 0xf0 && s[i + 1] < 0x90) ||
+		    (k == 4 && c == 0xf4 && s[i + 1] >= 0x90))
+			return i;
+		i += k;
+	}
+	return n;
+}
+
+/* Names of the opcodes, to say which one was refused. */
+static const char *op_name(unsigned op)
+{
+	static const struct { unsigned char op; const char *name; } names[] = {
+		{'c', "GLOBAL"}, {0x93, "STACK_GLOBAL"}, {'R', "REDUCE"}, {'b', "BUILD"}, {'i', "INST"},
+		{'o', "OBJ"}, {0x81, "NEWOBJ"}, {0x92, "NEWOBJ_EX"}, {'P', "PERSID"}, {'Q', "BINPERSID"},
+		{0x82, "EXT1"}, {0x83, "EXT2"}, {0x84, "EXT4"}, {'B', "BINBYTES"}, {'C', "SHORT_BINBYTES"},
+		{0x8e, "BINBYTES8"}, {0x8f, "EMPTY_SET"}, {0x90, "ADDITEMS"}, {0x91, "FROZENSET"},
+		{0x96, "BYTEARRAY8"}, {0x97, "NEXT_BUFFER"}, {0x98, "READONLY_BUFFER"}, {'I', "INT"},
+		{'L', "LONG"}, {0x8b, "LONG4"}, {'S', "STRING"}, {'T', "BINSTRING"}, {'U', "SHORT_BINSTRING"},
+		{'V', "UNICODE"}, {'F', "FLOAT"}, {'p', "PUT"}, {'g', "GET"}, {'0', "POP"}, {'2', "DUP"},
+		{'1', "POP_MARK"},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (names[i].op == op)
+			return names[i].name;
+	return NULL;
+}
+
+/* The start of the items above the innermost mark (0 without one): nothing below it may
+ * be taken by an opcode that does not pop the mark. */
+static size_t fence(const rd *r)
+{
+	return r->nmarks ? r->marks[r->nmarks - 1] : 0;
+}
+
+static int pop_mark(rd *r, uint64_t off, size_t *k)
+{
+	if (!r->nmarks)
+		return fail(r, off, "no MARK is open (mark stack underflow)");
+	*k = r->marks[--r->nmarks];
+	return 0;
+}
+
+static int need_items(rd *r, uint64_t off, size_t n, const char *what)
+{
+	if (r->sp - fence(r) < n)
+		return fail(r, off, "%s needs %zu value%s on the stack (stack underflow)", what, n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/* Pairs for a dict, checked: keys are scalars (a list or dict key cannot be hashed). */
+static int set_pairs(rd *r, uint64_t off, hm_pkv dict, const hm_pkv *kv, size_t n)
+{
+	if (hm_pk_type(dict) != HM_PK_DICT)
+		return fail(r, off, "setting items of something that is not a dict");
+	if (n % 2)
+		return fail(r, off, "a key without a value");
+	for (size_t i = 0; i < n; i += 2)
+		if (hm_pk_type(kv[i]) >= HM_PK_LIST)
+			return fail(r, off, "a dict key must be a string or a number");
+	return add_items(r, off, dict, kv, n);
+}
+
+static int append(rd *r, uint64_t off, hm_pkv list, const hm_pkv *v, size_t n)
+{
+	if (hm_pk_type(list) != HM_PK_LIST)
+		return fail(r, off, "appending to something that is not a list");
+	return add_items(r, off, list, v, n);
+}
+
+static int memo_put(rd *r, uint64_t off, uint64_t idx)
+{
+	if (r->sp == 0)
+		return fail(r, off, "memoizing with an empty stack");
+	if (idx >= HM_PK_MAX_MEMO || idx > off)
+		return fail(r, off, "memo index %llu out of range", (unsigned long long)idx);
+	if (idx >= r->capmemo) {
+		size_t old = r->capmemo;
+		hm_grow(&r->memo, &r->capmemo, (size_t)idx + 1, sizeof *r->memo);
+		for (size_t i = old; i < r->capmemo; i++)
+			r->memo[i] = HM_PK_ABSENT;
+	}
+	r->memo_len += r->memo[idx] == HM_PK_ABSENT;
+	r->memo[idx] = r->stack[r->sp - 1];
+	return 0;
+}
+
+static int memo_get(rd *r, uint64_t off, uint64_t idx)
+{
+	if (idx >= r->capmemo || r->memo[idx] == HM_PK_ABSENT)
+		return fail(r, off, "memo index %llu was never set", (unsigned long long)idx);
+	push(r, r->memo[idx]);
+	return 0;
+}
+
+static int string(rd *r, uint64_t off, uint64_t n)
+{
+	if (n > HM_PK_MAX_STR)
+		return fail(r, off, "a string of %llu bytes (at most 1 GiB)", (unsigned long long)n);
+	if (avail(r, n))
+		return r->eof == 2 ? -1 : fail(r, off, "a string of %llu bytes, but the pickle ends %llu bytes later",
+						 (unsigned long long)n, (unsigned long long)(r->hi - r->lo));
+	const unsigned char *s = r->buf + r->lo;
+	size_t bad = utf8_bad(s, (size_t)n);
+	if (bad < n)
+		return fail(r, pos(r) + bad, "invalid UTF-8 in a string");
+	push(r, TAG(HM_PK_STR) | hm_strtab_intern(&r->p->strs, (const char *)s, (size_t)n));
+	r->lo += (size_t)n;
+	return 0;
+}
+
+/* Arguments of an opcode: n bytes, or the pickle ends. */
+#define ARG(n)                                                                                              \
+	do {                                                                                                \
+		if (avail(r, (n)))                                                                          \
+			return r->eof == 2 ? -1 : fail(r, off, "the pickle ends inside an opcode's argument"); \
+	} while (0)
+
+/* One opcode at buf + lo. Returns 0 to go on, 1 at STOP, -1 on error. */
+static int step(rd *r)
+{
+	if (avail(r, 1))
+		return r->eof == 2 ? -1 : fail(r, pos(r), "the pickle ends before its STOP opcode (truncated)");
+	uint64_t off = pos(r);
+	unsigned op = r->buf[r->lo++];
+	const unsigned char *a;
+	hm_pkv v;
+	size_t k = 0, n;
+	switch (op) {
+	case 0x80: /* PROTO */
+		ARG(1); a = r->buf + r->lo, r->lo++;
+		if (a[0] < 2 || a[0] > 5)
+			return fail(r, off, "pickle protocol %u (hmem reads 2 to 5)", a[0]);
+		return 0;
+	case 0x95: /* FRAME: framing only */
+		ARG(8); r->lo += 8;
+		return 0;
+	case '.': /* STOP */
+		if (r->sp == 0)
+			return fail(r, off, "STOP with an empty stack");
+		r->p->root = r->stack[r->sp - 1];
+		return 1;
+	case '(': /* MARK */
+		if (r->nmarks == HM_PK_MAX_MARKS)
+			return fail(r, off, "more than %d open MARKs", HM_PK_MAX_MARKS);
+		r->marks[r->nmarks++] = r->sp;
+		return 0;
+	case '}': push(r, new_cont(r, HM_PK_DICT, off)); return 0;
+	case ']': push(r, new_cont(r, HM_PK_LIST, off)); return 0;
+	case ')': push(r, new_cont(r, HM_PK_TUPLE, off)); return 0;
+	case 'N': push(r, TAG(HM_PK_NONE)); return 0;
+	case 0x88: push(r, TAG(HM_PK_BOOL) | 1); return 0;
+	case 0x89: push(r, TAG(HM_PK_BOOL)); return 0;
+	case 's': /* SETITEM */
+		if (need_items(r, off, 3, "SETITEM"))
+			return -1;
+		r->sp -= 2;
+		return set_pairs(r, off, r->stack[r->sp - 1], r->stack + r->sp, 2);
+	case 'u': /* SETITEMS */
+	case 'e': /* APPENDS */
+		if (pop_mark(r, off, &k))
+			return -1;
+		if (k == 0 || k <= fence(r))
+			return fail(r, off, "%s with nothing below its MARK (stack underflow)", op == 'u' ? "SETITEMS" : "APPENDS");
+		v = r->stack[k - 1];
+		n = r->sp - k;
+		r->sp = k;
+		return op == 'u' ? set_pairs(r, off, v, r->stack + k, n) : append(r, off, v, r->stack + k, n);
+	case 'a': /* APPEND */
+		if (need_items(r, off, 2, "APPEND"))
+			return -1;
+		r->sp--;
+		return append(r, off, r->stack[r->sp - 1], r->stack + r->sp, 1);
+	case 't': /* TUPLE */
+	case 'l': /* LIST */
+	case 'd': /* DICT */
+		if (pop_mark(r, off, &k))
+			return -1;
+		v = new_cont(r, op == 't' ? HM_PK_TUPLE : op == 'l' ? HM_PK_LIST : HM_PK_DICT, off);
+		if ((op == 'd' ? set_pairs(r, off, v, r->stack + k, r->sp - k) : add_items(r, off, v, r->stack + k, r->sp - k)))
+			return -1;
+		r->sp = k;
+		push(r, v);
+		return 0;
+	case 0x85: case 0x86: case 0x87: /* TUPLE1..3 */
+		k = op - 0x84;
+		if (need_items(r, off, k, "TUPLEn"))
+			return -1;
+		v = new_cont(r, HM_PK_TUPLE, off);
+		if (add_items(r, off, v, r->stack + r->sp - k, k))
+			return -1;
+		r->sp -= k;
+		push(r, v);
+		return 0;
+	case 'J': ARG(4); a = r->buf + r->lo, r->lo += 4, push(r, new_int(r, (int32_t)(uint32_t)le(a, 4), 0)); return 0;
+	case 'K': ARG(1); a = r->buf + r->lo, r->lo += 1, push(r, new_int(r, a[0], 0)); return 0;
+	case 'M': ARG(2); a = r->buf + r->lo, r->lo += 2, push(r, new_int(r, (int64_t)le(a, 2), 0)); return 0;
+	case 0x8a: { /* LONG1: little-endian two's complement */
+		ARG(1); n = r->buf[r->lo];
+		ARG(1 + n); a = r->buf + r->lo + 1;
+		if (n > 9 || (n == 9 && a[8] != 0))
+			return fail(r, off, "an integer of %zu bytes (hmem reads 64-bit integers)", n);
+		r->lo += 1 + n;
+		uint64_t u = le(a, n > 8 ? 8 : (int)n);
+		if (n > 0 && n < 8 && (a[n - 1] & 0x80))
+			u |= ~UINT64_C(0) << (8 * n);
+		push(r, new_int(r, (int64_t)u, n == 9 && (u >> 63)));
+		return 0;
+	}
+	case 'G': { /* BINFLOAT, big-endian */
+		ARG(8); a = r->buf + r->lo, r->lo += 8;
+		uint64_t u = 0;
+		for (int i = 0; i < 8; i++)
+			u = u << 8 | a[i];
+		double d;
+		memcpy(&d, &u, 8);
+		hm_pk *p = r->p;
+		if (p->nnums == p->capnums)
+			hm_grow(&p->nums, &p->capnums, p->nnums + 1, sizeof *p->nums);
+		p->nums[p->nnums] = d;
+		push(r, TAG(HM_PK_FLOAT) | p->nnums++);
+		return 0;
+	}
+	case 0x8c: ARG(1); n = r->buf[r->lo], r->lo += 1; return string(r, off, n);
+	case 'X': ARG(4); n = (size_t)le(r->buf + r->lo, 4), r->lo += 4; return string(r, off, n);
+	case 0x8d: { ARG(8); uint64_t n8 = le(r->buf + r->lo, 8); r->lo += 8; return string(r, off, n8); }
+	case 0x94: return memo_put(r, off, r->memo_len);
+	case 'q': ARG(1); n = r->buf[r->lo], r->lo += 1; return memo_put(r, off, n);
+	case 'r': ARG(4); n = (size_t)le(r->buf + r->lo, 4), r->lo += 4; return memo_put(r, off, n);
+	case 'h': ARG(1); n = r->buf[r->lo], r->lo += 1; return memo_get(r, off, n);
+	case 'j': ARG(4); n = (size_t)le(r->buf + r->lo, 4), r->lo += 4; return memo_get(r, off, n);
+	default: {
+		const char *nm = op_name(op);
+		if (nm)
+			return fail(r, off, "refused pickle opcode %s (0x%02x): a memory snapshot holds only data, "
+					   "and hmem never imports, calls or builds objects", nm, op);
+		return fail(r, off, "unknown pickle opcode 0x%02x", op);
+	}
+	}
+}
+
+/* The tree from the root: no container inside itself, at most HM_PK_MAX_DEPTH deep. Each
+ * container is visited once (its height kept), so shared frames cost nothing twice. The
+ * recursion is as deep as the bound. */
+static int check(rd *r, hm_pkv v, int depth)
+{
+	cont *c = cont_of(r->p, v);
+	if (!c)
+		return 0;
+	if (c->color == 1)
+		return fail(r, c->at, "the container made here contains itself (a cycle)");
+	if (c->color == 2) {
+		if (depth + c->height > HM_PK_MAX_DEPTH)
+			return fail(r, c->at, "containers nested more than %d deep", HM_PK_MAX_DEPTH);
+		return 0;
+	}
+	if (depth >= HM_PK_MAX_DEPTH)
+		return fail(r, c->at, "containers nested more than %d deep", HM_PK_MAX_DEPTH);
+	c->color = 1;
+	int h = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		hm_pkv w = c->items[i];
+		if (check(r, w, depth + 1))
+			return -1;
+		cont *d = cont_of(r->p, w);
+		if (d && d->height + 1 > h)
+			h = d->height + 1;
+	}
+	c = cont_of(r->p, v); /* conts does not move here, but keep the pointer fresh anyway */
+	c->color = 2;
+	c->height = (uint8_t)h;
+	return 0;
+}
+
+hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, char *err, size_t errsz)
+{
+	rd r = {0};
+	r.name = name, r.src = src, r.err = err, r.errsz = errsz;
+	if (src) {
+		r.cap = 1u << 20;
+		r.own = hm_xrealloc(NULL, r.cap);
+		r.buf = r.own;
+	} else {
+		r.buf = (const unsigned char *)text, r.hi = len, r.eof = 1;
+	}
+	r.p = hm_xcalloc(1, sizeof *r.p);
+	hm_grow(&r.stack, &r.capstack, 64, sizeof *r.stack); /* never NULL, even for an empty MARK */
+	int rc = 0;
+	if (avail(&r, 1) == 0 && r.buf[r.lo] != 0x80)
+		rc = fail(&r, 0, "not a pickle of protocol 2 or later (no PROTO opcode)");
+	while (rc == 0)
+		rc = step(&r);
+	if (rc == 1)
+		rc = check(&r, r.p->root, 0);
+	free(r.own);
+	free(r.stack);
+	free(r.memo);
+	if (rc < 0) {
+		hm_pk_free(r.p);
+		return NULL;
+	}
+	return r.p;
+}
+
+void hm_pk_free(hm_pk *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nconts; i++)
+		free(p->conts[i].items);
+	free(p->conts);
+	free(p->bigs);
+	free(p->nums);
+	hm_strtab_free(&p->strs);
+	free(p);
+}
+
+hm_pkv hm_pk_root(const hm_pk *p)
+{
+	return p->root;
+}
+
+enum hm_pk_type hm_pk_type(hm_pkv v)
+{
+	return (enum hm_pk_type)(v >> 60);
+}
+
+int hm_pk_int(const hm_pk *p, hm_pkv v, int64_t *out)
+{
+	uint64_t x = PAYLOAD(v);
+	switch (hm_pk_type(v)) {
+	case HM_PK_BOOL: *out = (int64_t)x; return 0;
+	case HM_PK_INT: *out = (int64_t)(x << 4) >> 4; return 0; /* sign-extend 60 bits */
+	case HM_PK_BIGINT: *out = (int64_t)p->bigs[x >> 1]; return (int)(x & 1);
+	default: return -1;
+	}
+}
+
+int hm_pk_num(const hm_pk *p, hm_pkv v, double *out)
+{
+	int64_t i;
+	if (hm_pk_type(v) == HM_PK_FLOAT) {
+		*out = p->nums[PAYLOAD(v)];
+		return 0;
+	}
+	int rc = hm_pk_int(p, v, &i);
+	if (rc < 0)
+		return -1;
+	*out = rc ? (double)(uint64_t)i : (double)i;
+	return 0;
+}
+
+const char *hm_pk_str(const hm_pk *p, hm_pkv v, size_t *len)
+{
+	if (hm_pk_type(v) != HM_PK_STR)
+		return NULL;
+	uint32_t id = (uint32_t)PAYLOAD(v);
+	*len = p->strs.len[id];
+	return p->strs.str[id];
+}
+
+uint32_t hm_pk_str_id(hm_pkv v)
+{
+	return hm_pk_type(v) == HM_PK_STR ? (uint32_t)PAYLOAD(v) : UINT32_MAX;
+}
+
+size_t hm_pk_len(const hm_pk *p, hm_pkv v)
+{
+	const cont *c = cont_of(p, v);
+	return !c ? 0 : hm_pk_type(v) == HM_PK_DICT ? c->n / 2 : c->n;
+}
+
+hm_pkv hm_pk_item(const hm_pk *p, hm_pkv v, size_t i)
+{
+	return cont_of(p, v)->items[i];
+}
+
+hm_pkv hm_pk_key(const hm_pk *p, hm_pkv v, size_t i)
+{
+	return cont_of(p, v)->items[2 * i];
+}
+
+hm_pkv hm_pk_value(const hm_pk *p, hm_pkv v, size_t i)
+{
+	return cont_of(p, v)->items[2 * i + 1];
+}
+
+/* A lookup that does not add: the table is the pickle's (read-only once loaded). */
+uint32_t hm_pk_atom(const hm_pk *p, const char *key)
+{
+	size_t n = strlen(key);
+	for (size_t i = 0; i < p->strs.n; i++)
+		if (p->strs.len[i] == n && memcmp(p->strs.str[i], key, n) == 0)
+			return (uint32_t)i;
+	return UINT32_MAX;
+}
+
+hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom)
+{
+	if (hm_pk_type(dict) != HM_PK_DICT || atom == UINT32_MAX)
+		return HM_PK_ABSENT;
+	const cont *c = cont_of(p, dict);
+	hm_pkv want = TAG(HM_PK_STR) | atom;
+	for (uint32_t i = c->n; i >= 2; i -= 2)
+		if (c->items[i - 2] == want)
+			return c->items[i - 1];
+	return HM_PK_ABSENT;
+}
+
+uint64_t hm_pk_at(const hm_pk *p, hm_pkv v)
+{
+	const cont *c = v == HM_PK_ABSENT ? NULL : cont_of(p, v);
+	return c ? c->at : 0;
+}
+
+size_t hm_pk_containers(const hm_pk *p)
+{
+	return p->nconts;
+}
+
+size_t hm_pk_strings(const hm_pk *p)
+{
+	return p->strs.n;
+}

@@ -1,0 +1,85 @@
+/* unpickle: a Python pickle (protocols 2 to 5) read as data only, into a compact value tree.
+ * Only the 33 opcodes that build dicts, lists, tuples, strings, numbers, None and booleans
+ * and that use the memo are accepted; any other opcode (GLOBAL, REDUCE, BUILD, bytes, sets,
+ * persistent ids, ...) is refused where it stands, before anything is done with it, so a
+ * pickle is never more than data here: nothing is imported, called or executed. Every
+ * length, memo index, mark and nesting depth is bounded, strings must be UTF-8 (lone
+ * surrogates allowed, as Python's pickle writes them), and a cycle built through the memo
+ * is refused. Plain C, no Lua.
+ *
+ * Values are 64-bit handles (hm_pkv): scalars are held in the handle or in side tables,
+ * strings are interned once (a key or a file name repeated a million times is one string),
+ * containers are arrays of handles. A shared object (a frame dict referenced from many
+ * stacks through the memo) is one node reached from many places.
+ *
+ * Ownership: hm_pk_load returns a tree the caller owns and frees with hm_pk_free; strings
+ * and containers read from it stay valid until then. */
+#ifndef HM_UNPICKLE_H
+#define HM_UNPICKLE_H
+
+#include "input.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t hm_pkv;
+typedef struct hm_pk hm_pk;
+
+enum hm_pk_type {
+	HM_PK_NONE, HM_PK_BOOL, HM_PK_INT, HM_PK_BIGINT, HM_PK_FLOAT, HM_PK_STR,
+	HM_PK_LIST, HM_PK_TUPLE, HM_PK_DICT
+};
+
+/* Bounds (README "Snapshots"): a string of at most 1 GiB; at most 64 nested containers
+ * from the top; at most 1000 open marks; memo indices below 2^28 and below the byte offset
+ * of the opcode that sets them (each entry costs at least a byte of input). */
+#define HM_PK_MAX_STR (UINT64_C(1) << 30)
+#define HM_PK_MAX_DEPTH 64
+#define HM_PK_MAX_MARKS 1000
+#define HM_PK_MAX_MEMO (UINT64_C(1) << 28)
+
+/* Read a whole pickle from src, or from text[0, len) when src is NULL, up to its STOP.
+ * On failure returns NULL with "name:offset: what" in err (offset = the byte offset of the
+ * opcode at fault in the decoded stream). */
+hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, char *err, size_t errsz);
+void hm_pk_free(hm_pk *p);
+
+/* The value STOP returned. */
+hm_pkv hm_pk_root(const hm_pk *p);
+enum hm_pk_type hm_pk_type(hm_pkv v);
+
+/* An integer (HM_PK_INT or HM_PK_BIGINT; booleans too, as 0 and 1) into *out: returns 0,
+ * 1 when the value is above INT64_MAX (LONG1 of 2^64-1, which real snapshots hold: *out is
+ * it minus 2^64), -1 when v is not an integer. */
+int hm_pk_int(const hm_pk *p, hm_pkv v, int64_t *out);
+/* A float (or an integer, converted) into *out; -1 when v is neither. */
+int hm_pk_num(const hm_pk *p, hm_pkv v, double *out);
+/* A string's bytes (valid UTF-8, NUL-terminated) and length; NULL when v is not a string. */
+const char *hm_pk_str(const hm_pk *p, hm_pkv v, size_t *len);
+
+/* Elements of a list or tuple, pairs of a dict; 0 for anything else. */
+size_t hm_pk_len(const hm_pk *p, hm_pkv v);
+/* Element i of a list or tuple (i < hm_pk_len). */
+hm_pkv hm_pk_item(const hm_pk *p, hm_pkv v, size_t i);
+/* Key and value of pair i of a dict (i < hm_pk_len). */
+hm_pkv hm_pk_key(const hm_pk *p, hm_pkv v, size_t i);
+hm_pkv hm_pk_value(const hm_pk *p, hm_pkv v, size_t i);
+
+/* A key name looked up once (hm_pk_atom), then found in dicts by a compare of ids: the
+ * value of the last pair whose key is that string (as Python keeps the last), or
+ * HM_PK_ABSENT. An atom of a string the pickle never holds finds nothing. */
+#define HM_PK_ABSENT UINT64_MAX
+uint32_t hm_pk_atom(const hm_pk *p, const char *key);
+hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom);
+/* The same from a string id of the pickle (the id of a string handle). */
+uint32_t hm_pk_str_id(hm_pkv v);
+
+/* The byte offset of the opcode that made a container (0 for other values): where a
+ * reader's message about it points. */
+uint64_t hm_pk_at(const hm_pk *p, hm_pkv v);
+
+/* Nodes kept: containers and interned strings (for -v and tests). */
+size_t hm_pk_containers(const hm_pk *p);
+size_t hm_pk_strings(const hm_pk *p);
+
+#endif

@@ -1,0 +1,24 @@
+# Memory snapshots (issue 18, README "Snapshots"): a pickle is recognised by its first byte
+# (PROTO), gzip or not, and its rows carry the fields only snapshots have.
+
+# Every snapshot row field, from one alloc entry: frame (the innermost user frame; the
+# unwinding frame is filtered out, PyTorch's module.py is not the user's), frames (innermost
+# first), a line of 2^64-1 read as -1, block_bytes from the segments, bytes (requested),
+# stream, compile_context, user_metadata, the record_function range around it.
+$ python3 tests/snapshots/gen.py hostile $T/s && hmem run tests/snapshots/fields.lua $T/s/fields.pickle --json - | lua5.4 tests/jget.lua series.1.categories.2.name series.1.categories.2.end_bytes
+/home/u/x.py(-1): f|2|_call_impl|-1|/home/u/x.py|512|100|7|Torch-Compiled Region: 0/0|tag|## forward ##
+100
+? 0
+# The same snapshot gzipped, under any name.
+$ gzip -c $T/s/fields.pickle > $T/s/snap.data && hmem run tests/snapshots/fields.lua $T/s/snap.data --json - | lua5.4 tests/jget.lua series.1.categories.2.end_bytes inputs.1.memory_events series.1.zero_byte_events
+100
+2
+1
+? 0
+# hmem events: the zero-byte event that opens each device with segments (the totals before the trace:
+# nothing here) with the reserved bytes from the segments, then the alloc.
+$ hmem events $T/s/fields.pickle | cut -d, -f3-9
+device,ts,kind,bytes,addr,total_allocated,total_reserved
+cuda:0,1000.0,zero,0,,0,2097152
+cuda:0,1000.0,alloc,100,4096,,2097152
+? 0
