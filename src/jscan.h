@@ -349,17 +349,16 @@ static inline const char *hm_jscan_ns(const char *p, const char *e, int64_t *out
 			*out = (int64_t)((hi * 100000000 + hm_jscan_swar8_value(h)) * 10000000 + hm_jscan_swar8_value(t));
 			return NULL;
 		}
-	} else if (len >= 5 && len <= 19 && p[ip] == '.' && (p[0] != '0' || ip == 1)) {
-		/* Shorter: the digits without the point, right-aligned in 24 zeros, eight at a time. */
-		char d[24];
-		memset(d, '0', sizeof d);
-		memcpy(d + 21 - ip, p, ip);
-		memcpy(d + 21, p + ip + 1, 3);
-		uint64_t a, b, c;
-		memcpy(&a, d, 8), memcpy(&b, d + 8, 8), memcpy(&c, d + 16, 8);
-		if (hm_jscan_swar8_digits(a) && hm_jscan_swar8_digits(b) && hm_jscan_swar8_digits(c)) {
-			*out = (int64_t)((hm_jscan_swar8_value(a) * 100000000 + hm_jscan_swar8_value(b)) * 100000000 +
-					 hm_jscan_swar8_value(c));
+	} else if (len >= 5 && len <= 7 && p[ip] == '.' && (p[0] != '0' || ip == 1)) {
+		/* Shorter (durations): the one to three digits before the point from a load at p,
+		 * the three after it from one at e - 4, closed up behind '0's. */
+		uint32_t lo, hi;
+		memcpy(&lo, p, 4), memcpy(&hi, e - 4, 4);
+		uint64_t w = ((uint64_t)lo & ((UINT64_C(1) << (8 * ip)) - 1)) | (uint64_t)(hi >> 8) << (8 * ip);
+		size_t nd = ip + 3;
+		w = w << (8 * (8 - nd)) | UINT64_C(0x3030303030303030) >> (8 * nd);
+		if (hm_jscan_swar8_digits(w)) {
+			*out = (int64_t)hm_jscan_swar8_value(w);
 			return NULL;
 		}
 	}
