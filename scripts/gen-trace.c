@@ -328,15 +328,15 @@ static void generate(layer_fn layer, uint64_t mb)
 	fflush(stdout);
 }
 
-static int usage(void)
+static int usage(FILE *f, int code)
 {
-	fprintf(stderr, "usage: gen-trace [--shape mixed|host|memory|long] [--mb N] [--rank R] [--seed S] > trace.json\n"
+	fprintf(f, "usage: gen-trace [--shape mixed|host|memory|long] [--mb N] [--rank R] [--seed S] > trace.json\n"
 			"       gen-trace [--shape S] [--mb N] [--seed S] --ranks K --dir DIR  (DIR/rankR.json, N/K MiB each)\n"
 			"  mixed   about a third memory events, nested ops with record_shapes args (default)\n"
 			"  host    deep python_function/cpu_op stacks, about 20 host slices per memory event\n"
 			"  memory  mostly memory events\n"
 			"  long    long names and args (with_stack paths, many-input shapes, Call stack strings)\n");
-	return 2;
+	return code;
 }
 
 int main(int argc, char **argv)
@@ -367,12 +367,14 @@ int main(int argc, char **argv)
 			else if (!strcmp(s, "long"))
 				layer = layer_long;
 			else
-				return usage();
-		} else
-			return usage();
+				return usage(stderr, 2);
+		} else if (!strcmp(argv[i], "--help"))
+			return usage(stdout, 0);
+		else
+			return usage(stderr, 2);
 	}
 	if (!ranks != !dir || ranks < 0)
-		return usage();
+		return usage(stderr, 2);
 	if (!ranks) {
 		rng ^= (uint64_t)rank_id * 0x2545f4914f6cdd1dull;
 		generate(layer, mb);
