@@ -1,17 +1,25 @@
 /* gen-trace: write a synthetic Kineto trace of about the requested size, deterministically.
  *
- *   gen-trace [--mb N] [--rank R] [--seed S] > trace.json
+ *   gen-trace [--shape S] [--mb N] [--rank R] [--seed S] > trace.json
+ *   gen-trace [--shape S] [--mb N] --ranks K --dir DIR   (DIR/rank0.json ... each N/K MiB)
  *
  * The mix follows real PyTorch 2.x traces: training steps (ProfilerStep#N annotations),
  * forward ops nesting aten ops with long args (shapes, types, strides), cuda_runtime launches
- * with flows to kernels on the GPU stream, a backward thread, and [memory] events (about a
- * third of all events) pairing every allocation with a later free, with running Total
- * Allocated / Total Reserved per device. Times are µs with three decimals, events are
- * pretty-printed the way Kineto writes them. The same arguments give the same bytes. */
+ * with flows to kernels on the GPU stream, a backward thread, and [memory] events pairing
+ * every allocation with a later free, with running Total Allocated / Total Reserved per
+ * device. Times are µs with three decimals, events are pretty-printed the way Kineto writes
+ * them. The same arguments give the same bytes. Shapes (what the reader's speed depends on):
+ *   mixed   about a third memory events, nested ops with record_shapes args (the default)
+ *   host    deep stacks: python_function (with_stack) and cpu_op slices, ~20 per memory event
+ *   memory  mostly memory events, a few ops around them
+ *   long    long names and args: with_stack paths, many-input shapes, a "Call stack" string
+ * --ranks writes K files of one shape at once (a folder of many small ranks). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -157,22 +165,139 @@ static void launch(uint64_t ns)
 	    "    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }", c, k);
 }
 
-int main(int argc, char **argv)
+/* python_function slices (with_stack): their args as PyTorch 2.x writes them. */
+static uint64_t py_id;
+static void py_slice(const char *name, uint64_t ns, uint64_t dur, uint64_t parent)
 {
-	uint64_t mb = 64;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--mb") && i + 1 < argc)
-			mb = strtoull(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
-			rank_id = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			rng ^= strtoull(argv[++i], NULL, 10) * 0x9e3779b97f4a7c15ull;
-		else {
-			fprintf(stderr, "usage: gen-trace [--mb N] [--rank R] [--seed S] > trace.json\n");
-			return 2;
+	char a[32], d[32];
+	ts_us(a, ns);
+	ts_us(d, dur);
+	sep();
+	out("  {\n    \"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
+	    "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"Python parent id\": %" PRIu64 ", \"Python id\": %" PRIu64
+	    ", \"Python thread\": 0\n    }\n  }",
+	    name, pid, tid_main, a, d, parent, py_id++);
+}
+
+static const char *const pyframes[] = {
+	"<built-in method run_backward of torch._C._EngineBase object at 0x7f3a2c1e5b40>",
+	"torch/nn/modules/module.py(1527): _call_impl", "torch/nn/modules/module.py(1518): _wrapped_call_impl",
+	"nn.Module: TransformerEncoderLayer_0", "torch/nn/modules/transformer.py(714): forward",
+	"torch/nn/modules/transformer.py(728): _sa_block", "nn.Module: MultiheadAttention_0",
+	"torch/nn/modules/activation.py(1205): forward", "torch/nn/functional.py(5364): multi_head_attention_forward",
+	"nn.Module: Linear_1", "torch/nn/modules/linear.py(114): forward", "<built-in function linear>",
+};
+#define NFRAMES (sizeof pyframes / sizeof *pyframes)
+
+/* One layer of the host shape: a python stack of depth 8-11 around a chain of four nested
+ * ops, three leaf ops, one allocation and one launch: about twenty host slices per memory
+ * event (free_some adds the frees). */
+static uint64_t layer_host(uint64_t ns)
+{
+	uint64_t depth = 8 + pick(4), dur = 80000, parent = py_id;
+	for (uint64_t i = 0; i < depth; i++)
+		py_slice(pyframes[(i + pick(2)) % NFRAMES], ns + i * 200, dur - i * 400, parent + i);
+	uint64_t t = ns + depth * 200;
+	for (int i = 0; i < 4; i++)
+		slice("cpu_op", ops[pick(NOPS)], pid, tid_main, t + (uint64_t)i * 300, 60000 - (uint64_t)i * 600, i == 0);
+	t += 1500;
+	for (int k = 0; k < 3; k++)
+		slice("cpu_op", ops[pick(NOPS)], pid, tid_main, t + (uint64_t)k * 15000, 12000, 0);
+	alloc_at(t + 500, tid_main);
+	launch(t + 2000);
+	free_some(t + 40000, tid_main, 24);
+	return ns + dur + 1000;
+}
+
+/* One op of the memory shape: an op around twelve allocations, frees down to 32 live. */
+static uint64_t layer_memory(uint64_t ns)
+{
+	slice("cpu_op", ops[pick(NOPS)], pid, tid_main, ns, 40000, 0);
+	for (int k = 0; k < 12; k++)
+		alloc_at(ns + 1000 + (uint64_t)k * 2000, tid_main);
+	free_some(ns + 30000, tid_main, 32);
+	if (pick(4) == 0)
+		launch(ns + 35000);
+	return ns + 41000;
+}
+
+/* record_shapes of an op with many inputs, and the "Call stack" string older with_stack
+ * traces carry in the args. */
+static void long_op(const char *name, uint64_t ns, uint64_t dur)
+{
+	char a[32], d[32];
+	ts_us(a, ns);
+	ts_us(d, dur);
+	sep();
+	out("  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d,\n"
+	    "    \"ts\": %s, \"dur\": %s,\n    \"args\": {\n      \"External id\": %" PRIu64 ",\"Ev Idx\": %" PRIu64
+	    ", \"Input Dims\": [",
+	    name, pid, tid_main, a, d, ext_id++, ev_idx++);
+	int n = 6 + (int)pick(10);
+	for (int i = 0; i < n; i++)
+		out("%s[%d, %d, %d, %d]", i ? ", " : "", 8, 16 + i, 1024, 64 * (1 + (int)pick(48)));
+	out("], \"Input type\": [");
+	for (int i = 0; i < n; i++)
+		out("%s\"%s\"", i ? ", " : "", i % 3 ? "c10::BFloat16" : "float");
+	out("], \"Input Strides\": [");
+	for (int i = 0; i < n; i++)
+		out("%s[%d, %d, %d, 1]", i ? ", " : "", 16777216, 1048576, 1024);
+	out("], \"Concrete Inputs\": [");
+	for (int i = 0; i < n; i++)
+		out("%s\"%s\"", i ? ", " : "", i % 4 == 3 ? "False" : "");
+	out("], \"Call stack\": \"");
+	for (int i = 0; i < 10; i++)
+		out("%s%s", i ? ";" : "", pyframes[(i + pick(3)) % NFRAMES]);
+	out("\", \"Sequence number\": %" PRIu64 ", \"Fwd thread id\": 0, \"Record function id\": 0\n    }\n  }", ext_id);
+}
+
+/* One layer of the long shape: a short python stack of long names, two ops with long args,
+ * an allocation, a launch (the kernel's name is long too). */
+static uint64_t layer_long(uint64_t ns)
+{
+	uint64_t parent = py_id;
+	for (int i = 0; i < 4; i++)
+		py_slice(pyframes[(i * 3 + pick(3)) % NFRAMES], ns + (uint64_t)i * 100, 50000 - (uint64_t)i * 200, parent + (uint64_t)i);
+	long_op(ops[pick(NOPS)], ns + 500, 45000);
+	long_op(ops[pick(NOPS)], ns + 1000, 20000);
+	alloc_at(ns + 1500, tid_main);
+	launch(ns + 3000);
+	free_some(ns + 30000, tid_main, 16);
+	return ns + 51000;
+}
+
+/* The default mix: a forward pass of 24 layers, a backward pass of 24 on its own thread. */
+static uint64_t step_mixed(uint64_t ns, uint64_t limit)
+{
+	uint64_t fwd_start = ns + 1000;
+	ns = fwd_start;
+	for (int layer = 0; layer < 24 && written < limit; layer++) {
+		uint64_t op_start = ns;
+		slice("cpu_op", ops[pick(NOPS)], pid, tid_main, op_start, 40000, 1);
+		for (int k = 0; k < 3; k++) {
+			uint64_t inner = op_start + 1000 + (uint64_t)k * 12000;
+			slice("cpu_op", ops[pick(NOPS)], pid, tid_main, inner, 10000, 1);
+			alloc_at(inner + 500, tid_main);
+			launch(inner + 2000);
 		}
+		ns = op_start + 41000;
 	}
-	rng ^= (uint64_t)rank_id * 0x2545f4914f6cdd1dull;
+	for (int layer = 0; layer < 24 && written < limit; layer++) {
+		uint64_t op_start = ns;
+		slice("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", pid, tid_bwd, op_start, 30000, 0);
+		alloc_at(op_start + 1000, tid_bwd);
+		launch(op_start + 2000);
+		free_some(op_start + 10000, tid_bwd, nlive > 40 ? nlive - 4 : nlive);
+		ns = op_start + 31000;
+	}
+	return ns;
+}
+
+typedef uint64_t (*layer_fn)(uint64_t ns);
+
+/* One trace of the shape (layer NULL: mixed) on standard output. */
+static void generate(layer_fn layer, uint64_t mb)
+{
 	static char buf[1 << 20];
 	setvbuf(stdout, buf, _IOFBF, sizeof buf);
 	out("{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": 8},\n"
@@ -186,26 +311,12 @@ int main(int argc, char **argv)
 		uint64_t step_start = ns;
 		char nm[64];
 		snprintf(nm, sizeof nm, "ProfilerStep#%d", step);
-		uint64_t fwd_start = ns + 1000;
-		ns = fwd_start;
-		for (int layer = 0; layer < 24 && written < limit; layer++) {
-			uint64_t op_start = ns;
-			slice("cpu_op", ops[pick(NOPS)], pid, tid_main, op_start, 40000, 1);
-			for (int k = 0; k < 3; k++) {
-				uint64_t inner = op_start + 1000 + (uint64_t)k * 12000;
-				slice("cpu_op", ops[pick(NOPS)], pid, tid_main, inner, 10000, 1);
-				alloc_at(inner + 500, tid_main);
-				launch(inner + 2000);
-			}
-			ns = op_start + 41000;
-		}
-		for (int layer = 0; layer < 24 && written < limit; layer++) {
-			uint64_t op_start = ns;
-			slice("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", pid, tid_bwd, op_start, 30000, 0);
-			alloc_at(op_start + 1000, tid_bwd);
-			launch(op_start + 2000);
-			free_some(op_start + 10000, tid_bwd, nlive > 40 ? nlive - 4 : nlive);
-			ns = op_start + 31000;
+		if (layer) {
+			ns += 1000;
+			for (int l = 0; l < 24 && written < limit; l++)
+				ns = layer(ns);
+		} else {
+			ns = step_mixed(ns, limit);
 		}
 		free_some(ns, tid_main, 8);
 		ns += 1000;
@@ -214,5 +325,80 @@ int main(int argc, char **argv)
 	}
 	free_some(ns, tid_main, 0);
 	out("\n  ],\n  \"traceName\": \"synthetic\"\n}\n");
+	fflush(stdout);
+}
+
+static int usage(FILE *f, int code)
+{
+	fprintf(f, "usage: gen-trace [--shape mixed|host|memory|long] [--mb N] [--rank R] [--seed S] > trace.json\n"
+			"       gen-trace [--shape S] [--mb N] [--seed S] --ranks K --dir DIR  (DIR/rankR.json, N/K MiB each)\n"
+			"  mixed   about a third memory events, nested ops with record_shapes args (default)\n"
+			"  host    deep python_function/cpu_op stacks, about 20 host slices per memory event\n"
+			"  memory  mostly memory events\n"
+			"  long    long names and args (with_stack paths, many-input shapes, Call stack strings)\n");
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t mb = 64;
+	int ranks = 0;
+	const char *dir = NULL;
+	layer_fn layer = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--mb") && i + 1 < argc)
+			mb = strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
+			rank_id = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			rng ^= strtoull(argv[++i], NULL, 10) * 0x9e3779b97f4a7c15ull;
+		else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
+			ranks = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+			const char *s = argv[++i];
+			if (!strcmp(s, "mixed"))
+				layer = NULL;
+			else if (!strcmp(s, "host"))
+				layer = layer_host;
+			else if (!strcmp(s, "memory"))
+				layer = layer_memory;
+			else if (!strcmp(s, "long"))
+				layer = layer_long;
+			else
+				return usage(stderr, 2);
+		} else if (!strcmp(argv[i], "--help"))
+			return usage(stdout, 0);
+		else
+			return usage(stderr, 2);
+	}
+	if (!ranks != !dir || ranks < 0)
+		return usage(stderr, 2);
+	if (!ranks) {
+		rng ^= (uint64_t)rank_id * 0x2545f4914f6cdd1dull;
+		generate(layer, mb);
+		return ferror(stdout) ? 1 : 0;
+	}
+	/* Each rank in a child of its own: every rank starts from the same state, rank aside. */
+	uint64_t per = (mb + (uint64_t)ranks - 1) / (uint64_t)ranks;
+	for (int r = 0; r < ranks; r++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/rank%d.json", dir, r);
+		pid_t c = fork();
+		if (c == 0) {
+			if (!freopen(path, "w", stdout)) {
+				perror(path);
+				_exit(1);
+			}
+			rank_id = r;
+			rng ^= (uint64_t)rank_id * 0x2545f4914f6cdd1dull;
+			generate(layer, per);
+			_exit(fclose(stdout) ? 1 : 0);
+		}
+		int st;
+		if (c < 0 || waitpid(c, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+	}
 	return 0;
 }

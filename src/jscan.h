@@ -253,7 +253,8 @@ static inline int hm_jscan_not_number(const char *p)
  * syntax error. */
 typedef void (*hm_jscan_member_fn)(void *ud, const char *key, size_t klen, hm_slice val);
 
-static inline const char *hm_jscan_members(const char *p, const char *e, hm_jscan_member_fn fn, void *ud)
+static inline __attribute__((always_inline)) const char *hm_jscan_members(const char *p, const char *e, hm_jscan_member_fn fn,
+									    void *ud)
 {
 	/* [p, e) ends with its '}', where the white space and number scans stop at the latest */
 	p = hm_jscan_past_ws(p + 1);
@@ -322,19 +323,42 @@ static inline const char *hm_jscan_digits8(const char *p, const char *e, long ma
  * else through hm_num_i64. Returns NULL, or hm_num_i64's message. */
 static inline const char *hm_jscan_ns(const char *p, const char *e, int64_t *out)
 {
-	/* The form profilers write, up to 15 digits then '.' and three (ns): the digits
-	 * without the point, right-aligned in 24 zeros, are the ns, eight at a time. */
+	/* The form profilers write, up to 15 digits then '.' and three (ns). */
 	size_t len = (size_t)(e - p), ip = len - 4;
-	if (len >= 5 && len <= 19 && p[ip] == '.' && (p[0] != '0' || ip == 1)) {
-		char d[24];
-		memset(d, '0', sizeof d);
-		memcpy(d + 21 - ip, p, ip);
-		memcpy(d + 21, p + ip + 1, 3);
-		uint64_t a, b, c;
-		memcpy(&a, d, 8), memcpy(&b, d + 8, 8), memcpy(&c, d + 16, 8);
-		if (hm_jscan_swar8_digits(a) && hm_jscan_swar8_digits(b) && hm_jscan_swar8_digits(c)) {
-			*out = (int64_t)((hm_jscan_swar8_value(a) * 100000000 + hm_jscan_swar8_value(b)) * 100000000 +
-					 hm_jscan_swar8_value(c));
+	if (len >= 8 && len <= 19 && p[ip] == '.' && p[0] != '0') {
+		/* Eight bytes or more: words loaded from the text itself, never from bytes just
+		 * stored (a store of single bytes read back as a word stalls the load for many
+		 * cycles). The last eight bytes are four digits, the point, three digits: the
+		 * seven digits close up behind a '0'. The k digits before them come in a word
+		 * loaded at p (k <= 8, filled with '0's in front) or one at their last eight bytes
+		 * (k > 8, the first k - 8 one by one). */
+		const uint64_t zeros = 0x3030303030303030ull;
+		uint64_t t, h = zeros, hi = 0;
+		memcpy(&t, e - 8, 8);
+		t = ((t & 0xffffffffull) | (t >> 40) << 32) << 8 | 0x30;
+		size_t k = len - 8;
+		if (k > 8) {
+			for (size_t i = 0; i < k - 8 && hi != UINT64_MAX; i++)
+				hi = p[i] >= '0' && p[i] <= '9' ? hi * 10 + (uint64_t)(p[i] - '0') : UINT64_MAX;
+			memcpy(&h, p + k - 8, 8);
+		} else if (k) {
+			memcpy(&h, p, 8);
+			h = h << (8 * (8 - k)) | (k < 8 ? zeros >> (8 * k) : 0);
+		}
+		if (hi != UINT64_MAX && hm_jscan_swar8_digits(t) && hm_jscan_swar8_digits(h)) {
+			*out = (int64_t)((hi * 100000000 + hm_jscan_swar8_value(h)) * 10000000 + hm_jscan_swar8_value(t));
+			return NULL;
+		}
+	} else if (len >= 5 && len <= 7 && p[ip] == '.' && (p[0] != '0' || ip == 1)) {
+		/* Shorter (durations): the one to three digits before the point from a load at p,
+		 * the three after it from one at e - 4, closed up behind '0's. */
+		uint32_t lo, hi;
+		memcpy(&lo, p, 4), memcpy(&hi, e - 4, 4);
+		uint64_t w = ((uint64_t)lo & ((UINT64_C(1) << (8 * ip)) - 1)) | (uint64_t)(hi >> 8) << (8 * ip);
+		size_t nd = ip + 3;
+		w = w << (8 * (8 - nd)) | UINT64_C(0x3030303030303030) >> (8 * nd);
+		if (hm_jscan_swar8_digits(w)) {
+			*out = (int64_t)hm_jscan_swar8_value(w);
 			return NULL;
 		}
 	}
@@ -380,6 +404,31 @@ static inline const char *hm_jscan_int(const char *p, const char *e, int64_t *ou
 		return hm_num_i64(s, (size_t)(e - s), 0, 0, out);
 	*out = neg ? -v : v;
 	return NULL;
+}
+
+/* hm_jscan_int for text inside a buffer of the scans above (HM_JSCAN_PAD readable bytes
+ * after it, so a word loaded at the first digit never leaves it): up to sixteen digits in
+ * one or two words loaded from the text, with no loop whose end depends on the length
+ * (sizes, addresses and totals of [memory] events vary in length from one to the next). */
+static inline const char *hm_jscan_int_padded(const char *p, const char *e, int64_t *out)
+{
+	const char *d = p + (p < e && *p == '-');
+	size_t n = (size_t)(e - d), k = n > 8 ? n - 8 : n;
+	if (n - 1 < 16 && (*d != '0' || n == 1)) {
+		const uint64_t zeros = 0x3030303030303030ull;
+		uint64_t a, b = zeros;
+		memcpy(&a, d, 8);
+		if (k < 8)
+			a = a << (8 * (8 - k)) | zeros >> (8 * k);
+		if (n > 8)
+			memcpy(&b, e - 8, 8);
+		if (hm_jscan_swar8_digits(a) && hm_jscan_swar8_digits(b)) {
+			uint64_t v = n > 8 ? hm_jscan_swar8_value(a) * 100000000 + hm_jscan_swar8_value(b) : hm_jscan_swar8_value(a);
+			*out = d != p ? -(int64_t)v : (int64_t)v;
+			return NULL;
+		}
+	}
+	return hm_jscan_int(p, e, out);
 }
 
 #endif

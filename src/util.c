@@ -92,16 +92,25 @@ void hm_grow(void *arr, size_t *cap, size_t need, size_t elsz)
 
 /* Eight bytes at a time (op and kernel names run to hundreds of bytes); ids come from
  * the order of insertion, so the hash never shows in any output. */
+/* Words loaded from the string itself: the last one overlaps the one before when the
+ * length is no multiple of eight, and a string shorter than a word is put together in a
+ * register. (A tail copied byte by byte into a word and read back stalls the load; names
+ * are hashed once per slice.) Only where names sit in the table depends on it, never an id. */
 static uint64_t strtab_hash(const char *s, size_t len)
 {
-	uint64_t h = len * 0x9e3779b97f4a7c15ull, w;
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
+	uint64_t h = len * 0x9e3779b97f4a7c15ull, w = 0;
+	if (len < 8) {
+		for (size_t i = 0; i < len; i++)
+			w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+	} else {
+		const char *last = s + len - 8;
+		for (; s < last; s += 8) {
+			memcpy(&w, s, 8);
+			h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+			h ^= h >> 31;
+		}
+		memcpy(&w, last, 8);
 	}
-	w = 0;
-	memcpy(&w, s, len);
 	h = (h ^ w) * 0x94d049bb133111ebull;
 	return h ^ h >> 29;
 }

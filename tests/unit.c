@@ -289,6 +289,11 @@ static void test_jscan(void)
 	const struct { const char *text; int64_t ns; int ok; } ns[] = {
 		{"1.5", 1500, 1}, {"123456789012.345", 123456789012345, 1}, {"7", 7000, 1}, {"1e3", 1000000, 1},
 		{"0.0005", 1, 1}, {"01.5", 0, 0}, {"1.", 0, 0},
+		/* the words-from-the-text path (issue 19): 8 to 19 bytes, each length of the integer part */
+		{"1234.567", 1234567, 1}, {"12345.678", 12345678, 1}, {"12345678.901", 12345678901, 1},
+		{"123456789.012", 123456789012, 1}, {"1419116105360.746", 1419116105360746, 1},
+		{"999999999999999.999", 999999999999999999, 1}, {"0123.456", 0, 0}, {"12a4.567", 0, 0},
+		{"123456789a12.345", 0, 0}, {"1234.5x7", 0, 0}, {"-1234.567", -1234567, 1},
 	};
 	for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
 		int64_t v = -1;
@@ -300,6 +305,30 @@ static void test_jscan(void)
 	int64_t v = 0;
 	check(!hm_jscan_int("-42", "-42" + 3, &v) && v == -42, "jscan: -42 is an integer", "got %lld", (long long)v);
 	check(hm_jscan_int("4.5", "4.5" + 3, &v) != NULL, "jscan: 4.5 is no integer", "accepted");
+	/* The padded reader of [memory] fields agrees with hm_jscan_int, value and message, on
+	 * every length up to 20 digits, signs, leading zeros and a stray byte at each place (issue 19). */
+	int agree = 1;
+	char why[160] = "";
+	for (int len = 0; len <= 20 && agree; len++)
+		for (int bad = -1; bad < len && agree; bad++)
+			for (int sign = 0; sign < 3 && agree; sign++) {
+				char txt[32];
+				int o = 0;
+				if (sign == 1)
+					txt[o++] = '-';
+				for (int i = 0; i < len; i++)
+					txt[o + i] = (char)(i == bad ? '.' : sign == 2 && i == 0 && len > 1 ? '0' : '1' + (i * 7 + len) % 9);
+				txt[o + len] = 0;
+				const char *p = padded(buf, sizeof buf, txt);
+				int64_t va = 0, vb = 0;
+				const char *ea = hm_jscan_int_padded(p, p + strlen(txt), &va), *eb = hm_jscan_int(p, p + strlen(txt), &vb);
+				if ((ea == NULL) != (eb == NULL) || (ea && strcmp(ea, eb)) || (!ea && va != vb)) {
+					agree = 0;
+					snprintf(why, sizeof why, "\"%s\": %lld (%s), hm_jscan_int %lld (%s)", txt, (long long)va, ea ? ea : "-",
+						 (long long)vb, eb ? eb : "-");
+				}
+			}
+	check(agree, "jscan: hm_jscan_int_padded = hm_jscan_int on every length, sign and stray byte", "%s", why);
 
 	hm_jscan_scratch sc = {0};
 	size_t n = 0;
