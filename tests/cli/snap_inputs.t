@@ -22,3 +22,11 @@ device,ts,kind,bytes,addr,total_allocated,total_reserved
 cuda:0,1000.0,zero,0,,0,2097152
 cuda:0,1000.0,alloc,100,4096,,2097152
 ? 0
+# A directory (issue 18) lists memory snapshots named *.pickle and *.pickle.gz next to the
+# traces; *.pkl, a name other pickles share, only when named on the command line.
+$ mkdir -p $T/d/sub && cp $T/s/oom.pickle $T/d/a.pickle && gzip -c $T/s/fields.pickle > $T/d/sub/b.pickle.gz && cp $T/s/oom.pickle $T/d/c.pkl && cp tests/tiny/y_pair_basic.json $T/d/t.json && cd $T && hmem run size d --json - | lua5.4 "$OLDPWD/tests/jget.lua" inputs.1.path inputs.2.path inputs.3.path inputs.4
+d/a.pickle
+d/sub/b.pickle.gz
+d/t.json
+nil
+? 0
