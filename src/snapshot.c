@@ -68,11 +68,14 @@ typedef struct blk {
 	uint64_t addr;
 	int32_t dev;
 	int decided; /* the last event at its address has been seen (reading backwards) */
+	hm_pkv frames; /* 1.13: the stack of its history's newest entry, which becomes a row */
+	int row;
 } blk;
 
 typedef struct dev {
 	int seen, has_segs;
 	int64_t end_live;   /* requested bytes of the active blocks at the end */
+	int64_t hist_live;  /* 1.13: of them, the blocks whose history becomes a row */
 	int64_t reserved;   /* total_size of its segments at the end */
 } dev;
 
@@ -94,6 +97,7 @@ typedef struct sx {
 	size_t cap_stack_frame;
 	uint32_t *tmp; /* frame ids of the stack being built */
 	size_t captmp;
+	int legacy;    /* 1.13: a list of segments, no trace; live blocks' history become rows */
 	hm_segop *ops; /* the device's entries for the replay of its segments (snapseg.h) */
 	size_t nops, capops;
 } sx;
@@ -279,6 +283,16 @@ static int history_size(sx *x, hm_pkv b, int64_t *req)
 	return get_size(x, hm_pk_item(x->p, h, 0), x->k.real_size, "real_size", req);
 }
 
+/* The frames of the newest history entry of a block (HM_PK_ABSENT when none). */
+static hm_pkv history_frames(sx *x, hm_pkv b)
+{
+	hm_pkv h = hm_pk_get(x->p, b, x->k.history);
+	return h == HM_PK_ABSENT || hm_pk_type(h) != HM_PK_LIST || !hm_pk_len(x->p, h) ||
+			       hm_pk_type(hm_pk_item(x->p, h, 0)) != HM_PK_DICT
+		       ? HM_PK_ABSENT
+		       : hm_pk_get(x->p, hm_pk_item(x->p, h, 0), x->k.frames);
+}
+
 /* The segments as the snapshot ends: per device the live requested bytes and the reserved
  * bytes, each segment's blocks summed by state, and each block by address (for the block
  * size of the allocation that made it). Blocks without an address (before 2.1) follow
@@ -347,7 +361,12 @@ static int read_segments(sx *x, hm_pkv segs)
 					return fail(x, b, "the blocks add up to more than 2^60 bytes");
 				if (at >> 48 == 0) {
 					hm_grow(&x->blks, &x->capblks, x->nblks + 1, sizeof *x->blks);
-					x->blks[x->nblks] = (blk){size, req, at, (int32_t)d, 0};
+					x->blks[x->nblks] = (blk){size, req, at, (int32_t)d, 0, HM_PK_ABSENT, 0};
+					if (x->legacy && known) {
+						x->blks[x->nblks].row = 1;
+						x->blks[x->nblks].frames = history_frames(x, b);
+						dv->hist_live += req;
+					}
 					uint32_t *slot = um_slot(&x->block_at, at | (uint64_t)d << 48, 1);
 					if (!*slot)
 						x->block_at.n++;
@@ -440,6 +459,27 @@ static void replay(sx *x, int64_t d, size_t oom0)
 	free(lb);
 }
 
+/* 1.13: each live block of device d whose history says what it asked for becomes an
+ * allocation at the start, never freed (the format has no times and no frees), with the
+ * stack and size of its history's newest entry and the block's size. */
+static int history_rows(sx *x, int64_t d, int64_t reserved)
+{
+	for (size_t i = 0; i < x->nblks; i++) {
+		blk *b = &x->blks[i];
+		if (!b->row || b->dev != d)
+			continue;
+		hm_mem_event me = {x->t->mem.ts[x->t->mem.n - 1], b->requested, HM_NONE, reserved, HM_NONE, b->addr, 1, 1,
+				   (int32_t)d, x->thread};
+		hm_store_add_mem(x->t, &me);
+		int bad = 0;
+		uint32_t st = stack_id(x, b->frames, &bad);
+		if (bad)
+			return -1;
+		add_snap_row(x, b->size, HM_NONE, st, UINT32_MAX, UINT32_MAX);
+	}
+	return 0;
+}
+
 /* One device's entries, in two passes: the first sums what changes the totals (so the
  * totals at the start are known: the end's, from the segments, minus the changes), the
  * second appends a zero-byte event with those totals and then the allocations and frees,
@@ -454,13 +494,15 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 		int64_t reserved = x->devs[d].reserved - res;
 		if (pass == 1 && x->devs[d].has_segs) {
 			dev *dv = &x->devs[d];
-			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - bytes, reserved, HM_NONE, 0, 0, 1,
+			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - dv->hist_live - bytes, reserved, HM_NONE, 0, 0, 1,
 					  (int32_t)d, x->thread};
 			if (z.total_alloc != HM_NONE && (z.total_alloc < -HM_STORE_MEM_LIMIT || z.total_alloc > HM_STORE_MEM_LIMIT))
 				return fail(x, list, "device %lld: the totals are out of range", (long long)d);
 			hm_store_add_mem(x->t, &z);
 			hm_store_saw_ts(x->t, z.ts);
 			add_snap_row(x, HM_NONE, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
+			if (history_rows(x, d, reserved) < 0)
+				return -1;
 		}
 		clock = -1000;
 		for (size_t i = 0; i < n; i++) {
@@ -629,6 +671,7 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 	int rc = 0;
 	if (hm_pk_type(root) == HM_PK_LIST) { /* 1.13: the list of segments */
 		segs = root;
+		x->legacy = 1;
 	} else if (hm_pk_type(root) == HM_PK_DICT) {
 		segs = hm_pk_get(p, root, x->k.segments);
 		traces = hm_pk_get(p, root, x->k.device_traces);

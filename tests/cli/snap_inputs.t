@@ -30,3 +30,15 @@ d/sub/b.pickle.gz
 d/t.json
 nil
 ? 0
+# A 1.13 snapshot (issue 18): a live block with a history is a row at the start, never freed,
+# with its history's newest (first) entry: 3000 bytes asked from c.py(3) in a block of 3072;
+# the block without history stays (before trace), 1024 bytes, and does not say what it asked
+# for, so the internal waste of the device and of the segment is unknown (null).
+$ hmem run tests/snapshots/by_frame.lua $T/s/legacy.pickle --json - | lua5.4 tests/jget.lua series.1.before_trace_bytes series.1.end_bytes series.1.categories.2.name series.1.categories.2.end_bytes series.1.snapshot.at_end.internal_waste_bytes series.1.snapshot.segments.1.requested_bytes
+1024
+4024
+/home/u/c.py(3): h
+3000
+null
+null
+? 0

@@ -244,19 +244,19 @@ class Device:
         start_total = self.hist[w - 1][1] if w else 0
         start_res = self.hist[w - 1][2] if w else 0
         mem = [h for h in self.hist[w:] if h[3] in ("alloc", "free")]
-        sized = not at_least(self.gen, "2.0")  # 1.13: no trace (requested: the history's real_size)
+        # 1.13: no trace; each live block's history (its newest entry: real_size, frames) is a
+        # row at the start, never freed
+        sized = not at_least(self.gen, "2.0")
         if sized:
-            mem, start_res = [], self.reserved
+            mem, start_res, start_total = [], self.reserved, 0
         end = sum(b["req"] for b in self.live.values())
         cats, frames = {}, {}
         for b in self.live.values():
-            mine = b["entry"] >= w and at_least(self.gen, "2.0")
+            mine = b["entry"] >= w or sized
             c = size_category(b["req"]) if mine else "(before trace)"
             cats[c] = cats.get(c, 0) + b["req"]
             f = (b["user"] or "(no user frame)") if mine else "(before trace)"
             frames[f] = frames.get(f, 0) + b["req"]
-        if sized:
-            start_total = end
         ooms = []
         for j in range(w, len(self.hist)):
             if self.hist[j][3] != "oom" or sized:
@@ -269,9 +269,9 @@ class Device:
                          "segments": segs})
         return {"ooms": ooms, "at_end": self.seg_figures(end=True),
 "before_trace_bytes": start_total, "end_bytes": end,
-                "peak_bytes": max([start_total] + [h[1] for h in mem]),
+                "peak_bytes": end if sized else max([start_total] + [h[1] for h in mem]),
                 "max_reserved_bytes": max([start_res] + [h[2] for h in mem]),
-                "memory_events": len(mem) + 1, "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
+                "memory_events": len(self.live) + 1 if sized else len(mem) + 1, "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
                 "end_by_size": cats, "end_by_frame": frames}
 
 
@@ -406,6 +406,14 @@ def hostile(out):
           {"action": "oom", "size": 4 * MiB, "device_free": 0, "stream": 0, "time_us": 110},
           {"action": "segment_map", "addr": 10 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 120}]
     put("oom_expandable.pickle", pickle.dumps({"segments": [seg_x], "device_traces": [tr]}, protocol=4))
+    # 1.13: a list of segments; a live block whose history's newest (first) entry asked for
+    # 3000 bytes from c.py, over an older entry of 5000 from d.py; a live block without history
+    hist = [{"addr": 0x7000, "real_size": 3000, "frames": [{"filename": "/home/u/c.py", "line": 3, "name": "h"}]},
+            {"addr": 0x7000, "real_size": 5000, "frames": [{"filename": "/home/u/d.py", "line": 4, "name": "k"}]}]
+    put("legacy.pickle", pickle.dumps([{"device": 0, "address": 0x7000, "total_size": 2 * MiB, "stream": 0, "blocks": [
+        {"size": 3072, "state": "active_allocated", "history": hist},
+        {"size": 1024, "state": "active_allocated"},
+        {"size": 2 * MiB - 4096, "state": "inactive"}]}], protocol=2))
     put("fields.pickle", pickle.dumps({"segments": [seg], "device_traces": [[entry]], "external_annotations": ann},
                                       protocol=4))
 
