@@ -25,6 +25,7 @@ cuda:0,1000.0,alloc,100,4096,,2097152
 # A directory (issue 18) lists memory snapshots named *.pickle and *.pickle.gz next to the
 # traces; *.pkl, a name other pickles share, only when named on the command line.
 $ mkdir -p $T/d/sub && cp $T/s/oom.pickle $T/d/a.pickle && gzip -c $T/s/fields.pickle > $T/d/sub/b.pickle.gz && cp $T/s/oom.pickle $T/d/c.pkl && cp tests/tiny/y_pair_basic.json $T/d/t.json && cd $T && hmem run size d --json - | lua5.4 "$OLDPWD/tests/jget.lua" inputs.1.path inputs.2.path inputs.3.path inputs.4
+hmem: note: 2 memory snapshots and 1 trace are reported side by side, not joined (matching a snapshot's entries to a trace's events by address and time is unverified)
 d/a.pickle
 d/sub/b.pickle.gz
 d/t.json
@@ -41,4 +42,12 @@ $ hmem run tests/snapshots/by_frame.lua $T/s/legacy.pickle --json - | lua5.4 tes
 3000
 null
 null
+? 0
+# A trace and a snapshot in one run (issue 18) are reported side by side, never joined, and
+# hmem says so on standard error; two snapshots, or -q, say nothing.
+$ hmem run size tests/tiny/y_pair_basic.json $T/s/oom.pickle --json $T/mixed.json && lua5.4 tests/jget.lua series.1.path < $T/mixed.json | sed 's|.*/||'
+hmem: note: 1 memory snapshot and 1 trace are reported side by side, not joined (matching a snapshot's entries to a trace's events by address and time is unverified)
+y_pair_basic.json
+? 0
+$ hmem run size $T/s/oom.pickle $T/s/legacy.pickle --json $T/two.json && hmem run -q size tests/tiny/y_pair_basic.json $T/s/oom.pickle --json $T/q.json
 ? 0
