@@ -77,7 +77,8 @@ static int live(st *x, uint64_t a, int64_t req, int sign)
 static int add_block(st *x, uint64_t a, int64_t req)
 {
 	size_t i = lower(x->b, x->nb, sizeof *x->b, a);
-	if ((i < x->nb && x->b[i].addr == a) || live(x, a, req, 1) < 0)
+	if ((i < x->nb && x->b[i].addr == a) || req < 0 || x->sum.requested + req > HM_STORE_MEM_LIMIT ||
+	    live(x, a, req, 1) < 0)
 		return -1;
 	hm_grow(&x->b, &x->capb, x->nb + 1, sizeof *x->b);
 	memmove(x->b + i + 1, x->b + i, (x->nb - i) * sizeof *x->b);
@@ -101,7 +102,8 @@ static int add_seg(st *x, uint64_t a, int64_t size)
 {
 	size_t i = lower(x->g, x->ng, sizeof *x->g, a);
 	if ((i < x->ng && x->g[i].addr - a < (uint64_t)size) ||
-	    (i > 0 && a - x->g[i - 1].addr < (uint64_t)x->g[i - 1].size) || size <= 0)
+	    (i > 0 && a - x->g[i - 1].addr < (uint64_t)x->g[i - 1].size) || size <= 0 ||
+	    x->sum.reserved + size > HM_STORE_MEM_LIMIT) /* the sums stay far from overflow */
 		return -1;
 	hm_grow(&x->g, &x->capg, x->ng + 1, sizeof *x->g);
 	memmove(x->g + i + 1, x->g + i, (x->ng - i) * sizeof *x->g);
