@@ -369,3 +369,15 @@ void hm_explain(hm_file *f, size_t ncats)
 	f->oom_elsewhere = (size_t)f->t->oom_events - matched - outside;
 	free(ss);
 }
+
+void hm_explain_note_mixed(hm_file *const *files, size_t n, int quiet)
+{
+	size_t snaps = 0;
+	for (size_t i = 0; i < n; i++)
+		snaps += files[i]->t->snap != NULL;
+	if (quiet || !snaps || snaps == n)
+		return;
+	hm_eprintf("hmem: note: %zu memory snapshot%s and %zu trace%s are reported side by side, not joined (matching a "
+		   "snapshot's entries to a trace's events by address and time is unverified)\n",
+		   snaps, snaps > 1 ? "s" : "", n - snaps, n - snaps > 1 ? "s" : "");
+}

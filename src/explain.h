@@ -20,6 +20,10 @@ void hm_explain(hm_file *f, size_t ncats);
 /* The name of a leak verdict: "unknown", "none", "growth", "survivors". */
 const char *hm_leak_name(int leak);
 
+/* The note on standard error (unless quiet) when files[0, n) mix memory snapshots and
+ * traces: they are reported side by side, never joined (README "Snapshots"). */
+void hm_explain_note_mixed(hm_file *const *files, size_t n, int quiet);
+
 /* Position in s of the last event at or before ts (ns), -1 when none. */
 long hm_explain_at(const hm_series *s, const hm_mem *m, int64_t ts);
 

@@ -2,6 +2,7 @@
 #include "explainout.h"
 #include "explain.h"
 #include "jsonw.h"
+#include "snapout.h"
 #include "timeline.h"
 
 #include <inttypes.h>
@@ -211,6 +212,7 @@ static void json_ooms(FILE *f, const hm_report *r, const hm_file *hf, const hm_s
 		json_cats(f, r, s, o->cat_at, "bytes");
 		fputs(",\n     \"live\": ", f);
 		json_live_at(f, r, hf, s, o->ts);
+		hm_snap_json_oom(f, hf, o);
 		putc('}', f);
 	}
 	putc(']', f);
@@ -255,6 +257,7 @@ void hm_json_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_se
 	fputs("]}", f);
 	json_steps(f, r, s);
 	json_ooms(f, r, hf, s);
+	hm_snap_json_series(f, hf, s);
 }
 
 static double ms_since(const hm_trace *t, int64_t ts)
@@ -353,6 +356,7 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 		hm_explain_who(&ref, who, sizeof who);
 		fprintf(f, "      live %12s  %s\n", b1, who);
 	}
+	hm_snap_summary_oom(f, hf, o);
 }
 
 void hm_summary_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
@@ -369,10 +373,11 @@ void hm_summary_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm
 				ms_since(hf->t, s->max_reserved_unallocated_ts));
 		}
 	}
+	hm_snap_summary_series(f, hf, s);
 	summary_steps(f, hf, s);
 	summary_leak(f, s);
 	for (size_t i = 0; i < s->nooms; i++)
 		summary_oom(f, r, hf, s, &s->ooms[i]);
-	if (s->nooms)
+	if (s->nooms && !hf->t->snap)
 		fprintf(f, "    (%s)\n", HM_SNAPSHOT_HINT);
 }

@@ -78,7 +78,8 @@ static char *join(const char *dir, const char *name)
 /* Directories are walked depth first, each once, the names of each in sorted order: when
  * two links lead to one directory, the name it is listed under never depends on the file
  * system (nor does the order of files: the final list is sorted as a whole). A walk takes
- * regular files (symbolic links to them too) named *.json or *.json.gz: a FIFO or device
+ * regular files (symbolic links to them too) named *.json or *.json.gz, and memory snapshots
+ * named *.pickle or *.pickle.gz (not *.pkl, which other pickles share): a FIFO or device
  * there would block the run or never end. A name that cannot be looked at (a dangling
  * link) and a directory that cannot be listed go on the list as they are: reading them
  * fails, and that is reported (or skipped, with --keep-going) like any unreadable trace. */
@@ -100,7 +101,8 @@ static void walk(const char *dir, dirset *seen, pathlist *l)
 	for (size_t i = 0; i < names.n; i++) {
 		char *p = names.v[i];
 		struct stat st;
-		int ok = stat(p, &st) == 0, named = ends_with(p, ".json") || ends_with(p, ".json.gz");
+		int ok = stat(p, &st) == 0, named = ends_with(p, ".json") || ends_with(p, ".json.gz") ||
+						       ends_with(p, ".pickle") || ends_with(p, ".pickle.gz");
 		if (ok && S_ISDIR(st.st_mode)) {
 			if (dirset_add(seen, st.st_dev, st.st_ino))
 				walk(p, seen, l);

@@ -285,6 +285,7 @@ static int run(const hm_opts *o)
 		hm_explain(rep.files[i], cats.n);
 		warn_mismatches(rep.files[i], o->quiet);
 	}
+	hm_explain_note_mixed(rep.files, rep.nfiles, o->quiet);
 	if (rep.nskipped && !o->quiet)
 		hm_eprintf("hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
 	stage_s[ST_TIMELINE] += hm_now() - t0;

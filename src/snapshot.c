@@ -1,6 +1,7 @@
 /* Reading a PyTorch memory snapshot into the store (see snapshot.h; the format by version
  * is in README "Snapshots"). */
 #include "snapshot.h"
+#include "snapseg.h"
 #include "unpickle.h"
 
 #include <stdarg.h>
@@ -16,7 +17,8 @@ enum action { A_ALLOC, A_FREE_REQUESTED, A_FREE_COMPLETED, A_SEG_ALLOC, A_SEG_FR
 #define KEYS(X)                                                                                          \
 	X(segments) X(device_traces) X(device) X(address) X(total_size) X(blocks) X(size) X(requested_size) \
 	X(state) X(action) X(addr) X(stream) X(time_us) X(frames) X(filename) X(line) X(name)              \
-	X(compile_context) X(user_metadata) X(device_free) X(external_annotations) X(stage)
+	X(compile_context) X(user_metadata) X(device_free) X(external_annotations) X(stage) X(history) \
+	X(real_size)
 #define FIELD(k) uint32_t k;
 #define ATOM(n) x->k.n = hm_pk_atom(x->p, #n);
 
@@ -63,12 +65,17 @@ static uint32_t *um_slot(umap *m, uint64_t key, int add)
 /* A block of the segments as the snapshot ends. */
 typedef struct blk {
 	int64_t size, requested;
+	uint64_t addr;
+	int32_t dev;
 	int decided; /* the last event at its address has been seen (reading backwards) */
+	hm_pkv frames; /* 1.13: the stack of its history's newest entry, which becomes a row */
+	int row;
 } blk;
 
 typedef struct dev {
 	int seen, has_segs;
 	int64_t end_live;   /* requested bytes of the active blocks at the end */
+	int64_t hist_live;  /* 1.13: of them, the blocks whose history becomes a row */
 	int64_t reserved;   /* total_size of its segments at the end */
 } dev;
 
@@ -90,6 +97,9 @@ typedef struct sx {
 	size_t cap_stack_frame;
 	uint32_t *tmp; /* frame ids of the stack being built */
 	size_t captmp;
+	int legacy;    /* 1.13: a list of segments, no trace; live blocks' history become rows */
+	hm_segop *ops; /* the device's entries for the replay of its segments (snapseg.h) */
+	size_t nops, capops;
 } sx;
 
 static int fail(sx *x, hm_pkv at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -261,6 +271,28 @@ static int is_active(const char *state)
 	       !strcmp(state, "active_awaiting_free");
 }
 
+/* What a block asked for when the snapshot has no requested_size (1.13): the real_size of
+ * the first entry of its history, the newest (1.13 lists the chain from its head). 0 with
+ * *req set, 1 when there is none, -1 (message) when it is not an integer. */
+static int history_size(sx *x, hm_pkv b, int64_t *req)
+{
+	hm_pkv h = hm_pk_get(x->p, b, x->k.history);
+	if (h == HM_PK_ABSENT || hm_pk_type(h) != HM_PK_LIST || !hm_pk_len(x->p, h) ||
+	    hm_pk_type(hm_pk_item(x->p, h, 0)) != HM_PK_DICT)
+		return 1;
+	return get_size(x, hm_pk_item(x->p, h, 0), x->k.real_size, "real_size", req);
+}
+
+/* The frames of the newest history entry of a block (HM_PK_ABSENT when none). */
+static hm_pkv history_frames(sx *x, hm_pkv b)
+{
+	hm_pkv h = hm_pk_get(x->p, b, x->k.history);
+	return h == HM_PK_ABSENT || hm_pk_type(h) != HM_PK_LIST || !hm_pk_len(x->p, h) ||
+			       hm_pk_type(hm_pk_item(x->p, h, 0)) != HM_PK_DICT
+		       ? HM_PK_ABSENT
+		       : hm_pk_get(x->p, hm_pk_item(x->p, h, 0), x->k.frames);
+}
+
 /* The segments as the snapshot ends: per device the live requested bytes and the reserved
  * bytes, each segment's blocks summed by state, and each block by address (for the block
  * size of the allocation that made it). Blocks without an address (before 2.1) follow
@@ -283,7 +315,7 @@ static int read_segments(sx *x, hm_pkv segs)
 		hm_grow(&s->segs, &s->capsegs, s->nsegs + 1, sizeof *s->segs);
 		hm_snapseg *sg = &s->segs[s->nsegs++];
 		x->t->events++, x->t->count[HM_EV_OTHER]++;
-		*sg = (hm_snapseg){(int32_t)d, (uint64_t)a, total, 0, 0, 0, 0, 0};
+		*sg = (hm_snapseg){(int32_t)d, (uint64_t)a, total, 0, 0, 0, 0, 0, 0, 1};
 		dev *dv = &x->devs[d];
 		dv->has_segs = dv->seen = 1;
 		if (d > x->max_dev)
@@ -304,8 +336,11 @@ static int read_segments(sx *x, hm_pkv segs)
 			if (get_size(x, b, x->k.size, "size", &size) < 0)
 				return -1;
 			int rc = get_size(x, b, x->k.requested_size, "requested_size", &req);
+			if (rc == 1)
+				rc = history_size(x, b, &req);
 			if (rc < 0)
 				return -1;
+			int known = rc == 0;
 			if (rc)
 				req = size;
 			rc = get_int(x, b, x->k.address, "address", &ba);
@@ -316,6 +351,7 @@ static int read_segments(sx *x, hm_pkv segs)
 			const char *state = get_str(x, b, x->k.state);
 			sg->blocks++;
 			if (is_active(state)) {
+				sg->sized &= known;
 				if (!strcmp(state, "active_allocated"))
 					sg->allocated += size;
 				else
@@ -325,7 +361,12 @@ static int read_segments(sx *x, hm_pkv segs)
 					return fail(x, b, "the blocks add up to more than 2^60 bytes");
 				if (at >> 48 == 0) {
 					hm_grow(&x->blks, &x->capblks, x->nblks + 1, sizeof *x->blks);
-					x->blks[x->nblks] = (blk){size, req, 0};
+					x->blks[x->nblks] = (blk){size, req, at, (int32_t)d, 0, HM_PK_ABSENT, 0};
+					if (x->legacy && known) {
+						x->blks[x->nblks].row = 1;
+						x->blks[x->nblks].frames = history_frames(x, b);
+						dv->hist_live += req;
+					}
 					uint32_t *slot = um_slot(&x->block_at, at | (uint64_t)d << 48, 1);
 					if (!*slot)
 						x->block_at.n++;
@@ -333,6 +374,8 @@ static int read_segments(sx *x, hm_pkv segs)
 				}
 			} else {
 				sg->inactive += size;
+				if (size > sg->largest_free)
+					sg->largest_free = size;
 			}
 			at += (uint64_t)size;
 		}
@@ -385,6 +428,58 @@ static void add_snap_row(sx *x, int64_t block_bytes, int64_t stream, uint32_t st
 	s->compile_ctx[i] = cc, s->user_meta[i] = um;
 }
 
+/* An entry that changes the device's segments or live blocks, kept for the replay. */
+static void note_op(sx *x, enum action a, uint64_t addr, int64_t size, uint32_t oom)
+{
+	static const int kind[] = {[A_ALLOC] = HM_SEGOP_ALLOC, [A_FREE_REQUESTED] = -1, [A_FREE_COMPLETED] = HM_SEGOP_FREE,
+				   [A_SEG_ALLOC] = HM_SEGOP_SEG_NEW, [A_SEG_FREE] = HM_SEGOP_SEG_GONE,
+				   [A_SEG_MAP] = HM_SEGOP_SEG_NEW, [A_SEG_UNMAP] = HM_SEGOP_SEG_GONE, [A_OOM] = HM_SEGOP_OOM,
+				   [A_OTHER] = -1};
+	if (kind[a] < 0)
+		return;
+	hm_grow(&x->ops, &x->capops, x->nops + 1, sizeof *x->ops);
+	x->ops[x->nops++] = (hm_segop){(uint8_t)kind[a], addr, size, oom};
+}
+
+/* The segments at each oom entry of device d (those from index oom0 on), when the
+ * device has segments to start from. */
+static void replay(sx *x, int64_t d, size_t oom0)
+{
+	if (x->s->nooms == oom0 || !x->devs[d].has_segs) {
+		for (size_t i = oom0; i < x->s->nooms; i++)
+			x->s->ooms[i].segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
+		return;
+	}
+	hm_liveblk *lb = hm_xcalloc(x->nblks + 1, sizeof *lb);
+	size_t n = 0;
+	for (size_t i = 0; i < x->nblks; i++)
+		if (x->blks[i].dev == d)
+			lb[n++] = (hm_liveblk){x->blks[i].addr, x->blks[i].requested};
+	hm_snapseg_replay(x->s, (int32_t)d, x->ops, x->nops, lb, n);
+	free(lb);
+}
+
+/* 1.13: each live block of device d whose history says what it asked for becomes an
+ * allocation at the start, never freed (the format has no times and no frees), with the
+ * stack and size of its history's newest entry and the block's size. */
+static int history_rows(sx *x, int64_t d, int64_t reserved)
+{
+	for (size_t i = 0; i < x->nblks; i++) {
+		blk *b = &x->blks[i];
+		if (!b->row || b->dev != d)
+			continue;
+		hm_mem_event me = {x->t->mem.ts[x->t->mem.n - 1], b->requested, HM_NONE, reserved, HM_NONE, b->addr, 1, 1,
+				   (int32_t)d, x->thread};
+		hm_store_add_mem(x->t, &me);
+		int bad = 0;
+		uint32_t st = stack_id(x, b->frames, &bad);
+		if (bad)
+			return -1;
+		add_snap_row(x, b->size, HM_NONE, st, UINT32_MAX, UINT32_MAX);
+	}
+	return 0;
+}
+
 /* One device's entries, in two passes: the first sums what changes the totals (so the
  * totals at the start are known: the end's, from the segments, minus the changes), the
  * second appends a zero-byte event with those totals and then the allocations and frees,
@@ -393,17 +488,21 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 {
 	size_t n = list == HM_PK_ABSENT ? 0 : hm_pk_len(x->p, list);
 	int64_t bytes = 0, res = 0, clock = -1000, first = HM_NONE;
+	size_t oom0 = x->s->nooms;
+	x->nops = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		int64_t reserved = x->devs[d].reserved - res;
 		if (pass == 1 && x->devs[d].has_segs) {
 			dev *dv = &x->devs[d];
-			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - bytes, reserved, HM_NONE, 0, 0, 1,
+			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - dv->hist_live - bytes, reserved, HM_NONE, 0, 0, 1,
 					  (int32_t)d, x->thread};
 			if (z.total_alloc != HM_NONE && (z.total_alloc < -HM_STORE_MEM_LIMIT || z.total_alloc > HM_STORE_MEM_LIMIT))
 				return fail(x, list, "device %lld: the totals are out of range", (long long)d);
 			hm_store_add_mem(x->t, &z);
 			hm_store_saw_ts(x->t, z.ts);
 			add_snap_row(x, HM_NONE, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
+			if (history_rows(x, d, reserved) < 0)
+				return -1;
 		}
 		clock = -1000;
 		for (size_t i = 0; i < n; i++) {
@@ -428,12 +527,17 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			}
 			reserved += delta;
 			x->s->entries++;
+			note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
 			int bad = 0;
 			if (a == A_OOM) {
 				hm_snap *s = x->s;
 				hm_grow(&s->ooms, &s->capooms, s->nooms + 1, sizeof *s->ooms);
 				uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
-				s->ooms[s->nooms++] = (hm_snapoom){clock, size, dfree, (int32_t)d, st, (uint32_t)x->t->mem.n};
+				s->ooms[s->nooms++] = (hm_snapoom){clock, size, dfree, (int32_t)d, st, (uint32_t)x->t->mem.n,
+								     {HM_NONE, 0, 0, 0, 0}};
+				hm_mem_event oe = {clock, size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE, HM_NONE,
+						   0, 0, 1, (int32_t)d, x->thread};
+				hm_store_add_oom(x->t, &oe); /* the same index in t->oom as in s->ooms */
 				x->t->oom_events++, x->t->count[HM_EV_OOM]++;
 			}
 			if (a != A_ALLOC && a != A_FREE_COMPLETED) {
@@ -457,6 +561,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			add_snap_row(x, HM_NONE, stream, st, get_name(x, e, x->k.compile_context), get_name(x, e, x->k.user_metadata));
 		}
 	}
+	replay(x, d, oom0);
 	return 0;
 }
 
@@ -566,6 +671,7 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 	int rc = 0;
 	if (hm_pk_type(root) == HM_PK_LIST) { /* 1.13: the list of segments */
 		segs = root;
+		x->legacy = 1;
 	} else if (hm_pk_type(root) == HM_PK_DICT) {
 		segs = hm_pk_get(p, root, x->k.segments);
 		traces = hm_pk_get(p, root, x->k.device_traces);
@@ -585,7 +691,7 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 		block_sizes(x);
 	t->events += x->s->entries;
 	free(x->frame_of.key), free(x->frame_of.val), free(x->stack_of.key), free(x->stack_of.val);
-	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp);
+	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp), free(x->ops);
 	free(x);
 	hm_pk_free(p);
 	return rc;

@@ -216,14 +216,26 @@ typedef struct hm_snapseg {
 	uint64_t addr;
 	int64_t total, allocated, requested, pending, inactive, blocks; /* bytes; requested:
 				 * what the allocated and pending blocks asked for */
+	int64_t largest_free; /* the largest inactive block */
+	int sized;            /* every live block says what it asked for (requested_size, or
+			       * real_size in 1.13's history); else requested counts its size */
 } hm_snapseg;
 
-/* An oom entry (kept for the OOM report: the rounded request and cudaMemGetInfo's free). */
+/* The segments of a device at one moment (snapseg.c): live blocks are allocated or pending
+ * a free; a segment without one is reclaimable, the rest of a segment with one stranded
+ * (its free blocks and the rounding of its live ones). segments is HM_NONE when unknown. */
+typedef struct hm_segstate {
+	int64_t segments, reserved, requested, reclaimable, stranded;
+} hm_segstate;
+
+/* An oom entry: what a snapshot adds to the OOM report (the request and the reserved bytes
+ * at it are in hm_trace.oom, at the same index: ooms[i] is t->oom's event i). */
 typedef struct hm_snapoom {
 	int64_t ts, bytes, device_free; /* ns; bytes; HM_NONE where absent */
 	int32_t dev;
 	uint32_t stack;   /* UINT32_MAX: none */
 	uint32_t mem_at;  /* memory events before it in file order */
+	hm_segstate segs; /* the segments at it, by replay from the end (snapseg.h) */
 } hm_snapoom;
 
 typedef struct hm_snap {

@@ -18,12 +18,16 @@ local function walk(v, where)
   end
 end
 
+-- and a memory snapshot with an OOM (issue 18: its segments and the failing allocation's stack)
+local T = assert(io.popen("mktemp -d")):read("l")
+assert(os.execute("python3 tests/snapshots/gen.py hostile " .. T))
 for _, trace in ipairs({ "tests/tiny/explain/y_oom.json", "tests/tiny/explain/y_leak.json",
-  "tests/tiny/explain/y_who.json", "tests/tiny/y_pair_basic.json" }) do
+  "tests/tiny/explain/y_who.json", "tests/tiny/y_pair_basic.json", T .. "/oom.pickle" }) do
   local p = io.popen(("./hmem run -q size %s --json -"):format(trace))
   walk(cjson.decode(p:read("a")), "top")
   p:close()
 end
+os.execute("rm -rf '" .. T .. "'")
 local names = {}
 for k in pairs(keys) do names[#names + 1] = k end
 table.sort(names)

@@ -89,4 +89,22 @@ if everything is not None:
     extra["series"][0]["ooms"] = []
     extra["inputs"][0]["steps"] = [1, 2]
     check(not errors(extra), "takes fields added after it (series[].ooms, inputs[].steps)")
+# Memory snapshots (issue 18): the real ones, and generated ones with OOMs and segments.
+with tempfile.TemporaryDirectory() as d:
+    subprocess.run(["python3", "tests/snapshots/gen.py", "hostile", d], check=True)
+    subprocess.run(["python3", "tests/snapshots/gen.py", d], check=True, capture_output=True)
+    snaps = sorted(glob.glob("tests/data/snapshots/*.pickle")) + [d + "/oom.pickle", d + "/2.10_p4.pickle"]
+    for t in snaps:
+        doc = validate(["size", t], "--json of a memory snapshot, " + os.path.basename(t))
+    if doc is not None:
+        s0 = doc["series"][0]
+        check(s0["ooms"] and "snapshot" in s0, "that snapshot has OOMs and segments to check")
+        for name, change in [
+                ("device_free given as a string", lambda s: s["ooms"][0].__setitem__("device_free", "1 MiB")),
+                ("segments at the end without stranded_bytes", lambda s: s["snapshot"]["at_end"].pop("stranded_bytes")),
+                ("a segment's address as a float", lambda s: s["snapshot"]["segments"][0].__setitem__("address", 1.5)),
+                ("a frame without its line", lambda s: next(o for o in s["ooms"] if o["frames"])["frames"][0].pop("line"))]:
+            bad = copy.deepcopy(doc)
+            change(bad["series"][0])
+            check(len(errors(bad)) > 0, "refuses " + name)
 tap.exit()

@@ -76,6 +76,30 @@ for _, name in ipairs(names) do
         check(ok, name .. " " .. dev .. ": end bytes by the size pack's categories", why)
         ok, why = same(ends(sf), e.end_by_frame)
         check(ok, name .. " " .. dev .. ": end bytes by row.frame", why)
+        -- issue 18: oom entries in the OOM report, with what only a snapshot has
+        local bad = #s.ooms ~= #e.ooms and ("%d OOMs, expected %d"):format(#s.ooms, #e.ooms) or nil
+        for i, eo in ipairs(e.ooms) do
+          local o = s.ooms[i] or {}
+          for _, k in ipairs { "ts", "bytes", "device_free", "allocated", "total_reserved", "frame", "freed_after" } do
+            local want = eo[k]
+            if not bad and tostring(o[k]) ~= tostring(want) then
+              bad = ("OOM %d %s: %s, expected %s"):format(i, k, tostring(o[k]), tostring(want))
+            end
+          end
+        end
+        check(not bad, name .. " " .. dev .. ": OOMs (time, request, device_free, allocated, reserved, frame, freed after)", bad)
+        -- issue 18: the segments at each OOM (by replay) and at the end, as the simulation had them
+        local function differ(got, want, what)
+          if type(got) ~= "table" then return what .. ": " .. tostring(got) end
+          for k, v in pairs(want) do
+            if got[k] ~= v then return ("%s %s: %s, expected %s"):format(what, k, tostring(got[k]), tostring(v)) end
+          end
+        end
+        bad = nil
+        for i, eo in ipairs(e.ooms) do bad = bad or differ((s.ooms[i] or {}).segments, eo.segments, "OOM " .. i) end
+        check(not bad, name .. " " .. dev .. ": segments at each OOM", bad)
+        bad = differ((s.snapshot or {}).at_end, e.at_end, "at the end")
+        check(not bad, name .. " " .. dev .. ": segments, blocks and internal waste at the end", bad)
       end
     end
     local inp = by_size.inputs[1]

@@ -81,6 +81,7 @@ class Device:
         self.total = 0
         self.reserved = 0
         self.spelling = "active_pending_free" if idx == 0 else "active_awaiting_free"
+        self.oom_info = {}          # hist index of an oom entry -> (user frame, segment figures)
 
     def entry(self, e, kind):
         if at_least(self.gen, "2.2"):
@@ -160,8 +161,35 @@ class Device:
 
     def oom(self):
         e = {"action": "oom", "device_free": self.rnd.randrange(0, 64) * MiB, "size": 20 * MiB, "stream": 0}
-        self.ctx(e)
+        user = self.ctx(e)
         self.entry(e, "oom")
+        self.oom_info[len(self.hist) - 1] = (user, self.seg_figures())
+
+    def seg_figures(self, end=False):
+        """The segments now (README "Snapshots"): live blocks are those not inactive (a
+        pending free is still live); a segment without one is reclaimable, the rest of a
+        segment with one is stranded (free blocks and the live blocks' rounding)."""
+        f = {"segments": len(self.segs), "reserved_bytes": self.reserved, "requested_bytes": 0,
+             "reclaimable_bytes": 0, "stranded_bytes": 0}
+        if end:
+            f.update(allocated_bytes=0, pending_free_bytes=0, free_bytes=0, largest_free_bytes=0,
+                     internal_waste_bytes=0)
+        for s in self.segs:
+            live = [b for b in s["blocks"] if b["state"] != "inactive"]
+            req = sum(b["req"] for b in live)
+            f["requested_bytes"] += req
+            if live:
+                f["stranded_bytes"] += s["total"] - req
+            else:
+                f["reclaimable_bytes"] += s["total"]
+            if end:
+                free = [b["size"] for b in s["blocks"] if b["state"] == "inactive"] + [s["total"] - s["top"]]
+                f["allocated_bytes"] += sum(b["size"] for b in live if b["state"] == "active_allocated")
+                f["pending_free_bytes"] += sum(b["size"] for b in live if b["state"] != "active_allocated")
+                f["free_bytes"] += sum(free)
+                f["largest_free_bytes"] = max([f["largest_free_bytes"]] + free)
+                f["internal_waste_bytes"] += sum(b["size"] - b["req"] for b in live)
+        return f
 
     def run(self, steps):
         r = self.rnd
@@ -216,23 +244,34 @@ class Device:
         start_total = self.hist[w - 1][1] if w else 0
         start_res = self.hist[w - 1][2] if w else 0
         mem = [h for h in self.hist[w:] if h[3] in ("alloc", "free")]
-        sized = not at_least(self.gen, "2.0")  # 1.13: no trace, and blocks without requested_size
+        # 1.13: no trace; each live block's history (its newest entry: real_size, frames) is a
+        # row at the start, never freed
+        sized = not at_least(self.gen, "2.0")
         if sized:
-            mem, start_res = [], self.reserved
-        end = sum(b["size"] if sized else b["req"] for b in self.live.values())
+            mem, start_res, start_total = [], self.reserved, 0
+        end = sum(b["req"] for b in self.live.values())
         cats, frames = {}, {}
         for b in self.live.values():
-            mine = b["entry"] >= w and at_least(self.gen, "2.0")
+            mine = b["entry"] >= w or sized
             c = size_category(b["req"]) if mine else "(before trace)"
-            cats[c] = cats.get(c, 0) + (b["size"] if sized else b["req"])
+            cats[c] = cats.get(c, 0) + b["req"]
             f = (b["user"] or "(no user frame)") if mine else "(before trace)"
-            frames[f] = frames.get(f, 0) + (b["size"] if sized else b["req"])
-        if sized:
-            start_total = end
-        return {"before_trace_bytes": start_total, "end_bytes": end,
-                "peak_bytes": max([start_total] + [h[1] for h in mem]),
+            frames[f] = frames.get(f, 0) + b["req"]
+        ooms = []
+        for j in range(w, len(self.hist)):
+            if self.hist[j][3] != "oom" or sized:
+                continue
+            e, total, reserved, _ = self.hist[j]
+            user, segs = self.oom_info[j]
+            ooms.append({"ts": e.get("time_us", j - w), "bytes": e["size"], "device_free": e["device_free"],
+                         "allocated": total, "total_reserved": reserved, "frame": user,
+                         "freed_after": sum(h[0]["size"] for h in self.hist[j:] if h[3] == "free"),
+                         "segments": segs})
+        return {"ooms": ooms, "at_end": self.seg_figures(end=True),
+"before_trace_bytes": start_total, "end_bytes": end,
+                "peak_bytes": end if sized else max([start_total] + [h[1] for h in mem]),
                 "max_reserved_bytes": max([start_res] + [h[2] for h in mem]),
-                "memory_events": len(mem) + 1, "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
+                "memory_events": len(self.live) + 1 if sized else len(mem) + 1, "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
                 "end_by_size": cats, "end_by_frame": frames}
 
 
@@ -341,6 +380,40 @@ def hostile(out):
              "frames": [unwind, torch, user], "compile_context": "Torch-Compiled Region: 0/0", "user_metadata": "tag"}
     ann = [{"name": "## forward ##", "stage": "START", "device": 0, "time_us": 900},
            {"name": "## forward ##", "stage": "END", "device": 0, "time_us": 1100}]
+    # an OOM whose figures are worked out by hand in tests/cli/snap_oom.t: segment A (1 MiB)
+    # keeps a live block of 1 MiB that asked for 1000000 bytes, segment B (4 MiB) held a
+    # block of 1500000 bytes at the OOM, freed after it
+    seg_a = {"device": 0, "address": MiB, "total_size": 2 * MiB, "stream": 0, "blocks": [
+        {"address": MiB, "size": MiB, "requested_size": 1000000, "state": "active_allocated", "frames": []},
+        {"address": 2 * MiB, "size": MiB, "requested_size": 0, "state": "inactive", "frames": []}]}
+    seg_b = {"device": 0, "address": 4 * MiB, "total_size": 2 * MiB, "stream": 0, "blocks": [
+        {"address": 4 * MiB, "size": 2 * MiB, "requested_size": 0, "state": "inactive", "frames": []}]}
+    fa = {"filename": "/home/u/a.py", "line": 1, "name": "f"}
+    fb = {"filename": "/home/u/b.py", "line": 7, "name": "g"}
+    tr = [{"action": "segment_alloc", "addr": MiB, "size": 2 * MiB, "stream": 0, "time_us": 100},
+          {"action": "alloc", "addr": MiB, "size": 1000000, "stream": 0, "time_us": 110, "frames": [fa]},
+          {"action": "segment_alloc", "addr": 4 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 120},
+          {"action": "alloc", "addr": 4 * MiB, "size": 1500000, "stream": 0, "time_us": 130, "frames": [fb]},
+          {"action": "oom", "size": 4 * MiB, "device_free": 3 * MiB, "stream": 0, "time_us": 140,
+           "frames": [unwind, torch, fb, fa]},
+          {"action": "free_requested", "addr": 4 * MiB, "size": 1500000, "stream": 0, "time_us": 150},
+          {"action": "free_completed", "addr": 4 * MiB, "size": 1500000, "stream": 0, "time_us": 160}]
+    put("oom.pickle", pickle.dumps({"segments": [seg_a, seg_b], "device_traces": [tr]}, protocol=4))
+    # an expandable segment mapped in two parts, the OOM between them: no replay to the OOM
+    seg_x = {"device": 0, "address": 8 * MiB, "total_size": 4 * MiB, "stream": 0, "is_expandable": True, "blocks": [
+        {"address": 8 * MiB, "size": 4 * MiB, "requested_size": 0, "state": "inactive", "frames": []}]}
+    tr = [{"action": "segment_map", "addr": 8 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 100},
+          {"action": "oom", "size": 4 * MiB, "device_free": 0, "stream": 0, "time_us": 110},
+          {"action": "segment_map", "addr": 10 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 120}]
+    put("oom_expandable.pickle", pickle.dumps({"segments": [seg_x], "device_traces": [tr]}, protocol=4))
+    # 1.13: a list of segments; a live block whose history's newest (first) entry asked for
+    # 3000 bytes from c.py, over an older entry of 5000 from d.py; a live block without history
+    hist = [{"addr": 0x7000, "real_size": 3000, "frames": [{"filename": "/home/u/c.py", "line": 3, "name": "h"}]},
+            {"addr": 0x7000, "real_size": 5000, "frames": [{"filename": "/home/u/d.py", "line": 4, "name": "k"}]}]
+    put("legacy.pickle", pickle.dumps([{"device": 0, "address": 0x7000, "total_size": 2 * MiB, "stream": 0, "blocks": [
+        {"size": 3072, "state": "active_allocated", "history": hist},
+        {"size": 1024, "state": "active_allocated"},
+        {"size": 2 * MiB - 4096, "state": "inactive"}]}], protocol=2))
     put("fields.pickle", pickle.dumps({"segments": [seg], "device_traces": [[entry]], "external_annotations": ann},
                                       protocol=4))
 

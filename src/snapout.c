@@ -1,0 +1,195 @@
+/* A snapshot's own figures in the summary and in --json (see snapout.h). */
+#include "snapout.h"
+#include "jsonw.h"
+#include "snapseg.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static void put_name(FILE *f, const hm_trace *t, uint32_t id)
+{
+	if (id == UINT32_MAX)
+		fputs("null", f);
+	else
+		hm_json_str(f, t->names.str[id], t->names.len[id], 0);
+}
+
+/* A stack as [{file, line, name}], innermost first (as the row field frames). */
+static void json_frames(FILE *f, const hm_trace *t, uint32_t stack)
+{
+	const uint32_t *ids = NULL;
+	size_t n = stack == UINT32_MAX ? 0 : hm_snap_stack(t->snap, stack, &ids);
+	putc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		hm_frame fr = hm_snap_frame(t->snap, ids[i]);
+		fputs(i ? ", {\"file\": " : "{\"file\": ", f);
+		put_name(f, t, fr.file);
+		fprintf(f, ", \"line\": %" PRId64 ", \"name\": ", fr.line);
+		put_name(f, t, fr.name);
+		putc('}', f);
+	}
+	putc(']', f);
+}
+
+/* The figures of hm_segstate as members of an open object (no braces). */
+static void state_members(FILE *f, const hm_segstate *g)
+{
+	fprintf(f, "\"segments\": %" PRId64 ", \"reserved_bytes\": %" PRId64 ", \"requested_bytes\": %" PRId64
+		   ", \"reclaimable_bytes\": %" PRId64 ", \"stranded_bytes\": %" PRId64,
+		g->segments, g->reserved, g->requested, g->reclaimable, g->stranded);
+}
+
+static void json_state(FILE *f, const hm_segstate *g)
+{
+	if (g->segments == HM_NONE) {
+		fputs("null", f);
+		return;
+	}
+	putc('{', f);
+	state_members(f, g);
+	putc('}', f);
+}
+
+void hm_snap_json_oom(FILE *f, const hm_file *hf, const hm_oom *o)
+{
+	const hm_trace *t = hf->t;
+	if (!t->snap)
+		return;
+	const hm_snapoom *so = &t->snap->ooms[o->ev];
+	fputs(",\n     \"device_free\": ", f);
+	hm_json_opt(f, so->device_free);
+	fputs(", \"frame\": ", f);
+	put_name(f, t, so->stack == UINT32_MAX ? UINT32_MAX : t->snap->stack_frame[so->stack]);
+	fputs(", \"frames\": ", f);
+	json_frames(f, t, so->stack);
+	fputs(",\n     \"segments\": ", f);
+	json_state(f, &so->segs);
+}
+
+/* One line of segment figures, or why there are none. */
+static void summary_state(FILE *f, const char *in, const char *when, const hm_segstate *g)
+{
+	char b[4][32];
+	if (g->segments == HM_NONE) {
+		fprintf(f, "%ssegments %s: unknown (the trace's entries do not replay from the end's segments)\n", in, when);
+		return;
+	}
+	hm_fmt_bytes(b[0], sizeof b[0], g->reserved);
+	hm_fmt_bytes(b[1], sizeof b[1], g->requested);
+	hm_fmt_bytes(b[2], sizeof b[2], g->stranded);
+	hm_fmt_bytes(b[3], sizeof b[3], g->reclaimable);
+	fprintf(f, "%ssegments %s: %" PRId64 " holding %s, %s asked for by live blocks; %s stranded in partly used "
+		   "segments, %s reclaimable (wholly free segments)\n",
+		in, when, g->segments, b[0], b[1], b[2], b[3]);
+}
+
+/* How many frames of the failing allocation's stack the summary shows. */
+#define HM_OOM_FRAMES 4
+
+void hm_snap_summary_oom(FILE *f, const hm_file *hf, const hm_oom *o)
+{
+	const hm_trace *t = hf->t;
+	if (!t->snap)
+		return;
+	const hm_snapoom *so = &t->snap->ooms[o->ev];
+	char b[32];
+	if (so->device_free != HM_NONE) {
+		hm_fmt_bytes(b, sizeof b, so->device_free);
+		fprintf(f, "      device free (cudaMemGetInfo) %s\n", b);
+	}
+	summary_state(f, "      ", "at the OOM", &so->segs);
+	const uint32_t *ids = NULL;
+	size_t n = so->stack == UINT32_MAX ? 0 : hm_snap_stack(t->snap, so->stack, &ids);
+	uint32_t user = so->stack == UINT32_MAX ? UINT32_MAX : t->snap->stack_frame[so->stack];
+	if (user != UINT32_MAX)
+		fprintf(f, "      asked by %.*s\n", (int)t->names.len[user], t->names.str[user]);
+	else
+		fprintf(f, "      asked by: %s\n", so->stack == UINT32_MAX ? "no stack recorded" : "no user frame in the stack");
+	for (size_t i = 0; i < n && i < HM_OOM_FRAMES; i++) {
+		hm_frame fr = hm_snap_frame(t->snap, ids[i]);
+		fprintf(f, "      %s %.*s(%" PRId64 "): %.*s\n", i ? "     " : "stack", (int)t->names.len[fr.file],
+			t->names.str[fr.file], fr.line, (int)t->names.len[fr.name], t->names.str[fr.name]);
+	}
+	if (n > HM_OOM_FRAMES)
+		fprintf(f, "            (%zu more frames in --json)\n", n - HM_OOM_FRAMES);
+}
+
+/* The device's segments as the snapshot ends, summed: what hm_segstate has, plus the
+ * blocks by state, the largest free block and the internal waste (HM_NONE when a live
+ * block does not say what it asked for). */
+typedef struct endsum {
+	hm_segstate g;
+	int64_t allocated, pending, free, largest_free, waste;
+} endsum;
+
+static endsum end_of(const hm_snap *sn, int32_t dev)
+{
+	endsum e = {hm_snapseg_end(sn, dev), 0, 0, 0, 0, 0};
+	for (size_t i = 0; i < sn->nsegs; i++) {
+		const hm_snapseg *g = &sn->segs[i];
+		if (g->dev != dev)
+			continue;
+		e.allocated += g->allocated, e.pending += g->pending, e.free += g->inactive;
+		if (g->largest_free > e.largest_free)
+			e.largest_free = g->largest_free;
+		if (e.waste != HM_NONE)
+			e.waste = g->sized ? e.waste + g->allocated + g->pending - g->requested : HM_NONE;
+	}
+	return e;
+}
+
+/* A snapshot's device is CUDA (type 1); a series of another type has no segments. */
+static int has_segments(const hm_file *hf, const hm_series *s)
+{
+	return hf->t->snap && s->dev_type == 1;
+}
+
+void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
+{
+	if (!has_segments(hf, s))
+		return;
+	const hm_snap *sn = hf->t->snap;
+	endsum e = end_of(sn, s->dev_id);
+	fputs(",\n   \"snapshot\": {\"at_end\": {", f);
+	state_members(f, &e.g);
+	fprintf(f, ", \"allocated_bytes\": %" PRId64 ", \"pending_free_bytes\": %" PRId64 ", \"free_bytes\": %" PRId64
+		   ", \"largest_free_bytes\": %" PRId64 ", \"internal_waste_bytes\": ",
+		e.allocated, e.pending, e.free, e.largest_free);
+	hm_json_opt(f, e.waste);
+	fputs("},\n    \"segments\": [", f);
+	int first = 1;
+	for (size_t i = 0; i < sn->nsegs; i++) {
+		const hm_snapseg *g = &sn->segs[i];
+		if (g->dev != s->dev_id)
+			continue;
+		fprintf(f, "%s{\"address\": %" PRIu64 ", \"total_bytes\": %" PRId64 ", \"allocated_bytes\": %" PRId64
+			   ", \"pending_free_bytes\": %" PRId64 ", \"free_bytes\": %" PRId64 ", \"largest_free_bytes\": %" PRId64
+			   ", \"blocks\": %" PRId64 ", \"requested_bytes\": ",
+			first ? "\n     " : ",\n     ", g->addr, g->total, g->allocated, g->pending, g->inactive, g->largest_free,
+			g->blocks);
+		hm_json_opt(f, g->sized ? g->requested : HM_NONE);
+		putc('}', f);
+		first = 0;
+	}
+	fputs("]}", f);
+}
+
+void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s)
+{
+	if (!has_segments(hf, s))
+		return;
+	endsum e = end_of(hf->t->snap, s->dev_id);
+	char b[5][32];
+	hm_fmt_bytes(b[0], sizeof b[0], e.allocated);
+	hm_fmt_bytes(b[1], sizeof b[1], e.pending);
+	hm_fmt_bytes(b[2], sizeof b[2], e.free);
+	hm_fmt_bytes(b[3], sizeof b[3], e.largest_free);
+	fprintf(f, "    segments at the end: %s in allocated blocks, %s pending a free, %s in free blocks (the largest %s)",
+		b[0], b[1], b[2], b[3]);
+	if (e.waste != HM_NONE) {
+		hm_fmt_bytes(b[4], sizeof b[4], e.waste);
+		fprintf(f, "; internal waste %s (live blocks' rounded minus requested bytes)", b[4]);
+	}
+	fputc('\n', f);
+	summary_state(f, "    ", "at the end", &e.g);
+}

@@ -1,0 +1,28 @@
+/* snapout: what only a memory snapshot tells (store.h, hm_snap), in the summary and in
+ * --json: at each OOM the free device memory, the failing allocation's stack and the
+ * segments then; per series the allocator's segments at the end and the waste inside the
+ * live blocks. explainout.c calls these at their place; each writes nothing for a trace.
+ * Plain C, no Lua.
+ *
+ * Ownership: everything here only reads the file and its series and writes to f. */
+#ifndef HM_SNAPOUT_H
+#define HM_SNAPOUT_H
+
+#include "analyze.h"
+
+#include <stdio.h>
+
+/* The members ", "device_free": ..., "frame": ..., "frames": [...], "segments": {...}" of
+ * an OOM's JSON object (README "Snapshots"). */
+void hm_snap_json_oom(FILE *f, const hm_file *hf, const hm_oom *o);
+
+/* The snapshot's lines under an OOM in the summary. */
+void hm_snap_summary_oom(FILE *f, const hm_file *hf, const hm_oom *o);
+
+/* The member ", "snapshot": {...}" of a series' JSON object: the segments at the end. */
+void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s);
+
+/* The segment lines of a series in the summary. */
+void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s);
+
+#endif
