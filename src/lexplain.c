@@ -104,6 +104,13 @@ static void push_ooms(lua_State *L, const hm_strtab *cats, const hm_file *f, con
 		}
 		push_cats(L, cats, s, o->cat_at, "bytes");
 		lua_setfield(L, -2, "categories");
+		if (t->snap) { /* what only a snapshot says, as in --json */
+			const hm_snapoom *so = &t->snap->ooms[o->ev];
+			set_int(L, "device_free", so->device_free);
+			uint32_t fr = so->stack == UINT32_MAX ? UINT32_MAX : t->snap->stack_frame[so->stack];
+			if (fr != UINT32_MAX)
+				set_str(L, "frame", t->names.str[fr], t->names.len[fr]);
+		}
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 }

@@ -68,3 +68,8 @@ null
 nil
       segments at the OOM: unknown (the trace's entries do not replay from the end's segments)
 ? 0
+
+# done(report) sees what only a snapshot says about its OOM: device_free and the failing frame.
+$ python3 tests/snapshots/gen.py hostile $T/s && printf 'function classify(r) return "x" end\nfunction done(rep) local o = rep.series[1].ooms[1]; print(o.device_free, o.frame) end\n' > $T/d.lua && hmem run $T/d.lua $T/s/oom.pickle --json $T/o.json
+3145728	/home/u/b.py(7): g
+? 0
