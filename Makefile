@@ -166,6 +166,7 @@ bench: deps
 	fi
 	$(MAKE) hmem build/gen-trace
 	scripts/bench/run
+	scripts/bench/merge
 
 build/gen-trace: scripts/gen-trace.c | build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
