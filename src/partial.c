@@ -171,10 +171,10 @@ static void put_meta(db *d, const hm_report *r)
 	snprintf(shard, sizeof shard, "%d/%d", in->shard, in->nshards);
 	snprintf(calls, sizeof calls, "%" PRIu64, r->classify_calls);
 	snprintf(hits, sizeof hits, "%" PRIu64, r->cache_hits);
-	const char *kv[][2] = {{"format", HM_PARTIAL_FORMAT}, {"hmem_version", HM_VERSION}, {"abi", abi()},
-			       {"rules", r->rules}, {"rules_hash", in->rules_hash}, {"options", in->options},
-			       {"plan_hash", in->plan->hash}, {"shard", shard}, {"classify_calls", calls},
-			       {"cache_hits", hits}, {"complete", in->complete ? "1" : "0"}};
+	const char *kv[][2] = {{ "format", HM_PARTIAL_FORMAT}, { "hmem_version", HM_VERSION}, { "abi", abi()},
+			       { "rules", r->rules}, { "rules_hash", in->rules_hash}, { "options", in->options},
+			       { "plan_hash", in->plan->hash}, { "shard", shard}, { "classify_calls", calls},
+			       { "cache_hits", hits}, { "complete", in->complete ? "1" : "0"} };
 	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
 		row(d, st, "tt", kv[i][0], kv[i][1]);
 	sqlite3_finalize(st);
