@@ -17,17 +17,17 @@ ifeq ($(ISAL),1)
 CPPFLAGS += -DHAVE_ISAL
 LDLIBS   += -lisal
 endif
-LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread
+LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread -lsqlite3
 # require "cjson" in a rule file is lua-cjson's library linked in, never a file found on a
 # search path (README "Rule files from other teams are contained").
 CJSON_LIB := -l:liblua5.4-cjson.so.0
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/snapseg.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/snapout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c
+CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/snapseg.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/snapout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c src/plan.c src/partial.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
 LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lexplain.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o
-OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/diff.o build/main.o
+OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/merge.o build/diff.o build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install uninstall
 all: hmem
@@ -35,7 +35,7 @@ all: hmem
 # Debian packages a fresh machine lacks; skipped when everything is present.
 # groff-base: tests/man.lua and tests/install.sh read the man page; python3-jsonschema: tests/schema.py
 # checks --json against schema/hmem.schema.json.
-DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time groff-base python3-jsonschema
+DEPS := liblua5.4-dev lua5.4 lua-cjson lua-busted zlib1g-dev libisal-dev pkg-config time groff-base python3-jsonschema libsqlite3-dev sqlite3
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -166,6 +166,7 @@ bench: deps
 	fi
 	$(MAKE) hmem build/gen-trace
 	scripts/bench/run
+	scripts/bench/merge
 
 build/gen-trace: scripts/gen-trace.c | build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<

@@ -4,6 +4,8 @@
 #include "budget.h"
 #include "diff.h"
 #include "html.h"
+#include "partial.h"
+#include "plan.h"
 #include "perfetto.h"
 #include "util.h"
 
@@ -22,6 +24,8 @@ static const char usage[] =
 	"       hmem allocations RULES PATH... [options]  one row per allocation, classified, as CSV\n"
 	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
 	"       hmem diff [RULES] BEFORE AFTER [options]  what changed between two runs\n"
+	"       hmem plan PATH... [--shard I/N]   the traces one run reads, with sizes and a hash\n"
+	"       hmem merge PARTIAL... [output options of run]  finish the report of shards\n"
 	"       hmem --help | -V, --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
@@ -84,6 +88,10 @@ const hm_output outputs[N_OUTPUTS] = {
 	 .help = "write the events there instead of standard output"},
 	{.flag = "--csv", .cmd = "allocations", .stdout_ok = 1, .by_default = 1, .write = hm_write_allocations,
 	 .help = "write the allocations there instead of standard output"},
+	{.flag = "--db", .cmd = "run", .write_or_fail = hm_write_db,
+	 .help = "write the report as one SQLite database (README \"Many machines\")"},
+	{.flag = "--partial", .cmd = "run", .write_or_fail = hm_write_db,
+	 .help = "write this run's part for hmem merge (SQLite; with --shard I/N:\n                    the I-th of N parts of the traces)"},
 };
 
 /* The summary of 'hmem run' on standard output, one row per --format (named in flag). */
@@ -233,6 +241,30 @@ static int window_args(hm_opts *o)
 	return 0;
 }
 
+static int run_like(const char *cmd)
+{
+	return !strcmp(cmd, "run");
+}
+
+/* --shard needs --partial (or --db), and --partial is written alone: the report is
+ * finished by hmem merge (README "Many machines"). */
+static int shard_args(const hm_opts *o)
+{
+	int i, n;
+	if (o->shard && hm_plan_parse_shard(o->shard, &i, &n))
+		return hm_usage_error("--shard needs I/N, the part I of N (0 <= I < N <= 100000), not '%s'", o->shard);
+	if (o->shard && !o->out[OUT_PARTIAL] && !o->out[OUT_DB])
+		return hm_usage_error("%s", "--shard needs --partial FILE (its part, for hmem merge)");
+	if (!o->out[OUT_PARTIAL])
+		return 0;
+	for (int j = 0; j < N_OUTPUTS; j++)
+		if (j != OUT_PARTIAL && o->out[j])
+			return hm_usage_error("--partial is written alone: give %s to hmem merge", outputs[j].flag);
+	if (o->summary || o->nfail_above)
+		return hm_usage_error("%s", "--partial is written alone: give --summary, --format and --fail-above to hmem merge");
+	return 0;
+}
+
 int hm_parse_args(int argc, char **argv, hm_opts *o)
 {
 	int out;
@@ -282,6 +314,8 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 			dst = &o->from;
 		else if (strcmp(a, "--to") == 0)
 			dst = &o->to;
+		else if (strcmp(a, "--shard") == 0 && run_like(o->cmd))
+			dst = &o->shard;
 		else if (a[0] == '-' && a[1])
 			return hm_usage_error("unknown option '%s'", a);
 		else if (takes_rules(o->cmd) && !o->rules)
@@ -297,6 +331,8 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 		}
 	}
 	int run = strcmp(o->cmd, "run") == 0;
+	if (run && shard_args(o) != 0)
+		return HM_EXIT_USAGE;
 	/* Every number is checked whole (issue 11): strtod takes "nan" and "inf", and a NaN
 	 * timeout compared as never reached; MB past what size_t holds is undefined. */
 	double v;

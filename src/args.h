@@ -25,7 +25,9 @@ typedef struct output {
 	int (*write_or_fail)(FILE *f, const hm_report *r, const char *path, char *err, size_t errsz);
 } hm_output;
 
-enum { N_OUTPUTS = 7, N_FORMATS = 3 };
+enum { N_OUTPUTS = 9, N_FORMATS = 3 };
+/* The rows of --db and --partial (partial.h) in outputs. */
+enum { OUT_DB = 7, OUT_PARTIAL = 8 };
 /* Every output, in the order they are checked and written. */
 extern const hm_output outputs[N_OUTPUTS];
 /* The summary of 'hmem run' on standard output, one row per --format (named in flag). */
@@ -45,6 +47,8 @@ typedef struct opts {
 	void *sink_ctx;
 	const char *steps, *from, *to; /* the window (window.h) */
 	hm_window win;
+	const char *shard;          /* --shard I/N (plan.h) */
+	struct hm_merge *merge;     /* hmem merge: the traces come from these partials (merge.h) */
 } hm_opts;
 
 /* "hmem: MESSAGE" (fmt with arg) and the hint to --help on standard error; HM_EXIT_USAGE. */

@@ -1,6 +1,7 @@
 /* The sandbox of every chunk a rule file runs, the search for modules and packs, and
  * require. */
 #include "lsandbox.h"
+#include "plan.h"
 #include "lbounds.h"
 #include "lcjson.h"
 #include "lctx.h"
@@ -206,10 +207,31 @@ void hm_sandbox_open_libs(lua_State *L, const hm_sandbox *o)
 	}
 }
 
+/* What was loaded goes into the digest that partials compare (README "Many machines"):
+ * the text of the rule file and of every module, never their paths. */
+static void digest_add(const hm_sandbox *o, const char *path, const char *source)
+{
+	if (!o->digest)
+		return;
+	if (source) {
+		*o->digest = hm_fnv(*o->digest, source, strlen(source));
+	} else {
+		FILE *f = fopen(path, "rb");
+		char buf[16384];
+		size_t n;
+		while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+			*o->digest = hm_fnv(*o->digest, buf, n);
+		if (f)
+			fclose(f);
+	}
+	*o->digest = hm_fnv(*o->digest, "", 1);
+}
+
 /* Load path as text with chunk name @path in a fresh sandbox. [-0, +1, e] */
 void hm_sandbox_load(lua_State *L, const hm_sandbox *o, const char *path, const char *source)
 {
 	int rc;
+	digest_add(o, path, source);
 	if (source) {
 		lua_pushfstring(L, "@%s", path);
 		rc = luaL_loadbufferx(L, source, strlen(source), lua_tostring(L, -1), "t");

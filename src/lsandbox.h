@@ -25,6 +25,7 @@ typedef struct hm_sandbox {
 	int nset;
 	int in_done;          /* done(report) is running: hmem.fail may be called */
 	int quiet;            /* -q: hmem.note says nothing */
+	uint64_t *digest;     /* when set: every file or module loaded is hashed into it (plan.h) */
 } hm_sandbox;
 
 /* The standard libraries (bounded, lbounds.h) and hmem's metatables, for a state that

@@ -10,7 +10,9 @@
 #include "html.h"
 #include "input.h"
 #include "loader.h"
+#include "merge.h"
 #include "output.h"
+#include "partial.h"
 #include "perfetto.h"
 #include "script.h"
 #include "timeline.h"
@@ -167,6 +169,43 @@ static int check_outputs(const hm_opts *o, char **files, int nfiles)
 	return bad ? hm_usage_error("%s", msg) : 0;
 }
 
+/* The traces this run reads, in plan order: all of them, the shard's part (--shard I/N)
+ * or, for hmem merge, every planned one; info->file_idx gets each one's index in the plan.
+ * 0, or an exit code with err. */
+static int plan_files(const hm_opts *o, hm_plan *plan, hm_runinfo *info, char ***files, int *nfiles, char *err,
+		      size_t errsz)
+{
+	int rc = 0;
+	if (o->merge)
+		*plan = *hm_merge_plan(o->merge); /* the merge's: not freed here */
+	else if ((rc = hm_plan_make(o->paths, o->npaths, plan, err, errsz)) != 0)
+		return rc;
+	int *of = hm_xcalloc((size_t)plan->n + 1, sizeof *of);
+	if (o->shard) {
+		hm_plan_parse_shard(o->shard, &info->shard, &info->nshards); /* checked by parse_args */
+		hm_plan_assign(plan, info->nshards, of);
+	}
+	*files = hm_xcalloc((size_t)plan->n + 1, sizeof **files);
+	info->file_idx = hm_xcalloc((size_t)plan->n + 1, sizeof *info->file_idx);
+	for (int i = 0; i < plan->n; i++)
+		if (of[i] == info->shard) {
+			info->file_idx[*nfiles] = i;
+			(*files)[(*nfiles)++] = hm_xstrdup(plan->path[i]);
+		}
+	free(of);
+	return 0;
+}
+
+/* Trace i of a merge as the loader would hand it over: a file, or a skipped trace. */
+static int merge_load(hm_merge *m, int i, hm_strtab *cats, hm_load *ld, int32_t **catev, char *err, size_t errsz)
+{
+	const char *why = NULL;
+	int r = hm_merge_file(m, i, cats, &ld->f, catev, &why, &ld->lost, err, errsz);
+	ld->code = HM_EXIT_INPUT;
+	ld->err = r < 0 ? err : (char *)why; /* a damaged store: skipped like an unreadable trace */
+	return 0;
+}
+
 static int run(const hm_opts *o)
 {
 	char err[8192];
@@ -184,13 +223,23 @@ static int run(const hm_opts *o)
 	else
 		hm_strtab_intern(&cats, "(before trace)", 14);
 
-	int xrc = hm_input_expand(o->paths, o->npaths, &files, &nfiles, err, sizeof err);
-	if (xrc != 0) {
+	hm_plan plan = {0};
+	hm_runinfo info = {.plan = &plan, .nshards = 1};
+	char *options = NULL;
+	int32_t *merged_catev = NULL;
+	if ((rc = plan_files(o, &plan, &info, &files, &nfiles, err, sizeof err)) != 0) {
 		hm_eprintf("hmem: %s\n", err);
-		rc = xrc == -2 ? HM_EXIT_INPUT : HM_EXIT_IO;
 		goto done;
 	}
-	if (nfiles == 0) {
+	int want_db = o->out[OUT_DB] || o->out[OUT_PARTIAL];
+	if (want_db) {
+		info.catev = hm_xcalloc((size_t)nfiles + 1, sizeof *info.catev);
+		info.cat_from = hm_xcalloc((size_t)nfiles + 1, sizeof *info.cat_from);
+		info.skip_idx = hm_xcalloc((size_t)nfiles + 1, sizeof *info.skip_idx);
+		info.options = options = hm_merge_options_of(o);
+		rep.info = &info;
+	}
+	if (nfiles == 0 && !o->shard) {
 		hm_eprintf("hmem: no trace files (*.json, *.json.gz) found in");
 		for (int i = 0; i < o->npaths; i++)
 			hm_eprintf(" %s", o->paths[i]);
@@ -217,15 +266,30 @@ static int run(const hm_opts *o)
 		rc = HM_EXIT_SCRIPT;
 		goto done;
 	}
+	if (script)
+		info.rules_hash = hm_script_digest(script);
+	if (script && o->merge && strcmp(info.rules_hash, hm_merge_rules_hash(o->merge))) {
+		hm_eprintf("hmem: merge: the rule file %s (or a module it requires) is not the one the partials were made "
+			   "with: refused\n", o->rules);
+		rc = HM_EXIT_INPUT;
+		goto done;
+	}
 	rep.files = hm_xcalloc((size_t)nfiles, sizeof *rep.files);
 	rep.skipped = hm_xcalloc((size_t)nfiles, sizeof *rep.skipped);
 	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-	loader = hm_loader_start(files, nfiles, (int)(jobs > 0 ? jobs : 1), o->keep_going);
-	int show = !o->quiet && isatty(2), shown = 0;
+	if (!o->merge)
+		loader = hm_loader_start(files, nfiles, (int)(jobs > 0 ? jobs : 1), o->keep_going);
+	int show = !o->quiet && isatty(2) && !o->merge, shown = 0;
 	double start = hm_now();
 	for (int i = 0; i < nfiles; i++) {
-		hm_load *ld;
-		while (!(ld = hm_loader_wait(loader, i, show ? 250 : -1))) {
+		hm_load *ld, merged = {0};
+		size_t cats_before = cats.n;
+		if (o->merge) {
+			ld = &merged;
+			if ((rc = merge_load(o->merge, i, &cats, ld, &merged_catev, err, sizeof err)) != 0)
+				goto done;
+		}
+		while (!o->merge && !(ld = hm_loader_wait(loader, i, show ? 250 : -1))) {
 			progress_line(loader, nfiles, start, 0);
 			shown = 1;
 		}
@@ -243,6 +307,8 @@ static int run(const hm_opts *o)
 			if (!o->quiet)
 				hm_eprintf("hmem: skipped %s (%llu events read before the error are not used)\n",
 					ld->err, (unsigned long long)ld->lost);
+			if (want_db)
+				info.skip_idx[rep.nskipped] = info.file_idx[i];
 			hm_skip *sk = &rep.skipped[rep.nskipped++];
 			sk->path = hm_xstrdup(files[i]);
 			sk->why = hm_xstrdup(ld->err);
@@ -267,11 +333,19 @@ static int run(const hm_opts *o)
 					       "no memory even with profile_memory=True; use a PyTorch built with Kineto)"
 				: t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
 						      : " (no traceEvents in it)");
-		if (script && hm_script_classify(script, f, &cats, err, sizeof err) != 0) {
+		if (script && !o->merge && hm_script_classify(script, f, &cats, err, sizeof err) != 0) {
 			hm_eprintf("hmem: %s\n", err);
 			rc = HM_EXIT_SCRIPT;
 			goto done;
 		}
+		if (want_db) {
+			info.cat_from[rep.nfiles - 1] = cats_before;
+			info.catev[rep.nfiles - 1] = merged_catev ? merged_catev : hm_partial_capture(f);
+			info.file_idx[rep.nfiles - 1] = info.file_idx[i];
+			merged_catev = NULL;
+		}
+		free(merged_catev);
+		merged_catev = NULL;
 		stage_s[ST_CLASSIFY] += hm_now() - t0;
 	}
 	hm_loader_stop(loader);
@@ -292,7 +366,13 @@ static int run(const hm_opts *o)
 	t0 = hm_now();
 	rep.classify_calls = script ? hm_script_calls(script) : 0;
 	rep.cache_hits = script ? hm_script_cache_hits(script) : 0;
-	if (script) {
+	if (o->merge)
+		rep.classify_calls = hm_merge_calls(o->merge), rep.cache_hits = hm_merge_cache_hits(o->merge);
+	if (want_db)
+		info.cat_from[rep.nfiles] = cats.n, info.complete = !o->out[OUT_PARTIAL];
+	if (script && o->out[OUT_PARTIAL]) {
+		rep.rules = hm_script_name(script); /* aggregations and done(report) run at the merge */
+	} else if (script) {
 		rep.rules = hm_script_name(script);
 		if (hm_script_finish(script, &rep, err, sizeof err) != 0) {
 			hm_eprintf("hmem: %s\n", err);
@@ -341,7 +421,10 @@ static int run(const hm_opts *o)
 		rc = HM_EXIT_INPUT; /* like make -k: the rest is written, the run still failed */
 	/* Budgets once every output is written: broken ones are listed after the summary, and
 	 * exit 6 only when nothing else failed (README "Errors and exit codes"). */
-	if (!o->sink && (rc == HM_EXIT_OK || rc == HM_EXIT_INPUT) && hm_budget_check(&budgets, &rep, o->quiet) && rc == HM_EXIT_OK)
+	if (o->merge && rc == HM_EXIT_OK && hm_merge_problems(o->merge))
+		rc = HM_EXIT_INPUT; /* a trace missing, twice, or unreadable: said, the rest written */
+	if (!o->sink && !o->out[OUT_PARTIAL] && (rc == HM_EXIT_OK || rc == HM_EXIT_INPUT) &&
+	    hm_budget_check(&budgets, &rep, o->quiet) && rc == HM_EXIT_OK)
 		rc = HM_EXIT_BUDGET;
 	hm_budgets_free(&budgets);
 done:
@@ -360,6 +443,11 @@ done:
 		free(files[i]);
 	free(files);
 	hm_strtab_free(&cats);
+	for (size_t i = 0; info.catev && i < rep.nfiles; i++)
+		free(info.catev[i]);
+	free(info.catev), free(info.cat_from), free(info.file_idx), free(info.skip_idx), free(options), free(merged_catev);
+	if (!o->merge)
+		hm_plan_free(&plan);
 	return rc;
 }
 
@@ -390,6 +478,34 @@ static int diff_read(const hm_diff_run *d, char **text, size_t *len)
 	return rc;
 }
 
+/* hmem merge PARTIAL... [outputs]: the options that change results come from the
+ * partials (the shards' hmem run); the rest is hmem run's own pipeline. */
+static int merge_main(int argc, char **argv)
+{
+	char err[8192];
+	hm_opts o = {.cmd = "run", .rules = "(from the partials)"};
+	int rc = hm_parse_args(argc, argv, &o);
+	const char *theirs = o.top ? "--top" : o.steps ? "--steps" : o.from ? "--from" : o.to ? "--to" : o.nset ? "--set"
+			   : o.ninc ? "-I" : o.out_dir ? "--out" : o.allow_io ? "--allow-io" : o.timeout ? "--timeout"
+			   : o.lua_mem ? "--lua-mem" : o.shard ? "--shard" : o.out[OUT_PARTIAL] ? "--partial" : NULL;
+	if (rc == 0 && theirs)
+		rc = hm_usage_error("%s is an option of the shards' hmem run: the merge takes it from the partials", theirs);
+	if (rc == 0 && (rc = check_outputs(&o, o.paths, o.npaths)) == 0) {
+		hm_merge *m = NULL;
+		if ((rc = hm_merge_open(o.paths, o.npaths, &m, err, sizeof err)) == 0 &&
+		    (rc = hm_merge_apply_options(m, &o, err, sizeof err)) == 0) {
+			o.merge = m;
+			o.keep_going = 1;
+			rc = run(&o);
+		} else {
+			hm_eprintf("hmem: %s\n", err);
+		}
+		hm_merge_close(m);
+	}
+	free(o.paths), free(o.inc), free(o.fail_above), free(o.set);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	/* A rule stopped by the watchdog's second expiry ends the run at once: its
@@ -406,8 +522,9 @@ int main(int argc, char **argv)
 		printf("hmem %s\n", HM_VERSION);
 		return HM_EXIT_OK;
 	}
-	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs") && strcmp(cmd, "allocations") && strcmp(cmd, "diff"))
-		return hm_usage_error("unknown command '%s' (commands: run, events, allocations, packs, diff)", cmd);
+	if (strcmp(cmd, "run") && strcmp(cmd, "events") && strcmp(cmd, "packs") && strcmp(cmd, "allocations") && strcmp(cmd, "diff") &&
+	    strcmp(cmd, "plan") && strcmp(cmd, "merge"))
+		return hm_usage_error("unknown command '%s' (commands: run, events, allocations, packs, diff, plan, merge)", cmd);
 	for (int i = 2; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			hm_print_usage(stdout);
@@ -415,6 +532,10 @@ int main(int argc, char **argv)
 		}
 	if (!strcmp(cmd, "diff"))
 		return hm_diff_main(argc, argv, diff_read);
+	if (!strcmp(cmd, "plan"))
+		return hm_plan_main(argc, argv);
+	if (!strcmp(cmd, "merge"))
+		return merge_main(argc, argv);
 	hm_opts o = {0};
 	o.cmd = cmd;
 	int rc = hm_parse_args(argc, argv, &o);

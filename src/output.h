@@ -53,6 +53,7 @@ typedef struct hm_report {
 	const char (*colors)[8]; /* category id -> the pack's "#rrggbb" or "" (ncolors of them) */
 	size_t ncolors;
 	int color;             /* summary: ANSI colour (a terminal that wants it) */
+	const struct hm_runinfo *info; /* what --db and --partial record besides (partial.h), or NULL */
 } hm_report;
 
 void hm_agg_free(hm_agg *a);

@@ -7,8 +7,10 @@
 #include "lctx.h"
 #include "lreport.h"
 #include "lsandbox.h"
+#include "plan.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,8 @@ struct hm_script {
 	size_t ncolors;
 	hm_sandbox sb;   /* what the sandbox reads from o, and the rule file's directory (lsandbox.h) */
 	hm_budgets verdict; /* hmem.budget and hmem.fail (budget.h) */
+	uint64_t digest;    /* of the rule file and the modules it required (lsandbox.c) */
+	char digest_hex[17]; /* as it was once the rules had loaded */
 };
 
 /* The host's data, from a C function of its own. */
@@ -225,7 +229,7 @@ static hm_script *state_new(const hm_script_opts *o, char *err, size_t errsz)
 {
 	hm_script *s = hm_xcalloc(1, sizeof *s);
 	s->o = o;
-	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls, &s->verdict, o->set, o->nset, 0, o->quiet};
+	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls, &s->verdict, o->set, o->nset, 0, o->quiet, NULL};
 	s->ctx = hm_lctx_new(o->mem_limit, o->timeout_s, o->rules, s, err, errsz);
 	if (!s->ctx) {
 		free(s);
@@ -241,6 +245,8 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	if (!s)
 		return NULL;
 	lua_State *L = s->ctx->L;
+	s->digest = HM_FNV_START;
+	s->sb.digest = &s->digest;
 	open_ctx c = {s, cats};
 	lua_pushcfunction(L, open_protected);
 	lua_pushlightuserdata(L, &c);
@@ -255,7 +261,13 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	}
 	s->ctx->decls.closed = 1; /* hmem.aggregate and cache_by declare while the rules load */
 	hm_classify_init(&s->cls, L);
+	snprintf(s->digest_hex, sizeof s->digest_hex, "%016" PRIx64, s->digest);
 	return s;
+}
+
+const char *hm_script_digest(const hm_script *s)
+{
+	return s->digest_hex;
 }
 
 const char *hm_script_name(const hm_script *s)
@@ -280,6 +292,11 @@ static int rows_seen_later(const hm_script *s)
 
 int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, size_t errsz)
 {
+	/* The cache_by memo answers within one trace: what a trace costs in classify calls
+	 * is then the same whichever traces were read before it, so shards add up to one
+	 * run (README "Many machines"). */
+	for (size_t i = 0; i < s->cls.cache_keys.n && i < s->cls.cache_cap; i++)
+		s->cls.cache_cat[i] = -1;
 	return hm_classify_run(&s->cls, s->ctx, s->classify_ref, rows_seen_later(s), f, cats,
 			       s->path ? s->path : s->o->rules, err, errsz);
 }

@@ -58,7 +58,12 @@ int hm_script_finish(hm_script *s, hm_report *rep, char *err, size_t errsz);
  * hmem.fail (owned by s, valid until hm_script_close; budget.h checks them). */
 const hm_budgets *hm_script_verdict(const hm_script *s);
 
-/* classify calls made, and allocations answered from the cache_by memo. */
+/* The hash of the rule file and every module it required while it loaded (16 hex
+ * digits), which partials of one merge must share; valid until hm_script_close. */
+const char *hm_script_digest(const hm_script *s);
+
+/* classify calls made, and allocations answered from the cache_by memo (a memo per
+ * trace, so the counts of traces add up whichever run read them). */
 uint64_t hm_script_calls(const hm_script *s);
 uint64_t hm_script_cache_hits(const hm_script *s);
 

@@ -7,6 +7,6 @@ $ hmem --version
 hmem 0.1.0
 ? 0
 $ hmem frobnicate x
-hmem: unknown command 'frobnicate' (commands: run, events, allocations, packs, diff)
+hmem: unknown command 'frobnicate' (commands: run, events, allocations, packs, diff, plan, merge)
 Try 'hmem --help'.
 ? 2

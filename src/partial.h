@@ -1,0 +1,62 @@
+/* partial: the SQLite file --partial and --db write (README "Many machines" documents it
+ * table by table): the report's tables for users (files, series, categories per series,
+ * aggregations, ranks), and per trace its store (store.h's columns as blobs) with the
+ * category of each memory event, which is all hmem merge needs to finish the report as one
+ * run would. Plain C, no Lua.
+ *
+ * Ownership: hm_runinfo belongs to the run that fills it; the writer only reads it. An
+ * hm_partial owns its database handle until hm_partial_close; traces it returns are the
+ * caller's (hm_trace_free). */
+#ifndef HM_PARTIAL_H
+#define HM_PARTIAL_H
+
+#include "output.h"
+#include "plan.h"
+
+#define HM_PARTIAL_FORMAT "1"
+
+/* What a partial records besides the report. */
+typedef struct hm_runinfo {
+	const hm_plan *plan;
+	int shard, nshards;       /* 0 and 1 for a run over the whole plan */
+	int *file_idx, *skip_idx; /* per report file and per skipped trace: its index in the plan */
+	int32_t **catev;          /* per report file: the category id of each memory event, before
+				   * any window (-1: zero bytes) */
+	size_t *cat_from;         /* nfiles + 1: file i introduced the categories [cat_from[i],
+				   * cat_from[i + 1]) (those not seen in earlier files) */
+	const char *options;      /* the options that change results, as one canonical string */
+	const char *rules_hash;   /* of the rule file and every module it required */
+	int complete;             /* aggregations and done(report) ran: a whole report */
+} hm_runinfo;
+
+/* --db and --partial: the report as an SQLite database (serialized, written to f).
+ * Returns 0, or HM_EXIT_IO / HM_EXIT_INTERNAL with err. */
+int hm_write_db(FILE *f, const hm_report *r, const char *path, char *err, size_t errsz);
+
+/* The category of each memory event of a classified file (before any window cuts its
+ * series), -1 for none; the caller frees it. */
+int32_t *hm_partial_capture(const hm_file *f);
+
+typedef struct hm_partial hm_partial;
+
+/* Open a partial read-only and check that it is one (0 with *out, or an exit code and err). */
+int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz);
+void hm_partial_close(hm_partial *p);
+/* meta's value for key ("" when absent); valid until the next call or close. */
+const char *hm_partial_meta(hm_partial *p, const char *key);
+/* The plan it was made from: fills p (paths, canonical names, sizes, hash from meta). */
+void hm_partial_plan(hm_partial *p, hm_plan *plan);
+/* Its traces: plan index, and status 0 read, 1 skipped (why, events read before it). Calls
+ * fn for each in plan order. */
+void hm_partial_each_file(hm_partial *p, void (*fn)(void *ctx, int idx, int skipped, const char *why, int64_t events),
+			  void *ctx);
+/* The categories file idx introduced, in order: calls fn for each name. */
+void hm_partial_new_categories(hm_partial *p, int idx, void (*fn)(void *ctx, const char *name, size_t len), void *ctx);
+/* The category names of the partial, by id, as a strtab (the caller frees it). */
+void hm_partial_categories(hm_partial *p, hm_strtab *out);
+/* The trace of file idx as it was read, and its categories per memory event (ids of
+ * hm_partial_categories, malloc'd, the caller frees). NULL with err when it is not
+ * there or damaged. */
+hm_trace *hm_partial_trace(hm_partial *p, int idx, int32_t **catev, char *err, size_t errsz);
+
+#endif

@@ -1,0 +1,131 @@
+-- Scale-out (issue 16): for every sharding (1, 2, 3, 4 shards and one trace per shard,
+-- the partials given in an order other than the shards'), every output of hmem merge is
+-- byte-identical to one hmem run over all traces: --json, --html, --timeline, --perfetto,
+-- --db, the text summary, --format csv and json, and what done(report) wrote. Over
+-- tests/data and over tests/tiny/scale, traces built so that the order categories are
+-- first seen in and the top 3 groups of an aggregation come out wrong when each shard's
+-- results are merged as they are (checked against the expected text, not hmem's own).
+-- Then the refusals: partials of another hmem, rule file or option set; a missing, a
+-- duplicated and a failed shard.
+local tmp = os.tmpname()
+os.remove(tmp)
+os.execute("mkdir -p " .. tmp)
+local n = 0
+
+local function check(ok, name, detail)
+  n = n + 1
+  print((ok and "ok - " or "not ok - ") .. name)
+  if not ok and detail then print("#   " .. tostring(detail):gsub("\n", "\n#   ")) end
+end
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return code, out
+end
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local rules = "tests/tiny/scale/rules.lua"
+local outputs = {"json", "html", "timeline", "perfetto", "db"}
+
+-- hmem run (or merge) writing every output under prefix; stdout of the three summaries.
+local function all_outputs(cmd, prefix)
+  local got = {}
+  local args = {}
+  for _, o in ipairs(outputs) do args[#args + 1] = ("--%s %s.%s"):format(o, prefix, o) end
+  local code, out = sh(cmd .. " -q --summary --color never " .. table.concat(args, " "))
+  got.rc, got.text = code, out
+  got.done = slurp(tmp .. "/done.txt")
+  for _, o in ipairs(outputs) do got[o] = slurp(prefix .. "." .. o) end
+  code, got.csv = sh(cmd .. " -q --format csv")
+  code, got.fjson = sh(cmd .. " -q --format json")
+  return got
+end
+
+local function count_files(dir)
+  local c = 0
+  local p = io.popen("./hmem plan " .. dir)
+  for l in p:lines() do if not l:match("^#") then c = c + 1 end end
+  p:close()
+  return c
+end
+
+local function contract(dir, label)
+  local base = ("./hmem run %s %s --out %s"):format(rules, dir, tmp)
+  local one = all_outputs(base, tmp .. "/one")
+  check(one.rc == 0 and one.json and one.done, label .. ": one run writes every output", one.text)
+  local nfiles = count_files(dir)
+  for _, shards in ipairs({1, 2, 3, 4, nfiles}) do
+    local parts = {}
+    local failed
+    for i = 0, shards - 1 do
+      local part = ("%s/part-%d-of-%d.db"):format(tmp, i, shards)
+      local code, out = sh(("%s -q --shard %d/%d --partial %s"):format(base, i, shards, part))
+      if code ~= 0 then failed = out end
+      table.insert(parts, 1, part) -- given to the merge in reverse order
+    end
+    table.insert(parts, table.remove(parts, 1)) -- and rotated
+    os.remove(tmp .. "/done.txt")
+    local m = all_outputs("./hmem merge " .. table.concat(parts, " "), tmp .. "/merged")
+    local bad = failed and "a shard failed: " .. failed or m.rc ~= 0 and "merge exit " .. tostring(m.rc) .. ": " .. m.text
+    for _, k in ipairs({"json", "html", "timeline", "perfetto", "db", "text", "csv", "fjson", "done"}) do
+      if not bad and m[k] ~= one[k] then bad = k .. " differs" end
+    end
+    check(not bad, ("%s: %d shards merged are byte-identical to one run (every output)"):format(label, shards), bad)
+  end
+  return one
+end
+
+local tiny = contract("tests/tiny/scale", "constructed traces")
+check(tiny.done and tiny.done:find("categories: (before trace), p, q, r, s, t, u, v\n", 1, true),
+  "constructed traces: categories in the order first seen across the traces (not the shards')", tiny.done)
+check(tiny.done and tiny.done:find("top r 2 165\ntop t 2 155\ntop u 2 110\n", 1, true),
+  "constructed traces: the top 3 ops by their sums over every trace (per-shard top 3 would keep p)", tiny.done)
+contract("tests/data", "tests/data")
+
+-- Refusals and coverage, on the constructed traces in 2 shards.
+local base = ("./hmem run -q %s tests/tiny/scale --out %s"):format(rules, tmp)
+local p0, p1 = tmp .. "/r0.db", tmp .. "/r1.db"
+sh(("%s --shard 0/2 --partial %s"):format(base, p0))
+sh(("%s --shard 1/2 --partial %s"):format(base, p1))
+local code, out = sh(("./hmem merge %s --json %s/miss.json"):format(p1, tmp))
+local j = slurp(tmp .. "/miss.json") or ""
+local _, inputs = j:gsub('{"path": ', "")
+check(code == 4 and out:find("no partial holds tests/tiny/scale/rank%-") and j:find('"skipped"'),
+  "a missing shard: exit 4, its traces named, the other shard's report written", out)
+code, out = sh(("./hmem merge %s %s %s --json %s/dup.json"):format(p0, p1, p0, tmp))
+check(code == 4 and out:find("is in both"), "a shard given twice: exit 4, its traces named", out)
+local other = tmp .. "/top.db"
+sh(("%s --top 5 --shard 0/2 --partial %s"):format(base, other))
+code, out = sh(("./hmem merge %s %s"):format(other, p1))
+check(code == 4 and out:find("different options"), "partials made with other options are refused", out)
+local copy = tmp .. "/rules.lua"
+os.execute(("cp %s %s && echo '-- changed' >> %s"):format(rules, copy, copy))
+sh(("./hmem run -q %s tests/tiny/scale --out %s --shard 0/2 --partial %s/other.db"):format(copy, tmp, tmp))
+code, out = sh(("./hmem merge %s/other.db %s"):format(tmp, p1))
+check(code == 4 and out:find("different rule files"), "partials of another rule file are refused", out)
+os.execute(("cp %s %s/old.db && sqlite3 %s/old.db \"UPDATE meta SET value = '0.0.1' WHERE key = 'hmem_version'\""):format(p1, tmp, tmp))
+code, out = sh(("./hmem merge %s/old.db"):format(tmp))
+check(code == 4 and out:find("hmem 0.0.1"), "a partial of another hmem version is refused", out)
+os.execute(("cp %s %s/ruleschanged.lua"):format(rules, tmp))
+code, out = sh(("./hmem merge %s %s --top 3"):format(p0, p1))
+check(code == 2 and out:find("--top is an option of the shards"), "the merge takes the shards' options, never its own", out)
+-- a cut-off trace in one shard (read with --keep-going): the merge names it, exit 4, the rest kept
+os.execute(("mkdir -p %s/cut && cp tests/tiny/scale/rank-*.json %s/cut/ && head -c 300 tests/tiny/scale/rank-1.json > %s/cut/rank-1.json"):format(tmp, tmp, tmp))
+local cb = ("./hmem run -q %s %s/cut --out %s --keep-going"):format(rules, tmp, tmp)
+sh(("%s --shard 0/2 --partial %s/c0.db"):format(cb, tmp))
+sh(("%s --shard 1/2 --partial %s/c1.db"):format(cb, tmp))
+code, out = sh(("./hmem merge %s/c0.db %s/c1.db --json %s/cut.json"):format(tmp, tmp, tmp))
+j = slurp(tmp .. "/cut.json") or ""
+check(code == 4 and out:find("rank%-1.json") and j:find("rank%-3.json"),
+  "a cut-off trace in one shard: the merge names it, exit 4, the other traces kept", out)
+os.execute("rm -rf " .. tmp)
+print("1.." .. n)
