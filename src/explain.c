@@ -128,6 +128,8 @@ static void explain_steps(hm_series *s, const hm_mem *m, const stepslice *ss, si
 			if (m->bytes[s->ev[k]] > 0 && s->partner[k] < 0)
 				st->survivors_bytes += m->bytes[s->ev[k]];
 		}
+		if (!s->has_addr) /* no Addr: nothing is paired, so what survives is unknown */
+			st->survivors_bytes = HM_NONE;
 		st->cat_end = hm_xcalloc(ncats ? ncats : 1, sizeof *st->cat_end);
 		at[i] = ke;
 		ord[i] = i;
@@ -325,7 +327,7 @@ static void leak(const hm_file *f, hm_series *s)
 		if (i && s->steps[i].end_bytes <= s->steps[i - 1].end_bytes)
 			grows = 0;
 		if (i + 1 < s->nsteps) {
-			if (s->steps[i].survivors_bytes <= 0)
+			if (s->steps[i].survivors_bytes == HM_NONE || s->steps[i].survivors_bytes <= 0)
 				survives = 0;
 			surv += s->steps[i].survivors_bytes;
 		}

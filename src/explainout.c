@@ -229,9 +229,10 @@ static void json_steps(FILE *f, const hm_report *r, const hm_series *s)
 		hm_json_us(f, st->end_ts);
 		fprintf(f, ", \"start_bytes\": %" PRId64 ", \"peak_bytes\": %" PRId64 ", \"peak_ts\": ", st->start_bytes, st->peak_bytes);
 		hm_json_us(f, st->peak_ts);
-		fprintf(f, ", \"end_bytes\": %" PRId64 ", \"growth_bytes\": %" PRId64 ", \"survivors_bytes\": %" PRId64
-			   ",\n     \"categories\": ",
-			st->end_bytes, st->growth_bytes, st->survivors_bytes);
+		fprintf(f, ", \"end_bytes\": %" PRId64 ", \"growth_bytes\": %" PRId64 ", \"survivors_bytes\": ", st->end_bytes,
+			st->growth_bytes);
+		hm_json_opt(f, st->survivors_bytes);
+		fputs(",\n     \"categories\": ", f);
 		json_cats(f, r, s, st->cat_end, "end_bytes");
 		putc('}', f);
 	}
@@ -276,7 +277,10 @@ static void summary_steps(FILE *f, const hm_file *hf, const hm_series *s)
 		const hm_step *st = &s->steps[i];
 		int64_t v[5] = {st->start_bytes, st->peak_bytes, st->end_bytes, st->growth_bytes, st->survivors_bytes};
 		for (int j = 0; j < 5; j++)
-			hm_fmt_bytes(b[j], sizeof b[j], v[j]);
+			if (v[j] == HM_NONE)
+				snprintf(b[j], sizeof b[j], "-"); /* survivors without Addr */
+			else
+				hm_fmt_bytes(b[j], sizeof b[j], v[j]);
 		fprintf(f, "    %6" PRId32 " %12.3f %12s %12s %12s %12s %12s\n", st->step, ms_since(hf->t, st->start_ts), b[0], b[1],
 			b[2], b[3], b[4]);
 	}
