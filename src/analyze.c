@@ -492,8 +492,7 @@ static void fit_columns(hm_trace *t)
 	hm_mem *m = &t->mem;
 	if (m->cap > m->n) {
 		FIT(m->ts, m->n), FIT(m->bytes, m->n), FIT(m->addr, m->n), FIT(m->total_alloc, m->n);
-		FIT(m->total_res, m->n), FIT(m->ev_idx, m->n), FIT(m->dev_type, m->n), FIT(m->dev_id, m->n);
-		FIT(m->thread, m->n), FIT(m->has_addr, m->n);
+		FIT(m->total_res, m->n), FIT(m->ev_idx, m->n), FIT(m->thread, m->n), FIT(m->has_addr, m->n);
 		m->cap = m->n;
 	}
 	hm_slices *o = &t->sl;
@@ -502,6 +501,15 @@ static void fit_columns(hm_trace *t)
 		FIT(o->cat, o->n), FIT(o->kind, o->n);
 		o->cap = o->n;
 	}
+}
+
+/* Once split has run, each event's device is its series': the two device columns (8 of
+ * the store's 61 bytes an event, read by nothing later) go back before the analysis adds
+ * its own columns (store.h). */
+static void drop_devices(hm_mem *m)
+{
+	free(m->dev_type), free(m->dev_id);
+	m->dev_type = m->dev_id = NULL;
 }
 
 hm_file *hm_analyze(hm_trace *t)
@@ -518,13 +526,14 @@ hm_file *hm_analyze(hm_trace *t)
 	sort_indices(order, m->n, cmp_mem_time, m->ts, tmp);
 
 	split(f, order, tmp);
+	drop_devices(m);
 	for (size_t s = 0; s < f->nseries; s++)
 		pair(&f->series[s], m, (int32_t *)tmp);
 	sweep(f, order, tmp);
+	free(tmp); /* before the columns steps adds: the peak is the end of the analysis */
 	steps(f, order);
 	if (f->nseries != 1)
 		free(order);
-	free(tmp);
 	return f;
 }
 

@@ -5,8 +5,9 @@
  *
  * Ownership: hm_store_new returns a store its caller owns; every array and string in it
  * belongs to it and is freed by hm_store_free (hm_trace_free, for the store of a file read).
- * After the reader returns it the store is read-only: the analysis and the writers keep
- * pointers into its columns and tables for as long as they keep the store.
+ * After the reader returns it the store is read-only (but for the device columns, which
+ * the analysis frees): the analysis and the writers keep pointers into its columns and
+ * tables for as long as they keep the store.
  *
  * Limits, checked by the readers before they append (so the sums the analysis makes in
  * int64 cannot overflow): times within +-HM_STORE_TS_LIMIT ns, each size and the sum of
@@ -43,7 +44,8 @@ typedef struct hm_mem {
 	int64_t *bytes;     /* signed: + allocation, - free */
 	uint64_t *addr;     /* valid where has_addr */
 	int64_t *total_alloc, *total_res, *ev_idx; /* HM_NONE where absent */
-	int32_t *dev_type, *dev_id;
+	int32_t *dev_type, *dev_id; /* NULL once hm_analyze has split the events by device:
+				     * each series holds its own (analyze.h) */
 	uint32_t *thread;   /* id in hm_trace.threads ("pid\x1ftid") */
 	uint8_t *has_addr;
 } hm_mem;
