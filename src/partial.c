@@ -126,15 +126,23 @@ static void put_strtab(db *d, sqlite3_stmt *st, int64_t idx, const char *name, c
 	free(b);
 }
 
-/* Every column of a trace's store, and the category of each memory event. */
-static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_trace *t, const int32_t *catev)
+/* Every column of a trace's store, and the category of each memory event. The analysis
+ * has dropped the store's device columns (each event's device is its series'): they are
+ * written back from the series, so a merge reads the trace as it was read. */
+static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, const int32_t *catev)
 {
+	const hm_trace *t = f->t;
 	const hm_mem *m = &t->mem;
 	size_t n = m->n;
+	int32_t *dtype = hm_xcalloc(n + 1, sizeof *dtype), *did = hm_xcalloc(n + 1, sizeof *did);
+	for (size_t k = 0; k < f->nseries; k++)
+		for (size_t j = 0; j < f->series[k].n; j++)
+			dtype[f->series[k].ev[j]] = f->series[k].dev_type, did[f->series[k].ev[j]] = f->series[k].dev_id;
 #define COL(name, p, count) row(d, st, "itb", idx, name, (const void *)(p), (size_t)(count) * sizeof *(p))
 	COL("mem.ts", m->ts, n), COL("mem.bytes", m->bytes, n), COL("mem.addr", m->addr, n);
 	COL("mem.total_alloc", m->total_alloc, n), COL("mem.total_res", m->total_res, n);
-	COL("mem.ev_idx", m->ev_idx, n), COL("mem.dev_type", m->dev_type, n), COL("mem.dev_id", m->dev_id, n);
+	COL("mem.ev_idx", m->ev_idx, n), COL("mem.dev_type", dtype, n), COL("mem.dev_id", did, n);
+	free(dtype), free(did);
 	COL("mem.thread", m->thread, n), COL("mem.has_addr", m->has_addr, n), COL("mem.category", catev, n);
 	const hm_slices *s = &t->sl;
 	COL("sl.ts", s->ts, s->n), COL("sl.dur", s->dur, s->n), COL("sl.name", s->name, s->n);
@@ -220,7 +228,7 @@ static void put_files(db *d, const hm_report *r)
 					    cs->peak, cs->at_peak, cs->end, I(cs->allocs), I(cs->alloc_bytes));
 			}
 		}
-		put_store(d, bl, idx, t, in->catev[i]);
+		put_store(d, bl, idx, f, in->catev[i]);
 	}
 	for (size_t i = 0; i < r->nskipped; i++)
 		row(d, fs, "ittitiiiiiiti", I(in->skip_idx[i]), r->skipped[i].path, in->plan->canon[in->skip_idx[i]], HM_NONE,

@@ -315,7 +315,8 @@ static int read_segments(sx *x, hm_pkv segs)
 		hm_grow(&s->segs, &s->capsegs, s->nsegs + 1, sizeof *s->segs);
 		hm_snapseg *sg = &s->segs[s->nsegs++];
 		x->t->events++, x->t->count[HM_EV_OTHER]++;
-		*sg = (hm_snapseg){(int32_t)d, (uint64_t)a, total, 0, 0, 0, 0, 0, 0, 1};
+		memset(sg, 0, sizeof *sg); /* padding too: a partial stores the records as they are */
+		sg->dev = (int32_t)d, sg->addr = (uint64_t)a, sg->total = total, sg->sized = 1;
 		dev *dv = &x->devs[d];
 		dv->has_segs = dv->seen = 1;
 		if (d > x->max_dev)
@@ -533,8 +534,10 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 				hm_snap *s = x->s;
 				hm_grow(&s->ooms, &s->capooms, s->nooms + 1, sizeof *s->ooms);
 				uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
-				s->ooms[s->nooms++] = (hm_snapoom){clock, size, dfree, (int32_t)d, st, (uint32_t)x->t->mem.n,
-								     {HM_NONE, 0, 0, 0, 0}};
+				hm_snapoom *so = &s->ooms[s->nooms++];
+				memset(so, 0, sizeof *so); /* padding too: a partial stores the records as they are */
+				so->ts = clock, so->bytes = size, so->device_free = dfree, so->dev = (int32_t)d;
+				so->stack = st, so->mem_at = (uint32_t)x->t->mem.n, so->segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
 				hm_mem_event oe = {clock, size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE, HM_NONE,
 						   0, 0, 1, (int32_t)d, x->thread};
 				hm_store_add_oom(x->t, &oe); /* the same index in t->oom as in s->ooms */
