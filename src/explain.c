@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* Steps, OOMs, the allocator's cache and the leak verdict (see explain.h). */
 #include "explain.h"
+#include "snapout.h"
 #include "fields.h"
 #include "timeline.h"
 
@@ -375,6 +376,7 @@ void hm_explain(hm_file *f, size_t ncats)
 void hm_explain_note_mixed(hm_file *const *files, size_t n, int quiet)
 {
 	size_t snaps = 0;
+	hm_snap_warn(files, n, quiet);
 	for (size_t i = 0; i < n; i++)
 		snaps += files[i]->t->snap != NULL;
 	if (quiet || !snaps || snaps == n)

@@ -21,7 +21,8 @@ void hm_explain(hm_file *f, size_t ncats);
 const char *hm_leak_name(int leak);
 
 /* The note on standard error (unless quiet) when files[0, n) mix memory snapshots and
- * traces: they are reported side by side, never joined (README "Snapshots"). */
+ * traces: they are reported side by side, never joined (README "Snapshots"); before it,
+ * the warning of each snapshot whose ring buffer overflowed (snapout.h). */
 void hm_explain_note_mixed(hm_file *const *files, size_t n, int quiet);
 
 /* Position in s of the last event at or before ts (ns), -1 when none. */

@@ -1,4 +1,5 @@
 #include "output.h"
+#include "snapout.h"
 #include "explainout.h"
 #include "fields.h"
 #include "timeline.h"
@@ -106,6 +107,7 @@ void hm_write_json(FILE *f, const hm_report *r)
 		fprintf(f, ", \"events\": %" PRIu64 ", \"memory_events\": %zu, \"ops\": %zu, \"host_slices\": %zu, \"oom_events\": %" PRIu64,
 			t->events, t->mem.n, ops, t->sl.n, t->oom_events);
 		fprintf(f, ", \"ooms_elsewhere\": %zu", r->files[i]->oom_elsewhere);
+		hm_snap_json_input(f, t);
 		fputs(",\n   \"counts\": {", f);
 		for (int k = 0; k < HM_EV_KINDS; k++)
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", hm_ev_kind_names[k], t->count[k]);

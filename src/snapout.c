@@ -1,7 +1,9 @@
 /* A snapshot's own figures in the summary and in --json (see snapout.h). */
 #include "snapout.h"
 #include "jsonw.h"
+#include "snaphost.h"
 #include "snapseg.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -138,10 +140,11 @@ static endsum end_of(const hm_snap *sn, int32_t dev)
 	return e;
 }
 
-/* A snapshot's device is CUDA (type 1); a series of another type has no segments. */
+/* A snapshot's device is CUDA (type 1), or its pinned host memory; a series of another
+ * type has no segments. */
 static int has_segments(const hm_file *hf, const hm_series *s)
 {
-	return hf->t->snap && s->dev_type == 1;
+	return hf->t->snap && (s->dev_type == 1 || hm_snaphost_is(s->dev_type, s->dev_id));
 }
 
 void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
@@ -150,7 +153,7 @@ void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
 		return;
 	const hm_snap *sn = hf->t->snap;
 	endsum e = end_of(sn, s->dev_id);
-	fputs(",\n   \"snapshot\": {\"at_end\": {", f);
+	fprintf(f, ",\n   \"snapshot\": {\"pinned_host\": %s, \"at_end\": {", hm_snaphost_is(s->dev_type, s->dev_id) ? "true" : "false");
 	state_members(f, &e.g);
 	fprintf(f, ", \"allocated_bytes\": %" PRId64 ", \"pending_free_bytes\": %" PRId64 ", \"free_bytes\": %" PRId64
 		   ", \"largest_free_bytes\": %" PRId64 ", \"internal_waste_bytes\": ",
@@ -179,6 +182,8 @@ void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s)
 	if (!has_segments(hf, s))
 		return;
 	endsum e = end_of(hf->t->snap, s->dev_id);
+	if (hm_snaphost_is(s->dev_type, s->dev_id))
+		fputs("    pinned host memory (host_segments, host_traces), not the CPU allocator's\n", f);
 	char b[5][32];
 	hm_fmt_bytes(b[0], sizeof b[0], e.allocated);
 	hm_fmt_bytes(b[1], sizeof b[1], e.pending);
@@ -192,4 +197,30 @@ void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s)
 	}
 	fputc('\n', f);
 	summary_state(f, "    ", "at the end", &e.g);
+}
+
+void hm_snap_json_input(FILE *f, const hm_trace *t)
+{
+	if (!t->snap)
+		return;
+	fprintf(f, ", \"trace_alloc_overflowed\": %s, \"trace_alloc_max_entries\": ",
+		t->snap->overflowed < 0 ? "null" : t->snap->overflowed ? "true" : "false");
+	hm_json_opt(f, t->snap->max_entries);
+}
+
+/* The ring buffer's flag is the only sign that entries are missing: without it a free whose
+ * alloc was dropped looks like memory allocated before recording began. */
+void hm_snap_warn(hm_file *const *files, size_t n, int quiet)
+{
+	for (size_t i = 0; i < n && !quiet; i++) {
+		const hm_snap *sn = files[i]->t->snap;
+		if (!sn || sn->overflowed != 1)
+			continue;
+		char max[48] = "";
+		if (sn->max_entries != HM_NONE)
+			snprintf(max, sizeof max, " (trace_alloc_max_entries %" PRId64 ")", sn->max_entries);
+		hm_eprintf("hmem: warning: %s: the snapshot's ring buffer overflowed%s: its earliest entries were dropped, "
+			   "so frees of what they allocated count as (before trace)\n",
+			   files[i]->t->path, max);
+	}
 }

@@ -25,4 +25,12 @@ void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s);
 /* The segment lines of a series in the summary. */
 void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s);
 
+/* The members ", "trace_alloc_overflowed": ..., "trace_alloc_max_entries": ..." of a
+ * snapshot's object in --json inputs[]; nothing for a trace. */
+void hm_snap_json_input(FILE *f, const hm_trace *t);
+
+/* On standard error (unless quiet), for each snapshot whose ring buffer dropped entries,
+ * a warning naming the file. */
+void hm_snap_warn(hm_file *const *files, size_t n, int quiet);
+
 #endif

@@ -1,6 +1,7 @@
 /* Reading a PyTorch memory snapshot into the store (see snapshot.h; the format by version
  * is in README "Snapshots"). */
 #include "snapshot.h"
+#include "snaphost.h"
 #include "snapseg.h"
 #include "unpickle.h"
 
@@ -9,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEVICE 65535
+#define MAX_DEVICE 65534
+#define HOST (MAX_DEVICE + 1) /* the slot of pinned host memory in sx.devs (snaphost.h) */
 
 enum action { A_ALLOC, A_FREE_REQUESTED, A_FREE_COMPLETED, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UNMAP, A_OOM, A_OTHER };
 
@@ -90,7 +92,7 @@ typedef struct sx {
 	umap frame_of, stack_of, block_at;
 	blk *blks;
 	size_t nblks, capblks;
-	dev devs[MAX_DEVICE + 1];
+	dev devs[HOST + 1];
 	int max_dev;
 	uint64_t traffic;
 	uint32_t thread;
@@ -143,6 +145,17 @@ static int get_dev(sx *x, hm_pkv d, int64_t dflt, int64_t *out)
 	if (rc == 0 && (*out < 0 || *out > MAX_DEVICE))
 		return fail(x, d, "device %lld is out of range (0 to %d)", (long long)*out, MAX_DEVICE);
 	return rc;
+}
+
+/* A slot of sx.devs as the store names its series: CUDA device d, or pinned host memory. */
+static int32_t dev_type_of(int64_t d)
+{
+	return d == HOST ? 0 : 1;
+}
+
+static int32_t dev_id_of(int64_t d)
+{
+	return d == HOST ? HM_SNAPHOST_ID : (int32_t)d;
 }
 
 /* A string member interned into the trace's names, or UINT32_MAX when absent. */
@@ -297,29 +310,29 @@ static hm_pkv history_frames(sx *x, hm_pkv b)
  * bytes, each segment's blocks summed by state, and each block by address (for the block
  * size of the allocation that made it). Blocks without an address (before 2.1) follow
  * each other from the segment's address. */
-static int read_segments(sx *x, hm_pkv segs)
+static int read_segments(sx *x, hm_pkv segs, int host)
 {
 	if (segs == HM_PK_ABSENT)
 		return 0;
 	if (hm_pk_type(segs) != HM_PK_LIST)
-		return fail(x, segs, "'segments' is not a list");
+		return fail(x, segs, host ? "'host_segments' is not a list" : "'segments' is not a list");
 	hm_snap *s = x->s;
 	for (size_t i = 0; i < hm_pk_len(x->p, segs); i++) {
 		hm_pkv g = hm_pk_item(x->p, segs, i), blocks;
 		if (hm_pk_type(g) != HM_PK_DICT)
 			return fail(x, segs, "segment %zu is not a dict", i);
 		int64_t d, a = 0, total = 0;
-		if (get_dev(x, g, 0, &d) < 0 || get_int(x, g, x->k.address, "address", &a) < 0 ||
+		if ((host ? (d = HOST, 0) : get_dev(x, g, 0, &d)) < 0 || get_int(x, g, x->k.address, "address", &a) < 0 ||
 		    get_size(x, g, x->k.total_size, "total_size", &total) < 0)
 			return -1;
 		hm_grow(&s->segs, &s->capsegs, s->nsegs + 1, sizeof *s->segs);
 		hm_snapseg *sg = &s->segs[s->nsegs++];
 		x->t->events++, x->t->count[HM_EV_OTHER]++;
 		memset(sg, 0, sizeof *sg); /* padding too: a partial stores the records as they are */
-		sg->dev = (int32_t)d, sg->addr = (uint64_t)a, sg->total = total, sg->sized = 1;
+		sg->dev = dev_id_of(d), sg->addr = (uint64_t)a, sg->total = total, sg->sized = 1;
 		dev *dv = &x->devs[d];
 		dv->has_segs = dv->seen = 1;
-		if (d > x->max_dev)
+		if (!host && d > x->max_dev)
 			x->max_dev = (int)d;
 		if ((dv->reserved += total) > HM_STORE_MEM_LIMIT)
 			return fail(x, g, "the segments add up to more than 2^60 bytes");
@@ -456,7 +469,7 @@ static void replay(sx *x, int64_t d, size_t oom0)
 	for (size_t i = 0; i < x->nblks; i++)
 		if (x->blks[i].dev == d)
 			lb[n++] = (hm_liveblk){x->blks[i].addr, x->blks[i].requested};
-	hm_snapseg_replay(x->s, (int32_t)d, x->ops, x->nops, lb, n);
+	hm_snapseg_replay(x->s, dev_id_of(d), x->ops, x->nops, lb, n);
 	free(lb);
 }
 
@@ -469,8 +482,8 @@ static int history_rows(sx *x, int64_t d, int64_t reserved)
 		blk *b = &x->blks[i];
 		if (!b->row || b->dev != d)
 			continue;
-		hm_mem_event me = {x->t->mem.ts[x->t->mem.n - 1], b->requested, HM_NONE, reserved, HM_NONE, b->addr, 1, 1,
-				   (int32_t)d, x->thread};
+		hm_mem_event me = {x->t->mem.ts[x->t->mem.n - 1], b->requested, HM_NONE, reserved, HM_NONE, b->addr, 1,
+				   dev_type_of(d), dev_id_of(d), x->thread};
 		hm_store_add_mem(x->t, &me);
 		int bad = 0;
 		uint32_t st = stack_id(x, b->frames, &bad);
@@ -495,8 +508,8 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 		int64_t reserved = x->devs[d].reserved - res;
 		if (pass == 1 && x->devs[d].has_segs) {
 			dev *dv = &x->devs[d];
-			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - dv->hist_live - bytes, reserved, HM_NONE, 0, 0, 1,
-					  (int32_t)d, x->thread};
+			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - dv->hist_live - bytes, reserved, HM_NONE, 0, 0,
+					  dev_type_of(d), dev_id_of(d), x->thread};
 			if (z.total_alloc != HM_NONE && (z.total_alloc < -HM_STORE_MEM_LIMIT || z.total_alloc > HM_STORE_MEM_LIMIT))
 				return fail(x, list, "device %lld: the totals are out of range", (long long)d);
 			hm_store_add_mem(x->t, &z);
@@ -536,10 +549,10 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 				uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
 				hm_snapoom *so = &s->ooms[s->nooms++];
 				memset(so, 0, sizeof *so); /* padding too: a partial stores the records as they are */
-				so->ts = clock, so->bytes = size, so->device_free = dfree, so->dev = (int32_t)d;
+				so->ts = clock, so->bytes = size, so->device_free = dfree, so->dev = dev_id_of(d);
 				so->stack = st, so->mem_at = (uint32_t)x->t->mem.n, so->segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
 				hm_mem_event oe = {clock, size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE, HM_NONE,
-						   0, 0, 1, (int32_t)d, x->thread};
+						   0, 0, dev_type_of(d), dev_id_of(d), x->thread};
 				hm_store_add_oom(x->t, &oe); /* the same index in t->oom as in s->ooms */
 				x->t->oom_events++, x->t->count[HM_EV_OOM]++;
 			}
@@ -554,7 +567,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			if ((x->traffic += (uint64_t)size) > HM_STORE_MEM_LIMIT)
 				return fail(x, e, "the sizes add up to more than 2^60 bytes");
 			hm_mem_event me = {clock, a == A_ALLOC ? size : -size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE,
-					   HM_NONE, (uint64_t)addr, has_addr == 0, 1, (int32_t)d, x->thread};
+					   HM_NONE, (uint64_t)addr, has_addr == 0, dev_type_of(d), dev_id_of(d), x->thread};
 			hm_store_add_mem(x->t, &me);
 			hm_store_saw_ts(x->t, clock);
 			x->t->count[HM_EV_MEMORY]++;
@@ -591,6 +604,23 @@ static int read_traces(sx *x, hm_pkv traces)
 	for (int d = 0; d <= x->max_dev; d++)
 		if (x->devs[d].seen == 1 && read_device(x, HM_PK_ABSENT, d) < 0)
 			return -1;
+	return 0;
+}
+
+/* Pinned host memory (2026): host_segments and host_traces read as one more device, the
+ * slot HOST, with the same pairing, baseline and replay as the GPUs' (snaphost.h). */
+static int read_host(sx *x, hm_pkv root)
+{
+	if (x->legacy)
+		return 0;
+	const char *why = NULL;
+	hm_pkv list;
+	if (read_segments(x, hm_pk_get(x->p, root, hm_pk_atom(x->p, "host_segments")), 1) < 0)
+		return -1;
+	if (hm_snaphost_entries(x->p, hm_pk_get(x->p, root, hm_pk_atom(x->p, "host_traces")), &list, &why) < 0)
+		return fail(x, root, "%s", why);
+	if ((list != HM_PK_ABSENT && hm_pk_len(x->p, list)) || x->devs[HOST].seen)
+		return read_device(x, list, HOST);
 	return 0;
 }
 
@@ -648,7 +678,8 @@ static void block_sizes(sx *x)
 	for (size_t i = m->n; i-- > 0;) {
 		if (!m->has_addr[i] || m->addr[i] >> 48 || m->bytes[i] == 0)
 			continue;
-		uint32_t *slot = um_slot(&x->block_at, m->addr[i] | (uint64_t)m->dev_id[i] << 48, 0);
+		uint64_t d = m->dev_type[i] == 1 ? (uint64_t)m->dev_id[i] : HOST;
+		uint32_t *slot = um_slot(&x->block_at, m->addr[i] | d << 48, 0);
 		if (!slot)
 			continue;
 		blk *b = &x->blks[*slot - 1];
@@ -679,15 +710,19 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 		segs = hm_pk_get(p, root, x->k.segments);
 		traces = hm_pk_get(p, root, x->k.device_traces);
 		anns = hm_pk_get(p, root, x->k.external_annotations);
-		if (segs == HM_PK_ABSENT && traces == HM_PK_ABSENT)
+		if (segs == HM_PK_ABSENT && traces == HM_PK_ABSENT && hm_pk_get(p, root, hm_pk_atom(p, "host_segments")) == HM_PK_ABSENT &&
+		    hm_pk_get(p, root, hm_pk_atom(p, "host_traces")) == HM_PK_ABSENT)
 			rc = fail(x, root, "neither 'segments' nor 'device_traces' (not a memory snapshot?)");
 	} else {
 		rc = fail(x, root, "the pickle holds neither a dict nor a list of segments (not a memory snapshot?)");
 	}
 	if (rc == 0)
-		rc = read_segments(x, segs);
+		rc = read_segments(x, segs, 0);
 	if (rc == 0)
 		rc = read_traces(x, traces);
+	if (rc == 0)
+		rc = read_host(x, root);
+	hm_snaphost_settings(p, root, &x->s->overflowed, &x->s->max_entries);
 	if (rc == 0)
 		rc = read_annotations(x, anns);
 	if (rc == 0)

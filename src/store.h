@@ -257,6 +257,7 @@ typedef struct hm_snap {
 	uint64_t entries, skipped;  /* trace entries read; of them not memory events (segment
 				     * events, free_requested, snapshot, annotate, unknown actions) */
 	int protocol;
+	int overflowed; int64_t max_entries; /* allocator_settings' trace_alloc_* (snaphost.h) */
 } hm_snap;
 
 /* Frame id -> the frame; stack id -> its frame ids (innermost first) and how many. */

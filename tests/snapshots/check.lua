@@ -17,10 +17,14 @@ local function sh(cmd)
   return out, ok and 0 or code
 end
 
+-- The --json document (or nil and the error) and what hmem wrote on standard error.
 local function hmem_json(rules, file)
-  local out, code = sh("hmem run " .. rules .. " '" .. file .. "' --json - 2>&1")
-  if code ~= 0 then return nil, out end
-  return cjson.decode(out)
+  local out, code = sh("hmem run " .. rules .. " '" .. file .. "' --json - 2>" .. T .. "/stderr")
+  local f = assert(io.open(T .. "/stderr"))
+  local err = f:read("a")
+  f:close()
+  if code ~= 0 then return nil, err end
+  return cjson.decode(out), err
 end
 
 local _, gcode = sh("python3 tests/snapshots/gen.py " .. T .. " 2>&1")
@@ -52,6 +56,7 @@ for _, name in ipairs(names) do
   local exp = expected[name]
   local path = T .. "/" .. name
   local by_size, err = hmem_json("size", path)
+  local warned = err and err:find("the snapshot's ring buffer overflowed", 1, true) ~= nil
   local by_frame = hmem_json("tests/snapshots/by_frame.lua", path)
   if not by_size or not by_frame then
     check(false, name .. " loads", err)
@@ -103,6 +108,10 @@ for _, name in ipairs(names) do
       end
     end
     local inp = by_size.inputs[1]
+    -- issue 18: a ring buffer that dropped entries is said, in --json and on standard error
+    check(inp.trace_alloc_overflowed == exp.overflowed and warned == (exp.overflowed == true),
+      name .. ": trace_alloc_overflowed in inputs[] and the warning",
+      ("%s, expected %s; warned %s"):format(tostring(inp.trace_alloc_overflowed), tostring(exp.overflowed), tostring(warned)))
     check(inp.oom_events == ooms and inp.host_slices == exp.annotations,
       name .. ": oom entries and record_function ranges counted",
       ("oom %s/%s annotations %s/%s"):format(inp.oom_events, ooms, inp.host_slices, exp.annotations))

@@ -11,7 +11,10 @@ Each file is a seeded simulation of a caching allocator on two devices: allocati
 from segments (rounded up to 512 bytes, new segments of 2 MiB multiples, released when
 empty), frees requested then completed (some left pending, in both block-state spellings),
 oom entries; the trace keeps only its newest entries (a ring buffer that wrapped), so some
-frees have no allocation and some live blocks were allocated before the trace.
+frees have no allocation and some live blocks were allocated before the trace. 2026 files add
+a pinned host allocator (host_segments, host_traces: the series "cpu"), say whether the ring
+buffer overflowed (allocator_settings.trace_alloc_overflowed), and carry annotate entries,
+pool_id, internal_metadata and frames with fx_node_* keys.
 """
 import io
 import json
@@ -55,7 +58,8 @@ class Frames:
             self.noise = self.noise[2:]
         self.user = [{"filename": ROUTE[i % 2], "line": 10 + i, "name": "step%d" % i} for i in range(6)]
         if at_least(gen, "2026"):
-            self.user[0]["fx_node_op"] = "call_function"
+            self.user[0].update(fx_node_op="call_function", fx_node_name="mm_1", fx_node_target="aten.mm.default",
+                                fx_original_trace="  File \"model.py\", line 11, in step1")
 
     def stack(self):
         """(frames innermost first, the user frame as hmem names it, or None)."""
@@ -70,11 +74,12 @@ class Frames:
 
 
 class Device:
-    def __init__(self, gen, idx, rnd, frames, clock):
+    def __init__(self, gen, idx, rnd, frames, clock, host=False):
         self.gen, self.idx, self.rnd, self.frames, self.clock = gen, idx, rnd, frames, clock
+        self.host = host            # the pinned host allocator: no device key, no oom entries
         self.expandable = idx == 1 and at_least(gen, "2.1")
         self.segs = []              # dicts: address, total, top, blocks (address order)
-        self.next_addr = (0x7f00_0000_0000 + idx * 0x10_0000_0000)
+        self.next_addr = 0x5500_0000_0000 if host else (0x7f00_0000_0000 + idx * 0x10_0000_0000)
         self.live = {}              # addr -> block
         self.freeable = []          # the active_allocated blocks, for a random choice
         self.hist = []              # (entry, total after, reserved after, kind)
@@ -201,7 +206,7 @@ class Device:
                 self.free()
             elif x < 0.96:
                 self.free(pending=True)
-            elif at_least(self.gen, "2.0"):
+            elif at_least(self.gen, "2.0") and not self.host:
                 self.oom()
 
     def segments(self):
@@ -227,6 +232,8 @@ class Device:
                     tail["frames"] = []
                 blocks.append(tail)
             g = {"device": self.idx, "address": s["address"], "total_size": s["total"], "stream": 0, "blocks": blocks}
+            if self.host:
+                del g["device"]
             if at_least(self.gen, "2.0"):
                 act = [b for b in s["blocks"] if b["state"] != "inactive"]
                 g.update(allocated_size=sum(b["size"] for b in act if b["state"] == "active_allocated"),
@@ -275,7 +282,9 @@ class Device:
                 "end_by_size": cats, "end_by_frame": frames}
 
 
-def snapshot(gen, seed, steps=400, keep=500):
+def snapshot(gen, seed, steps=400, keep=500, nested=False):
+    """(the object to pickle, the expected figures by device, record_function ranges, whether
+    the ring buffer overflowed: None when the generation does not say)."""
     rnd = random.Random(seed)
     frames = Frames(rnd, gen)
     clock = [1_730_000_000_000_000]
@@ -284,8 +293,13 @@ def snapshot(gen, seed, steps=400, keep=500):
         d.run(steps)
     segs = [g for d in devs for g in d.segments()]
     exp = {"cuda:%d" % d.idx: d.expected(keep) for d in devs}
+    host = None
+    if at_least(gen, "2026"):
+        host = Device(gen, 2, rnd, frames, clock, host=True)
+        host.run(steps)
+        exp["cpu"] = host.expected(keep)
     if gen == "1.13":
-        return segs, exp, 0
+        return segs, exp, 0, None
     snap = {"segments": segs, "device_traces": [[h[0] for h in d.hist[-keep:]] for d in devs]}
     if at_least(gen, "2.3"):
         snap["allocator_settings"] = {"PYTORCH_CUDA_ALLOC_CONF": "", "max_split_size": -1,
@@ -300,10 +314,14 @@ def snapshot(gen, seed, steps=400, keep=500):
         nann = 2
     if at_least(gen, "2.10"):
         snap["allocator_settings"]["graph_capture_record_stream_reuse"] = False
+    overflowed = None
     if at_least(gen, "2026"):
-        snap["host_segments"], snap["host_traces"] = [], []
-        snap["allocator_settings"].update(trace_alloc_overflowed=True, trace_alloc_max_entries=keep)
-    return snap, exp, nann
+        # the host allocator's entries as one list, or (nested) one list among empty ones
+        ht = [h[0] for h in host.hist[-keep:]]
+        snap["host_segments"], snap["host_traces"] = host.segments(), [[], ht] if nested else ht
+        overflowed = any(len(d.hist) > keep for d in devs + [host])
+        snap["allocator_settings"].update(trace_alloc_overflowed=overflowed, trace_alloc_max_entries=keep)
+    return snap, exp, nann, overflowed
 
 
 def opcodes(data):
@@ -316,13 +334,16 @@ def write_all(out):
     seen = set()
     for i, gen in enumerate(GENS):
         for proto in (2, 3, 4, 5):
-            obj, exp, nann = snapshot(gen, 1000 + i)
+            # 2026 with protocol 5: a ring buffer large enough (trace_alloc_overflowed false)
+            keep = 10**9 if gen == "2026" and proto == 5 else 500
+            obj, exp, nann, over = snapshot(gen, 1000 + i, keep=keep, nested=proto % 2 == 1)
             data = pickle.dumps(obj, protocol=proto)
             seen |= opcodes(data)
             name = "%s_p%d.pickle" % (gen, proto)
             with open(os.path.join(out, name), "wb") as f:
                 f.write(data)
-            expected[name] = {"generation": gen, "protocol": proto, "annotations": nann, "devices": exp}
+            expected[name] = {"generation": gen, "protocol": proto, "annotations": nann, "devices": exp,
+                              "overflowed": over}
     # What the files must exercise (else this generator has stopped testing it).
     for op in ("SETITEM", "SETITEMS", "APPEND", "APPENDS", "BINGET", "BINPUT", "MEMOIZE", "LONG1",
                "TUPLE2", "BINFLOAT", "NEWFALSE", "BININT", "BININT1", "BININT2", "FRAME"):
@@ -414,6 +435,23 @@ def hostile(out):
         {"size": 3072, "state": "active_allocated", "history": hist},
         {"size": 1024, "state": "active_allocated"},
         {"size": 2 * MiB - 4096, "state": "inactive"}]}], protocol=2))
+    # pinned host memory only (record_cuda=False), figures worked out by hand in
+    # tests/cli/snap3_host.t: one 4 MiB host segment whose first 2 MiB block asked for
+    # 1500000 bytes and is live; a free of 1000 bytes the ring buffer kept without its alloc
+    # (before trace); a 2 MiB block allocated and freed
+    hseg = [{"address": 0x5000_0000, "total_size": 4 * MiB, "stream": 0, "blocks": [
+        {"address": 0x5000_0000, "size": 2 * MiB, "requested_size": 1500000, "state": "active_allocated", "frames": []},
+        {"address": 0x5000_0000 + 2 * MiB, "size": 2 * MiB, "requested_size": 0, "state": "inactive", "frames": []}]}]
+    ht = [{"action": "free_completed", "addr": 0x6000_0000, "size": 1000, "stream": 0, "time_us": 90},
+          {"action": "alloc", "addr": 0x5000_0000, "size": 1500000, "stream": 0, "time_us": 100,
+           "frames": [{"filename": "/home/u/pin.py", "line": 3, "name": "pin"}]},
+          {"action": "alloc", "addr": 0x5000_0000 + 2 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 110},
+          {"action": "free_completed", "addr": 0x5000_0000 + 2 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 120}]
+    settings = {"trace_alloc_overflowed": True, "trace_alloc_max_entries": 4}
+    put("host_only.pickle", pickle.dumps({"host_segments": hseg, "host_traces": ht, "allocator_settings": settings},
+                                         protocol=4))
+    put("host_two_lists.pickle", pickle.dumps({"segments": [], "device_traces": [], "host_segments": hseg,
+                                               "host_traces": [ht[:2], ht[2:]]}, protocol=4))
     put("fields.pickle", pickle.dumps({"segments": [seg], "device_traces": [[entry]], "external_annotations": ann},
                                       protocol=4))
 
@@ -421,10 +459,10 @@ def hostile(out):
 def big(path, mb):
     """One snapshot of about mb megabytes: many entries with shared frames."""
     steps = 1000
-    obj, _, _ = snapshot("2.10", 7, steps=steps, keep=10**9)
+    obj = snapshot("2.10", 7, steps=steps, keep=10**9)[0]
     size = len(pickle.dumps(obj, protocol=4))
     steps = int(steps * mb * 1e6 / size)
-    obj, _, _ = snapshot("2.10", 7, steps=steps, keep=10**9)
+    obj = snapshot("2.10", 7, steps=steps, keep=10**9)[0]
     with open(path, "wb") as f:
         pickle.dump(obj, f, protocol=4)
 
