@@ -1,6 +1,7 @@
 #include "output.h"
 #include "explainout.h"
 #include "fields.h"
+#include "ranksout.h"
 #include "timeline.h"
 
 #include <inttypes.h>
@@ -164,7 +165,9 @@ void hm_write_json(FILE *f, const hm_report *r)
 			fputs("}", f);
 		}
 	}
-	fputs("],\n \"aggregations\": {", f);
+	fputs("],\n \"ranks\": ", f);
+	hm_ranks_json(f, r);
+	fputs(",\n \"aggregations\": {", f);
 	for (size_t a = 0; a < r->naggs; a++) {
 		const hm_agg *g = &r->aggs[a];
 		fputs(a ? ",\n  " : "\n  ", f);
@@ -385,6 +388,11 @@ static void put_col(FILE *f, const char *s, size_t n, size_t width)
 	for (; w < width; w++)
 		putc(' ', f);
 	free(t);
+}
+
+void hm_put_col(FILE *f, const char *s, size_t n, size_t width)
+{
+	put_col(f, s, n, width);
 }
 
 /* The width of the category column: the longest name up to 48 characters, wider when two
@@ -610,6 +618,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 		}
 		fprintf(f, "%s\n", sgr(r, SGR_OFF));
 	}
+	hm_ranks_summary(f, r, width);
 	free(order);
 	for (size_t a = 0; a < r->naggs; a++)
 		summary_agg(f, &r->aggs[a]);
@@ -620,7 +629,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 void hm_write_summary_csv(FILE *f, const hm_report *r)
 {
 	fputs("path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,"
-	      "allocs,alloc_bytes,end_bytes\n", f);
+	      "allocs,alloc_bytes,end_bytes" HM_RANKS_CSV_HEADER "\n", f);
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_file *hf = r->files[i];
 		for (size_t si = 0; si < hf->nseries; si++) {
@@ -640,9 +649,10 @@ void hm_write_summary_csv(FILE *f, const hm_report *r)
 				csv_opt(f, s->max_reserved);
 				putc(',', f);
 				csv_str(f, r->cats->str[c], r->cats->len[c]);
-				fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 "\n", cs->peak, cs->at_peak,
-					cs->allocs, cs->alloc_bytes, cs->end);
+				fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 HM_RANKS_CSV_SERIES "\n", cs->peak,
+					cs->at_peak, cs->allocs, cs->alloc_bytes, cs->end);
 			}
 		}
 	}
+	hm_ranks_csv(f, r);
 }

@@ -66,6 +66,10 @@ void hm_write_json(FILE *f, const hm_report *r);
  * before what a spreadsheet would run as a formula; never escaped for a terminal. */
 void hm_csv_str(FILE *f, const char *s, size_t n);
 
+/* s[0, n) as a summary table cell (made safe for a terminal), cut or padded to width
+ * characters; width 0 writes it whole. */
+void hm_put_col(FILE *f, const char *s, size_t n, size_t width);
+
 void hm_write_timeline(FILE *f, const hm_report *r);
 void hm_write_events(FILE *f, const hm_report *r);
 
