@@ -93,7 +93,7 @@ static int by_max(const void *a, const void *b)
 	return (x->cat > y->cat) - (x->cat < y->cat);
 }
 
-/* The device row, then the used categories by highest peak, of one kind, into rows. */
+/* The device row, then the categories with a peak by highest peak, of one kind, into rows. */
 static size_t kind_rows(const hm_report *r, const members *m, hm_rankrow *rows)
 {
 	int64_t *v = hm_xcalloc(m->n, sizeof *v);
@@ -103,14 +103,13 @@ static size_t kind_rows(const hm_report *r, const members *m, hm_rankrow *rows)
 	rows[nr].cat = HM_RANKS_DEVICE;
 	stats(&rows[nr++], m, v);
 	for (size_t c = 0; c < r->cats->n; c++) {
-		int used = 0;
+		int some = 0; /* a category at 0 bytes on every series says nothing */
 		for (size_t i = 0; i < m->n; i++) {
 			const hm_series *s = m->s[i];
-			int here = c < s->ncats && s->cats[c].used;
-			used |= here;
-			v[i] = here ? s->cats[c].peak : 0;
+			v[i] = c < s->ncats && s->cats[c].used ? s->cats[c].peak : 0;
+			some |= v[i] != 0;
 		}
-		if (!used)
+		if (!some)
 			continue;
 		rows[nr].cat = c;
 		stats(&rows[nr++], m, v);

@@ -37,7 +37,8 @@ typedef struct hm_ranks {
 
 /* The rows of every device kind with at least two series: kinds by their highest device
  * peak (largest first, then the order first seen), and in each kind the device peak's row,
- * then its categories by highest peak (largest first, then category id). */
+ * then its categories by highest peak (largest first, then category id); a category whose
+ * peak is 0 on every series of the kind has no row. */
 void hm_ranks_compute(const hm_report *r, hm_ranks *out);
 void hm_ranks_free(hm_ranks *k);
 
