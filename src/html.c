@@ -1,6 +1,7 @@
 #include "html.h"
 #include "explainout.h"
 #include "fields.h"
+#include "ranks.h"
 #include "timeline.h"
 
 #include <inttypes.h>
@@ -611,6 +612,81 @@ static void agg_tables(FILE *f, const hm_report *r)
 	fputs("</section>\n", f);
 }
 
+/* Several series: all of them, largest peak first (ties in report order), then the
+ * cross-rank rows (ranks.h) of each device kind with two series or more. */
+typedef struct series_ref {
+	const hm_file *f;
+	const hm_series *s;
+	size_t pos;
+} series_ref;
+
+static int by_peak(const void *a, const void *b)
+{
+	const series_ref *x = a, *y = b;
+	if (x->s->peak != y->s->peak)
+		return x->s->peak < y->s->peak ? 1 : -1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
+{
+	if (nseries < 2)
+		return;
+	series_ref *all = hm_xcalloc(nseries, sizeof *all);
+	size_t n = 0;
+	for (size_t i = 0; i < r->nfiles; i++)
+		for (size_t si = 0; si < r->files[i]->nseries; si++, n++)
+			all[n] = (series_ref){r->files[i], &r->files[i]->series[si], n};
+	qsort(all, n, sizeof *all, by_peak);
+	fputs("<section id=ranks>\n<h2>All series, largest peak first</h2>\n<table class=agg><thead><tr><th>peak</th>"
+	      "<th>rank</th><th>device</th><th>trace</th></tr></thead><tbody>\n", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs("<tr>", f);
+		bytes_cell(f, all[i].s->peak);
+		if (all[i].f->t->rank != HM_NONE)
+			fprintf(f, "<td class=num>%" PRId64 "</td><td>", all[i].f->t->rank);
+		else
+			fputs("<td>-</td><td>", f);
+		html_cstr(f, all[i].s->device);
+		fputs("</td><td>", f);
+		html_cstr(f, all[i].f->t->path);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+	free(all);
+	hm_ranks k;
+	hm_ranks_compute(r, &k);
+	if (k.n)
+		fputs("<h2>Across ranks</h2>\n<table class=agg><thead><tr><th>device</th><th>category</th><th>series</th>"
+		      "<th>max</th><th>min</th><th>median</th><th>mean</th><th>max/mean</th><th>max at</th></tr></thead>"
+		      "<tbody>\n", f);
+	for (size_t i = 0; i < k.n; i++) {
+		const hm_rankrow *w = &k.rows[i];
+		char ratio[32], at[1200];
+		fputs("<tr><td>", f);
+		html_cstr(f, w->kind);
+		fputs("</td><td>", f);
+		if (w->cat == HM_RANKS_DEVICE)
+			fputs("<b>(device peak)</b>", f);
+		else
+			html_str(f, r->cats->str[w->cat], r->cats->len[w->cat]);
+		fprintf(f, "</td><td class=num>%zu</td>", w->n);
+		bytes_cell(f, w->max);
+		bytes_cell(f, w->min);
+		bytes_cell(f, w->median);
+		bytes_cell(f, w->mean);
+		hm_ranks_fmt_milli(ratio, sizeof ratio, w->imbalance);
+		fprintf(f, "<td class=num>%s</td><td>", *ratio ? ratio : "-");
+		series_label(at, sizeof at, w->max_f, w->max_s);
+		html_cstr(f, at);
+		fputs("</td></tr>\n", f);
+	}
+	if (k.n)
+		fputs("</tbody></table>\n", f);
+	fputs("</section>\n", f);
+	hm_ranks_free(&k);
+}
+
 void hm_write_html(FILE *f, const hm_report *r)
 {
 	colors k;
@@ -654,6 +730,7 @@ void hm_write_html(FILE *f, const hm_report *r)
 		for (size_t i = 0; i < r->nfiles; i++)
 			for (size_t si = 0; si < r->files[i]->nseries; si++)
 				series_tables(f, r, &k, r->files[i], &r->files[i]->series[si], idx++);
+		ranks_tables(f, r, nseries);
 		agg_tables(f, r);
 		fputs("</main>\n", f);
 	}

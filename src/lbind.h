@@ -20,9 +20,10 @@
  * timeline, outfile):
  *   script -> lsandbox, lclassify, lreport, lctx
  *   lsandbox -> lclassify, lreport, lrow, lbounds, lcjson, lctx
- *   lclassify -> lrow, lctx         lreport -> lrow, lexplain, lctx
+ *   lclassify -> lrow, lctx         lreport -> lrow, lexplain, lranks, lctx
  *   lrow -> lctx      lcjson -> lctx      lctx -> watchdog      lbounds -> none
  *   lexplain -> none (the explain results as done's tables, beside lrow)
+ *   lranks -> none (the cross-rank rows as done's report.ranks, beside lrow)
  *
  * Each file's header is its whole surface. tests/layers.lua fails on a circle of calls
  * between files (anywhere in src/), on a function declared in another file's header, and

@@ -4,6 +4,7 @@
 #include "lreport.h"
 #include "lbind.h"
 #include "lexplain.h"
+#include "lranks.h"
 #include "lrow.h"
 #include "timeline.h"
 
@@ -277,6 +278,8 @@ void hm_lua_report_push(lua_State *L, const hm_report *rep)
 		lua_setfield(L, -2, g->name);
 	}
 	lua_setfield(L, -2, "aggregations");
+	hm_lua_ranks_push(L, rep);
+	lua_setfield(L, -2, "ranks");
 }
 
 /* ---- aggregations ---- */

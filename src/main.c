@@ -14,6 +14,7 @@
 #include "output.h"
 #include "partial.h"
 #include "perfetto.h"
+#include "ranks.h"
 #include "script.h"
 #include "timeline.h"
 #include "watchdog.h"
@@ -360,6 +361,8 @@ static int run(const hm_opts *o)
 		warn_mismatches(rep.files[i], o->quiet);
 	}
 	hm_explain_note_mixed(rep.files, rep.nfiles, o->quiet);
+	if (!o->out[OUT_PARTIAL]) /* a shard sees only some ranks: the merge says it, once */
+		hm_ranks_warn_duplicates(&rep, o->quiet);
 	if (rep.nskipped && !o->quiet)
 		hm_eprintf("hmem: %zu of %d traces skipped (see above)\n", rep.nskipped, nfiles);
 	stage_s[ST_TIMELINE] += hm_now() - t0;

@@ -2,6 +2,7 @@
 #include "snapout.h"
 #include "explainout.h"
 #include "fields.h"
+#include "ranksout.h"
 #include "timeline.h"
 
 #include <inttypes.h>
@@ -166,7 +167,9 @@ void hm_write_json(FILE *f, const hm_report *r)
 			fputs("}", f);
 		}
 	}
-	fputs("],\n \"aggregations\": {", f);
+	fputs("],\n \"ranks\": ", f);
+	hm_ranks_json(f, r);
+	fputs(",\n \"aggregations\": {", f);
 	for (size_t a = 0; a < r->naggs; a++) {
 		const hm_agg *g = &r->aggs[a];
 		fputs(a ? ",\n  " : "\n  ", f);
@@ -194,52 +197,10 @@ void hm_write_json(FILE *f, const hm_report *r)
 	fputs("}}\n", f);
 }
 
-/* Whether s[0, n) is a decimal number as JSON writes one (-5, 1.5e3). */
-static int is_number(const char *s, size_t n)
-{
-	size_t i = s[0] == '-' || s[0] == '+', d = 0;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, d++)
-		;
-	if (i < n && s[i] == '.')
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, d++)
-			;
-	if (d && i < n && (s[i] == 'e' || s[i] == 'E')) {
-		size_t e = 0;
-		i += i + 1 < n && (s[i + 1] == '-' || s[i + 1] == '+');
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, e++)
-			;
-		d = e ? d : 0;
-	}
-	return d && i == n;
-}
-
-/* A text cell: quoted as RFC 4180 asks when it holds a comma, quote or line break, and
- * one a spreadsheet would run as a formula (=, +, -, @, tab or CR first: op names and file
- * names come from the trace; issue 12) starts with a ' as OWASP advises; a number such
- * as -5 stays a number. */
+/* A text cell as every CSV of hmem writes one (cells.h). */
 static void csv_str(FILE *f, const char *s, size_t n)
 {
-	int formula = n && memchr("=+-@\t\r", s[0], 6) && !is_number(s, n);
-	if (!memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) && !memchr(s, '\r', n)) {
-		if (formula)
-			putc('\'', f);
-		fwrite(s, 1, n, f);
-		return;
-	}
-	putc('"', f);
-	if (formula)
-		putc('\'', f);
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '"')
-			putc('"', f);
-		putc(s[i], f);
-	}
-	putc('"', f);
-}
-
-void hm_csv_str(FILE *f, const char *s, size_t n)
-{
-	csv_str(f, s, n);
+	hm_csv_str(f, s, n);
 }
 
 static void csv_cstr(FILE *f, const char *s)
@@ -358,35 +319,10 @@ static size_t width_of(const char *s, size_t n)
 	return w;
 }
 
-/* Print s left-aligned in a column of width characters; a longer s is cut at a character
- * boundary and ends in an ellipsis, so a cut name never reads as a whole one. Width 0: the
- * whole of s, unpadded (a last column). Names come from traces and rule files: control
- * characters are shown escaped (hm_esc), never sent to the terminal. */
+/* A column of the summary's tables (cells.h). */
 static void put_col(FILE *f, const char *s, size_t n, size_t width)
 {
-	char *t = hm_esc(s, n, 0, &n);
-	s = t;
-	if (width == 0)
-		fwrite(s, 1, n, f);
-	size_t all = 0, w = 0, i = 0;
-	for (size_t k = 0; width && k < n; k++)
-		all += ((unsigned char)s[k] & 0xc0) != 0x80;
-	while (width && i < n) {
-		size_t j = i + 1;
-		while (j < n && ((unsigned char)s[j] & 0xc0) == 0x80)
-			j++;
-		if (w + 1 > width || (all > width && w + 1 == width)) {
-			fputs("\xe2\x80\xa6", f); /* U+2026 HORIZONTAL ELLIPSIS */
-			w++;
-			break;
-		}
-		fwrite(s + i, 1, j - i, f);
-		w++;
-		i = j;
-	}
-	for (; w < width; w++)
-		putc(' ', f);
-	free(t);
+	hm_put_col(f, s, n, width);
 }
 
 /* The width of the category column: the longest name up to 48 characters, wider when two
@@ -612,6 +548,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 		}
 		fprintf(f, "%s\n", sgr(r, SGR_OFF));
 	}
+	hm_ranks_summary(f, r, width);
 	free(order);
 	for (size_t a = 0; a < r->naggs; a++)
 		summary_agg(f, &r->aggs[a]);
@@ -622,7 +559,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 void hm_write_summary_csv(FILE *f, const hm_report *r)
 {
 	fputs("path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,"
-	      "allocs,alloc_bytes,end_bytes\n", f);
+	      "allocs,alloc_bytes,end_bytes" HM_RANKS_CSV_HEADER "\n", f);
 	for (size_t i = 0; i < r->nfiles; i++) {
 		const hm_file *hf = r->files[i];
 		for (size_t si = 0; si < hf->nseries; si++) {
@@ -642,9 +579,10 @@ void hm_write_summary_csv(FILE *f, const hm_report *r)
 				csv_opt(f, s->max_reserved);
 				putc(',', f);
 				csv_str(f, r->cats->str[c], r->cats->len[c]);
-				fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 "\n", cs->peak, cs->at_peak,
-					cs->allocs, cs->alloc_bytes, cs->end);
+				fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 HM_RANKS_CSV_SERIES "\n", cs->peak,
+					cs->at_peak, cs->allocs, cs->alloc_bytes, cs->end);
 			}
 		}
 	}
+	hm_ranks_csv(f, r);
 }

@@ -10,6 +10,7 @@
 #define HM_OUTPUT_H
 
 #include "analyze.h"
+#include "cells.h"   /* hm_csv_str and hm_put_col, for the writers */
 #include "jsonw.h" /* hm_json_str and the other JSON values, for the writers */
 #include "outfile.h"
 
@@ -62,9 +63,6 @@ void hm_write_summary(FILE *f, const hm_report *r);
 /* The summary as CSV: one row per series and category (README "Outputs"). */
 void hm_write_summary_csv(FILE *f, const hm_report *r);
 void hm_write_json(FILE *f, const hm_report *r);
-/* A CSV text cell as every CSV of hmem writes one: quoted as RFC 4180 asks, a leading '
- * before what a spreadsheet would run as a formula; never escaped for a terminal. */
-void hm_csv_str(FILE *f, const char *s, size_t n);
 
 void hm_write_timeline(FILE *f, const hm_report *r);
 void hm_write_events(FILE *f, const hm_report *r);

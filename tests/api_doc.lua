@@ -48,7 +48,7 @@ for name in source("src/lexplain.c"):gmatch('!strcmp%(key, "([%w_]+)"%)') do
   check(documented("`" .. name .. "`"), ("README documents the series field %s"):format(name))
 end
 local report = lreport:match("void hm_lua_report_push(.-)\n}")
-for _, key in ipairs({ "rules", "categories", "inputs", "series", "aggregations" }) do
+for _, key in ipairs({ "rules", "categories", "inputs", "series", "aggregations", "ranks" }) do
   check(report:find('"' .. key .. '"', 1, true) and documented("`" .. key .. "`"), ("README documents report.%s"):format(key))
 end
 

@@ -22,7 +22,7 @@ end
 local T = assert(io.popen("mktemp -d")):read("l")
 assert(os.execute("python3 tests/snapshots/gen.py hostile " .. T))
 for _, trace in ipairs({ "tests/tiny/explain/y_oom.json", "tests/tiny/explain/y_leak.json",
-  "tests/tiny/explain/y_who.json", "tests/tiny/y_pair_basic.json", T .. "/oom.pickle" }) do
+  "tests/tiny/explain/y_who.json", "tests/tiny/y_pair_basic.json", "tests/tiny/ranks", T .. "/oom.pickle" }) do
   local p = io.popen(("./hmem run -q size %s --json -"):format(trace))
   walk(cjson.decode(p:read("a")), "top")
   p:close()

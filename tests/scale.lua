@@ -89,6 +89,14 @@ check(tiny.done and tiny.done:find("categories: (before trace), p, q, r, s, t, u
   "constructed traces: categories in the order first seen across the traces (not the shards')", tiny.done)
 check(tiny.done and tiny.done:find("top r 2 165\ntop t 2 155\ntop u 2 110\n", 1, true),
   "constructed traces: the top 3 ops by their sums over every trace (per-shard top 3 would keep p)", tiny.done)
+-- the four constructed ranks' peaks 270, 215, 145, 70 (README "Across ranks"): median (145 + 215) / 2
+-- = 180, mean 700 / 4 = 175, max/mean 270 / 175 = 1.543; the same from every merge (above)
+check(tiny.done and tiny.done:find("ranks cuda (device peak) max 270 rank 0 min 70 median 180 mean 175 imbalance 1.543\n", 1, true),
+  "constructed traces: done(report) sees the cross-rank rows (issue 16)", tiny.done)
+for _, k in ipairs({"json", "html", "text", "csv"}) do
+  check(tiny[k] and tiny[k]:find(k == "html" and "Across ranks" or "1.543", 1, true),
+    ("constructed traces: the %s output has the cross-rank rows"):format(k))
+end
 contract("tests/data", "tests/data")
 
 -- Refusals and coverage, on the constructed traces in 2 shards.

@@ -6,9 +6,9 @@
 # and frees 100 B from before the trace on cuda:1.
 
 $ hmem run size tests/tiny/y_pair_basic.json --fail-above 1KiB --format csv
-path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,small (< 1 MiB),1536,1536,3,1792,768
+path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes,what,device_kind,series,max_bytes,min_bytes,median_bytes,mean_bytes,imbalance
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0,series,,,,,,,
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,small (< 1 MiB),1536,1536,3,1792,768,series,,,,,,,
 hmem: over budget: tests/tiny/y_pair_basic.json cuda:0: peak 1.50 KiB, limit 1.00 KiB (--fail-above 1KiB), over by 512 B (+50.0%)
 ? 6
 # A budget equal to the peak holds; SI units are powers of 1000 (1.536 kB is 1536 B).
@@ -64,10 +64,10 @@ $ hmem run tests/tiny/rules/decide_budget_pack.lua tests/tiny/y_pair_basic.json 
 hmem: over budget: tests/tiny/y_pair_basic.json cuda:0: peak 1.50 KiB, limit 1000 B (hmem.budget at tests/tiny/rules/decide_budget_pack.lua:6), over by 536 B (+53.6%)
 ? 6
 $ hmem run tests/tiny/rules/decide_budget_pack.lua tests/tiny/y_pair_basic.json --set fail=stop --format csv
-path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,big,1024,1024,1,1024,0
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,small,768,512,2,768,768
+path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes,what,device_kind,series,max_bytes,min_bytes,median_bytes,mean_bytes,imbalance
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0,series,,,,,,,
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,big,1024,1024,1,1024,0,series,,,,,,,
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,small,768,512,2,768,768,series,,,,,,,
 hmem: failed by the rule file: the rule file says no: stop
 ? 6
 

@@ -206,6 +206,12 @@ tests/tiny/i_empty_trace_events.json  (0 events, 0 memory events)
   no [memory] events: record with torch.profiler.profile(profile_memory=True)
 
 4 traces, 4 devices, highest peak 4.98 KiB on cuda:0 of tests/tiny/y_2021.json
+
+across ranks: cuda, 3 series (imbalance = max/mean)
+    category                max          min       median         mean  max/mean  max at
+    (device peak)      4.98 KiB         64 B        200 B     1.74 KiB     2.852  cuda:0 tests/tiny/y_2021.json
+    alloc              4.00 KiB         64 B        200 B     1.42 KiB     2.818  cuda:0 tests/tiny/y_2021.json
+    (before trace)       1000 B          0 B          0 B        333 B     3.000  cuda:0 tests/tiny/y_2021.json
 ? 0
 # Columns stay aligned with names of multi-byte UTF-8 characters: every line of the table has
 # the same width in characters.

@@ -32,7 +32,7 @@ $ hmem run size examples/traces/ | grep -B1 '^examples/traces/normalization'
 
 examples/traces/normalization_mi300.json.gz  (8500 events, 475 memory events)
 ? 0
-$ hmem run size examples/traces/ | tail -n 2
+$ hmem run size examples/traces/ | grep -B1 ' traces, '
 
 2 traces, 4 devices, highest peak 96.61 MiB on cuda:0 of examples/traces/bert-small_h100.json.gz
 ? 0

@@ -115,11 +115,11 @@ Try 'hmem --help'.
 ? 2
 # --- the summary: --format ---
 $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --format csv
-path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,1024,1024,1024,1,1024,0
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,512,512,512,1,512,512
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,256,256,0,1,256,256
+path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes,what,device_kind,series,max_bytes,min_bytes,median_bytes,mean_bytes,imbalance
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0,series,,,,,,,
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,1024,1024,1024,1,1024,0,series,,,,,,,
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,512,512,512,1,512,512,series,,,,,,,
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,256,256,0,1,256,256,series,,,,,,,
 ? 0
 $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --format json | lua5.4 tests/jget.lua series.1.peak_bytes series.1.categories.#
 1536
@@ -129,8 +129,8 @@ $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --format js
 same as --json
 ? 0
 $ hmem run tests/tiny/rules/by_size.lua tests/tiny/y_pair_basic.json --json $T/j.json --format csv | head -2; rm -f $T/j.json
-path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes
-tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0
+path,rank,device,peak_bytes,peak_ts,max_reserved_bytes,category,category_peak_bytes,bytes_at_peak,allocs,alloc_bytes,end_bytes,what,device_kind,series,max_bytes,min_bytes,median_bytes,mean_bytes,imbalance
+tests/tiny/y_pair_basic.json,,cuda:0,1536,102.5,4194304,(before trace),0,0,0,0,0,series,,,,,,,
 ? 0
 $ hmem run size tests/tiny/y_pair_basic.json --format yaml
 hmem: --format is text, csv or json, not 'yaml'
