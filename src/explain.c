@@ -330,7 +330,8 @@ static void leak(const hm_file *f, hm_series *s)
 		if (i + 1 < s->nsteps) {
 			if (s->steps[i].survivors_bytes == HM_NONE || s->steps[i].survivors_bytes <= 0)
 				survives = 0;
-			surv += s->steps[i].survivors_bytes;
+			else
+				surv += s->steps[i].survivors_bytes;
 		}
 	}
 	size_t d = s->nsteps - 1;
