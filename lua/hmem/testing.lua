@@ -752,17 +752,25 @@ end
 
 -- classify answered from a memo keyed by the cache_by fields' values, types included (1 and
 -- 1.0 differ, as in hmem's key), as hmem calls it: once per distinct combination.
+-- hmem.cache_clear() (counted in hmem._cache_clears) empties the memo, as in hmem.
 local function memoised(classify, fields)
-  local memo, key = {}, {}
+  local hmem = require "hmem"
+  local memo, key, clears = {}, {}, hmem._cache_clears
   return function(row)
     for i, f in ipairs(fields) do
       key[i] = ("%q"):format(row[f])
     end
     local k = table.concat(key, "\0", 1, #fields)
+    if hmem._cache_clears ~= clears then
+      memo, clears = {}, hmem._cache_clears
+    end
     local cat = memo[k]
     if cat == nil then
       local remember
       cat, remember = classify(row)
+      if hmem._cache_clears ~= clears then
+        memo, clears = {}, hmem._cache_clears
+      end
       if remember == false then -- an answer that depends on more than the fields, as in hmem
         return cat
       end
