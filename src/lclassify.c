@@ -153,8 +153,9 @@ static inline size_t key_put(char **buf, size_t *cap, size_t n, const hm_value *
 	return n;
 }
 
-/* A key function's answer (at -1) as a value; anything but a scalar is an error. [-0, +0, v] */
-static hm_value key_answer(lua_State *L)
+/* A key function's answer (at -1) as a value; anything but a scalar is an error that
+ * names the function (ref). [-0, +0, v] */
+static hm_value key_answer(lua_State *L, int ref)
 {
 	hm_value v = {HM_V_NIL, 0, 0, NULL, 0};
 	switch (lua_type(L, -1)) {
@@ -167,9 +168,14 @@ static hm_value key_answer(lua_State *L)
 			v.type = HM_V_NUM, v.d = (double)lua_tonumber(L, -1);
 		break;
 	case LUA_TSTRING: v.type = HM_V_STR, v.s = lua_tolstring(L, -1, &v.len); break;
-	default:
-		luaL_error(L, "cache_by: a key function returned a %s; it must return a string, number, boolean or nil",
-			   luaL_typename(L, -1));
+	default: {
+		lua_Debug ar;
+		const char *type = luaL_typename(L, -1);
+		lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+		lua_getinfo(L, ">S", &ar);
+		luaL_error(L, "%s:%d: cache_by: the key function returned a %s; it must return a string, number, boolean or nil",
+			   ar.short_src, ar.linedefined, type);
+	}
 	}
 	return v;
 }
@@ -200,7 +206,7 @@ static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxme
 	hm_lctx_arm(kr->lx, "cache_by");
 	lua_call(L, 1, 1);
 	hm_lctx_done(kr->lx);
-	hm_value v = key_answer(L);
+	hm_value v = key_answer(L, s->cache_fn[i]);
 	size_t n = key_put(&s->valbuf, &s->valcap, 0, &v);
 	lua_pop(L, 1);
 	uint32_t val = hm_strtab_intern(&s->fn_vals, s->valbuf, n);
