@@ -151,7 +151,7 @@ static int is_step_slice(const hm_trace *t, int32_t s)
 
 static uint64_t slice_value(const hm_slices *o, int32_t s)
 {
-	return mix64(mix64(o->name[s]) ^ ((uint64_t)o->cat[s] << 8 | o->kind[s]));
+	return mix64((uint64_t)o->name[s] * 0x9fb21c651e98df25ull ^ ((uint64_t)o->cat[s] << 8 | o->kind[s]));
 }
 
 static uint64_t path_hash(const char *p)
@@ -260,20 +260,20 @@ int64_t hm_field_context(const hm_rowref *r, int field, hm_ctxmemo *m)
 }
 
 /* How many leading entries of the ops enclosing e (outermost first) still run at free_ts:
- * a nested op ends before its parent, so these are the ops that were running at the free. */
+ * a nested op ends before its parent, so these are the ops that were running at the free.
+ * One walk from the innermost: the answer ends before the outermost op that had ended. */
 static size_t ops_open_at(const hm_file *f, uint32_t e, int64_t free_ts)
 {
-	int32_t buf[64];
-	size_t n = hm_context(f, e, HM_KIND(HM_SL_OP), buf, 64);
-	int32_t *sl = n <= 64 ? buf : hm_xcalloc(n, sizeof *sl);
-	if (sl != buf)
-		hm_context(f, e, HM_KIND(HM_SL_OP), sl, n);
-	size_t k = 0;
-	while (k < n && END(&f->t->sl, sl[k]) >= free_ts)
-		k++;
-	if (sl != buf)
-		free(sl);
-	return k;
+	const hm_slices *o = &f->t->sl;
+	int64_t ts = f->t->mem.ts[e];
+	size_t n = 0, ended = SIZE_MAX; /* ended: the position from the innermost of the outermost ended op */
+	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
+		if (o->kind[s] == HM_SL_OP && END(o, s) >= ts) {
+			if (END(o, s) < free_ts)
+				ended = n;
+			n++;
+		}
+	return ended == SIZE_MAX ? n : n - 1 - ended;
 }
 
 /* Whether two threads are of one process (thread keys are "pid\x1ftid"). */
