@@ -312,6 +312,7 @@ static int classify_protected(lua_State *L)
 	hm_lua_rows_begin(L, f, keep);
 	hm_ctxmemo *memo = hm_lua_rows(L)->ctx;
 	int cache = 2, fn = 3, mt = 4, made = keep ? 5 : 0;
+	keyrow kr = {L, lx, f, NULL, 0, mt, made, 0};
 	for (; c->si < f->nseries; c->si++, c->k = 0) {
 		hm_series *x = &f->series[c->si];
 		for (; c->k < x->n; c->k++) {
@@ -326,7 +327,7 @@ static int classify_protected(lua_State *L)
 				continue;
 			}
 			uint32_t slot = 0;
-			keyrow kr = {L, lx, f, x, (uint32_t)k, mt, made, 0};
+			kr.x = x, kr.k = (uint32_t)k, kr.row = 0;
 			if (s->ncache) {
 				hm_rowref ref = {f, x, (uint32_t)k};
 				slot = cache_slot(s, &ref, memo, &kr);
