@@ -15,7 +15,7 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_FREE_OPS] = "free_ops", [HM_F_FREE_STEP] = "free_step", [HM_F_STACK] = "stack", [HM_F_CATEGORY] = "category",
 	[HM_F_MODULES] = "modules", [HM_F_FRAME] = "frame", [HM_F_STEP_TS] = "step_ts",
 	[HM_F_CONTEXT] = "context", [HM_F_FREE_CONTEXT] = "free_context", [HM_F_OPS_OPEN_AT_FREE] = "ops_open_at_free",
-	[HM_F_SAME_STEP] = "same_step", [HM_F_HAS_ADDR] = "has_addr",
+	[HM_F_SAME_STEP] = "same_step", [HM_F_HAS_ADDR] = "has_addr", [HM_F_SERIES_ID] = "series_id",
 	[HM_F_FRAMES] = "frames", [HM_F_BLOCK_BYTES] = "block_bytes", [HM_F_STREAM] = "stream",
 	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata",
 };
@@ -125,43 +125,155 @@ static uint32_t free_event(const hm_rowref *r)
 
 #define END(o, s) ((o)->ts[s] + (o)->dur[s])
 
-/* A row's context as one integer: a 64-bit FNV-1a hash of the file's path, the thread and
- * the name, category and kind of every enclosing slice (the walk of hm_context) but the
+/* A row's context as one integer: a hash of the file's path, the thread and the name,
+ * category and kind of every enclosing slice (the walk of hm_context) but the
  * ProfilerStep#N markers, so that every step's run of the same code has one context. Rows
  * of equal context have equal thread and equal op, ops, annotations, python, module and
- * stack names up to the step markers: a pack memoises what it derives from those on it. */
-static int64_t context_of(const hm_file *f, uint32_t e)
+ * stack names up to the step markers: a pack memoises what it derives from those on it.
+ * The slices' part is a polynomial hash, outermost first (H = H_outer * B + v(slice)): a
+ * slice's hash follows from its parent's, which the memo keeps, and a walk from the
+ * innermost slice outwards gives the same number. */
+#define CHAIN_B 0x9e3779b97f4a7c15ull
+#define CHAIN_SEED 14695981039346656037ull
+
+static uint64_t mix64(uint64_t x) /* splitmix64's finaliser */
+{
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
+	return x ^ x >> 31;
+}
+
+static int is_step_slice(const hm_trace *t, int32_t s)
+{
+	uint32_t nm = t->sl.name[s];
+	return t->names.len[nm] >= 13 && memcmp(t->names.str[nm], "ProfilerStep#", 13) == 0;
+}
+
+static uint64_t slice_value(const hm_slices *o, int32_t s)
+{
+	return mix64((uint64_t)o->name[s] * 0x9fb21c651e98df25ull ^ ((uint64_t)o->cat[s] << 8 | o->kind[s]));
+}
+
+static uint64_t path_hash(const char *p)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h;
+}
+
+static int64_t context_final(uint64_t chain, uint64_t path, uint32_t thread)
+{
+	return (int64_t)(mix64(chain ^ mix64(path ^ thread)) >> 1); /* never HM_NONE */
+}
+
+/* The chain hash of event e's enclosing slices, walked from the innermost. */
+static uint64_t chain_walk(const hm_file *f, uint32_t e)
+{
+	const hm_slices *o = &f->t->sl;
+	int64_t ts = f->t->mem.ts[e];
+	uint64_t acc = 0, pw = 1;
+	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
+		if (END(o, s) >= ts && !is_step_slice(f->t, s)) {
+			acc += slice_value(o, s) * pw;
+			pw *= CHAIN_B;
+		}
+	return acc + CHAIN_SEED * pw;
+}
+
+void hm_ctxmemo_reset(hm_ctxmemo *m)
+{
+	m->f = NULL;
+}
+
+/* Slice s's memo entry (made from its nearest remembered ancestor), or NULL for a chain
+ * deeper than the climb keeps. */
+static const struct hm_ctxslot *chain_entry(hm_ctxmemo *m, const hm_file *f, int32_t s)
+{
+	const hm_slices *o = &f->t->sl;
+	int32_t path[256];
+	int n = 0;
+	uint64_t h = CHAIN_SEED;
+	int64_t minend = INT64_MAX;
+	struct hm_ctxslot *e = NULL;
+	for (; s >= 0; s = f->parent[s]) {
+		e = &m->slot[(uint32_t)s % HM_CTXMEMO_SLOTS];
+		if (e->gen == m->gen && e->slice == s) {
+			h = e->hash, minend = e->minend;
+			break;
+		}
+		if (n == (int)(sizeof path / sizeof *path))
+			return NULL;
+		path[n++] = s;
+	}
+	while (n--) {
+		s = path[n];
+		if (!is_step_slice(f->t, s)) { /* a step marker's end does not matter: it is never in the hash */
+			h = h * CHAIN_B + slice_value(o, s);
+			if (END(o, s) < minend)
+				minend = END(o, s);
+		}
+		e = &m->slot[(uint32_t)s % HM_CTXMEMO_SLOTS];
+		*e = (struct hm_ctxslot){m->gen, s, minend, h};
+	}
+	return e;
+}
+
+/* The memo of file f (it starts afresh when the file changes). */
+static void memo_for(hm_ctxmemo *m, const hm_file *f)
+{
+	if (m->f == f)
+		return;
+	if (++m->gen == 0) {
+		memset(m->slot, 0, sizeof m->slot);
+		m->gen = 1;
+	}
+	m->f = f;
+	m->path_hash = path_hash(f->t->path);
+}
+
+/* The context of event e: from the memo when every slice of its chain still runs at e. */
+static int64_t context_of(const hm_file *f, uint32_t e, hm_ctxmemo *m)
 {
 	const hm_trace *t = f->t;
-	const hm_slices *o = &t->sl;
-	uint64_t h = 14695981039346656037ull;
-	for (const char *p = t->path; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	h = (h ^ t->mem.thread[e]) * 1099511628211ull;
-	int64_t ts = t->mem.ts[e];
-	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
-		if (END(o, s) >= ts && strncmp(t->names.str[o->name[s]], "ProfilerStep#", 13) != 0) {
-			h = (h ^ t->sl.name[s]) * 1099511628211ull;
-			h = (h ^ ((uint64_t)o->cat[s] << 8 | o->kind[s])) * 1099511628211ull;
-		}
-	return (int64_t)(h >> 1); /* never HM_NONE */
+	if (!m)
+		return context_final(chain_walk(f, e), path_hash(t->path), t->mem.thread[e]);
+	memo_for(m, f);
+	uint64_t chain = CHAIN_SEED;
+	int32_t s = f->inner_of[e];
+	if (s >= 0) {
+		const struct hm_ctxslot *c = chain_entry(m, f, s);
+		chain = c && t->mem.ts[e] <= c->minend ? c->hash : chain_walk(f, e);
+	}
+	return context_final(chain, m->path_hash, t->mem.thread[e]);
+}
+
+int64_t hm_field_context(const hm_rowref *r, int field, hm_ctxmemo *m)
+{
+	if (field == HM_F_SERIES_ID) { /* the file's path and the device, as a context is made */
+		uint64_t path = m ? (memo_for(m, r->f), m->path_hash) : path_hash(r->f->t->path);
+		uint64_t dev = (uint64_t)(uint32_t)r->s->dev_type << 32 | (uint32_t)r->s->dev_id;
+		return (int64_t)(mix64(path ^ mix64(dev ^ 0x5e1e5ull)) >> 1);
+	}
+	uint32_t e = field == HM_F_CONTEXT ? r->s->ev[r->k] : free_event(r);
+	return e == UINT32_MAX ? HM_NONE : context_of(r->f, e, m);
 }
 
 /* How many leading entries of the ops enclosing e (outermost first) still run at free_ts:
- * a nested op ends before its parent, so these are the ops that were running at the free. */
+ * a nested op ends before its parent, so these are the ops that were running at the free.
+ * One walk from the innermost: the answer ends before the outermost op that had ended. */
 static size_t ops_open_at(const hm_file *f, uint32_t e, int64_t free_ts)
 {
-	int32_t buf[64];
-	size_t n = hm_context(f, e, HM_KIND(HM_SL_OP), buf, 64);
-	int32_t *sl = n <= 64 ? buf : hm_xcalloc(n, sizeof *sl);
-	if (sl != buf)
-		hm_context(f, e, HM_KIND(HM_SL_OP), sl, n);
-	size_t k = 0;
-	while (k < n && END(&f->t->sl, sl[k]) >= free_ts)
-		k++;
-	if (sl != buf)
-		free(sl);
-	return k;
+	const hm_slices *o = &f->t->sl;
+	int64_t ts = f->t->mem.ts[e];
+	size_t n = 0, ended = SIZE_MAX; /* ended: the position from the innermost of the outermost ended op */
+	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
+		if (o->kind[s] == HM_SL_OP && END(o, s) >= ts) {
+			if (END(o, s) < free_ts)
+				ended = n;
+			n++;
+		}
+	return ended == SIZE_MAX ? n : n - 1 - ended;
 }
 
 /* Whether two threads are of one process (thread keys are "pid\x1ftid"). */
@@ -286,13 +398,9 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			set_name(v, t, t->thread_name[th]);
 		break;
 	}
-	case HM_F_CONTEXT: set_int(v, context_of(f, e)); break;
-	case HM_F_FREE_CONTEXT: {
-		uint32_t fe = free_event(r);
-		if (fe != UINT32_MAX)
-			set_int(v, context_of(f, fe));
-		break;
-	}
+	case HM_F_CONTEXT:
+	case HM_F_FREE_CONTEXT:
+	case HM_F_SERIES_ID: set_int(v, hm_field_context(r, field, NULL)); break;
 	case HM_F_OPS_OPEN_AT_FREE: {
 		int32_t p = r->s->partner[r->k];
 		if (b > 0 && p >= 0)

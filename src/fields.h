@@ -20,6 +20,7 @@ enum hm_field {
 	HM_F_FREE_OPS, HM_F_FREE_STEP, HM_F_STACK, HM_F_CATEGORY, HM_F_MODULES, HM_F_FRAME, HM_F_STEP_TS,
 	/* context facts, cheap to compare and to memoise on (cache_by) */
 	HM_F_CONTEXT, HM_F_FREE_CONTEXT, HM_F_OPS_OPEN_AT_FREE, HM_F_SAME_STEP, HM_F_HAS_ADDR,
+	HM_F_SERIES_ID, /* the row's series (file and device) as one integer */
 	/* memory snapshots (README "Snapshots"); nil on traces */
 	HM_F_FRAMES, HM_F_BLOCK_BYTES, HM_F_STREAM, HM_F_COMPILE_CONTEXT, HM_F_USER_METADATA,
 	HM_F_COUNT
@@ -42,6 +43,37 @@ int hm_field_id(const char *name, size_t len);
 const char *hm_field_name(int field);
 /* Comma-separated list of all field names, for error messages. */
 const char *hm_field_names(void);
+
+/* Context ids (the context and free_context fields) remembered by slice: rows of one
+ * file share the slices that enclose them, so a row costs one or two look-ups here
+ * instead of a walk of its enclosing slices. Any number of rows and files may be read
+ * through one memo (it starts afresh when the file changes); the files must outlive it.
+ * Zero it (or hm_ctxmemo_reset) before use; it owns nothing. */
+#define HM_CTXMEMO_SLOTS 4096
+typedef struct hm_ctxmemo {
+	const hm_file *f;
+	uint32_t gen;        /* entries of another generation are empty */
+	uint64_t path_hash;
+	struct hm_ctxslot {
+		uint32_t gen;
+		int32_t slice;
+		int64_t minend;  /* the earliest end of the slices the hash covers */
+		uint64_t hash;   /* of the slice's enclosing chain, outermost first */
+	} slot[HM_CTXMEMO_SLOTS];
+} hm_ctxmemo;
+
+/* Forget every entry (the next file's slices are other slices). */
+void hm_ctxmemo_reset(hm_ctxmemo *m);
+
+/* Whether hm_field_context answers a field: context, free_context, series_id. */
+static inline int hm_field_memoised(int field)
+{
+	return field == HM_F_CONTEXT || field == HM_F_FREE_CONTEXT || field == HM_F_SERIES_ID;
+}
+
+/* A field of hm_field_memoised (integers) of a row, HM_NONE when nil; m may be NULL (then
+ * the walk is done every time). Equal to what hm_field_get gives. */
+int64_t hm_field_context(const hm_rowref *r, int field, hm_ctxmemo *m);
 
 /* The value of a field. List fields (ops, annotations, python, free_ops, stack, modules) give
  * HM_V_LIST: read them with hm_field_list. HM_F_CATEGORY needs the category names. */

@@ -9,18 +9,26 @@
 #include <string.h>
 
 /* hmem.cache_by{field, ...} inside hmem run: checked, and kept as field ids in C (the
- * list is not read again). Only while the rules load. [-1, +0, e] */
+ * list is not read again); a function entry is held by reference. Only while the rules
+ * load. [-1, +0, e] */
 static int l_cache_by(lua_State *L)
 {
 	hm_classify *s = lua_touserdata(L, lua_upvalueindex(1));
-	int ids[sizeof s->cache_fields / sizeof *s->cache_fields], n = 0;
+	int ids[sizeof s->cache_fields / sizeof *s->cache_fields], refs[sizeof ids / sizeof *ids], n = 0;
 	if (hm_lua_decls(L)->closed)
 		return luaL_error(L, "cache_by: declare it while the rule file loads, not later");
 	if (!lua_istable(L, 1) || lua_rawlen(L, 1) == 0)
 		return luaL_error(L, "cache_by: expected a list of row field names, e.g. {\"op\", \"bytes\"}");
 	for (lua_Integer i = 1; lua_rawgeti(L, 1, i) != LUA_TNIL; i++) {
+		if (n == (int)(sizeof ids / sizeof *ids))
+			return luaL_error(L, "cache_by: at most 16 fields");
+		if (lua_type(L, -1) == LUA_TFUNCTION) { /* a key worked out once per context */
+			ids[n] = HM_F_NONE;
+			refs[n++] = luaL_ref(L, LUA_REGISTRYINDEX);
+			continue;
+		}
 		if (lua_type(L, -1) != LUA_TSTRING)
-			return luaL_error(L, "cache_by: field names must be strings");
+			return luaL_error(L, "cache_by: entries must be row field names (strings) or functions of the context");
 		size_t len;
 		const char *f = lua_tolstring(L, -1, &len);
 		int id = hm_field_id(f, len);
@@ -28,12 +36,12 @@ static int l_cache_by(lua_State *L)
 			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
 		if (hm_field_is_list(id))
 			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
-		if (n == (int)(sizeof ids / sizeof *ids))
-			return luaL_error(L, "cache_by: at most 16 fields");
-		ids[n++] = id;
+		ids[n] = id;
+		refs[n++] = LUA_NOREF;
 		lua_pop(L, 1);
 	}
 	memcpy(s->cache_fields, ids, (size_t)n * sizeof *ids);
+	memcpy(s->cache_fn, refs, (size_t)n * sizeof *refs);
 	s->ncache = n;
 	return 0;
 }
@@ -42,6 +50,25 @@ void hm_lua_push_cache_by(lua_State *L, hm_classify *c)
 {
 	lua_pushlightuserdata(L, c);
 	lua_pushcclosure(L, l_cache_by, 1);
+}
+
+/* hmem.cache_clear(): the memo forgets every answer (a stateful rule whose state changed
+ * what it would answer for combinations it has answered). [-0, +0, -] */
+static int l_cache_clear(lua_State *L)
+{
+	hm_classify *s = lua_touserdata(L, lua_upvalueindex(1));
+	if (s->memo_n) {
+		memset(s->memo, 0, s->memo_slots * sizeof *s->memo);
+		s->memo_n = s->memo_keylen = 0;
+	}
+	s->cache_clears++;
+	return 0;
+}
+
+void hm_lua_push_cache_clear(lua_State *L, hm_classify *c)
+{
+	lua_pushlightuserdata(L, c);
+	lua_pushcclosure(L, l_cache_clear, 1);
 }
 
 void hm_classify_init(hm_classify *c, lua_State *L)
@@ -96,33 +123,168 @@ static int32_t category_id(hm_classify *s, lua_State *L, int cache, hm_strtab *c
 	return id;
 }
 
-/* The cache_by key of a row: each field's type and value, as bytes. Returns its memo slot. */
-static uint32_t cache_slot(hm_classify *s, const hm_rowref *r)
+/* What the cache_by key needs to make the row when a key function asks for it: the
+ * row is made once, left on the stack at *row, and classify gets the same one. */
+typedef struct keyrow {
+	lua_State *L;
+	hm_lctx *lx;
+	hm_file *f;
+	hm_series *x;
+	uint32_t k;
+	int mt, made, row;
+} keyrow;
+
+/* A value as key bytes (its type, then its bytes) into *buf at n; returns the new length. */
+static inline size_t key_put(char **buf, size_t *cap, size_t n, const hm_value *v)
+{
+	size_t need = n + 1 + sizeof(int64_t) + sizeof(size_t) + (v->type == HM_V_STR ? v->len : 0);
+	if (need > *cap)
+		hm_grow(buf, cap, need, 1);
+	char *b = *buf;
+	b[n++] = (char)v->type;
+	if (v->type == HM_V_INT || v->type == HM_V_BOOL)
+		memcpy(b + n, &v->i, sizeof v->i), n += sizeof v->i;
+	else if (v->type == HM_V_NUM)
+		memcpy(b + n, &v->d, sizeof v->d), n += sizeof v->d;
+	else if (v->type == HM_V_STR) {
+		memcpy(b + n, &v->len, sizeof v->len), n += sizeof v->len;
+		memcpy(b + n, v->s, v->len), n += v->len;
+	}
+	return n;
+}
+
+/* A key function's answer (at -1) as a value; anything but a scalar is an error that
+ * names the function (ref). [-0, +0, v] */
+static hm_value key_answer(lua_State *L, int ref)
+{
+	hm_value v = {HM_V_NIL, 0, 0, NULL, 0};
+	switch (lua_type(L, -1)) {
+	case LUA_TNIL: break;
+	case LUA_TBOOLEAN: v.type = HM_V_BOOL, v.i = lua_toboolean(L, -1); break;
+	case LUA_TNUMBER:
+		if (lua_isinteger(L, -1))
+			v.type = HM_V_INT, v.i = (int64_t)lua_tointeger(L, -1);
+		else
+			v.type = HM_V_NUM, v.d = (double)lua_tonumber(L, -1);
+		break;
+	case LUA_TSTRING: v.type = HM_V_STR, v.s = lua_tolstring(L, -1, &v.len); break;
+	default: {
+		lua_Debug ar;
+		const char *type = luaL_typename(L, -1);
+		lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+		lua_getinfo(L, ">S", &ar);
+		luaL_error(L, "%s:%d: cache_by: the key function returned a %s; it must return a string, number, boolean or nil",
+			   ar.short_src, ar.linedefined, type);
+	}
+	}
+	return v;
+}
+
+/* The value id of cache_by function i for the row's context: called once per context,
+ * its answer kept in s->fn_vals (encoded as key bytes). [-0, +0|1, e]: may leave the row. */
+static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxmemo *memo, keyrow *kr)
+{
+	int64_t ctx = hm_field_context(r, HM_F_CONTEXT, memo);
+	struct hm_fn_recent *recent = &s->fn_recent[((uint64_t)ctx ^ (uint64_t)i) % 1024];
+	if (recent->fn == i + 1 && recent->ctx == ctx)
+		return recent->val;
+	char key[1 + sizeof ctx];
+	key[0] = (char)i;
+	memcpy(key + 1, &ctx, sizeof ctx);
+	uint32_t id = hm_strtab_intern(&s->fn_ctx, key, sizeof key);
+	if (id < s->nfn_val) {
+		*recent = (struct hm_fn_recent){ctx, i + 1, s->fn_val[id]};
+		return s->fn_val[id];
+	}
+	lua_State *L = kr->L;
+	if (!kr->row) {
+		hm_lua_row_new(L, kr->f, kr->x, kr->k, kr->mt, kr->made);
+		kr->row = lua_gettop(L);
+	}
+	lua_rawgeti(L, LUA_REGISTRYINDEX, s->cache_fn[i]);
+	lua_pushvalue(L, kr->row);
+	hm_lctx_arm(kr->lx, "cache_by");
+	lua_call(L, 1, 1);
+	hm_lctx_done(kr->lx);
+	hm_value v = key_answer(L, s->cache_fn[i]);
+	size_t n = key_put(&s->valbuf, &s->valcap, 0, &v);
+	lua_pop(L, 1);
+	uint32_t val = hm_strtab_intern(&s->fn_vals, s->valbuf, n);
+	hm_grow(&s->fn_val, &s->fn_cap, id + 1, sizeof *s->fn_val);
+	s->fn_val[id] = val;
+	s->nfn_val = id + 1;
+	*recent = (struct hm_fn_recent){ctx, i + 1, val};
+	return val;
+}
+
+static uint64_t key_hash(const char *s, size_t len)
+{
+	uint64_t h = len * 0x9e3779b97f4a7c15ull, w;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	w = 0;
+	memcpy(&w, s, len);
+	h = (h ^ w) * 0x94d049bb133111ebull;
+	return h ^ h >> 29;
+}
+
+static void memo_grow(hm_classify *s)
+{
+	size_t nslots = s->memo_slots ? s->memo_slots * 2 : 256;
+	struct hm_memo_slot *slot = hm_xcalloc(nslots, sizeof *slot);
+	for (size_t i = 0; i < s->memo_slots; i++)
+		if (s->memo[i].len) {
+			size_t j = s->memo[i].hash & (nslots - 1);
+			while (slot[j].len)
+				j = (j + 1) & (nslots - 1);
+			slot[j] = s->memo[i];
+		}
+	free(s->memo);
+	s->memo = slot;
+	s->memo_slots = nslots;
+}
+
+/* The memo slot of a key (len > 0), added unanswered when new. The slot stays valid until
+ * the next key is added or the memo is cleared. */
+static uint32_t memo_find(hm_classify *s, const char *key, size_t len)
+{
+	if ((s->memo_n + 1) * 2 > s->memo_slots)
+		memo_grow(s);
+	uint64_t h = key_hash(key, len);
+	size_t i = h & (s->memo_slots - 1);
+	for (; s->memo[i].len; i = (i + 1) & (s->memo_slots - 1))
+		if (s->memo[i].hash == h && s->memo[i].len == len && memcmp(s->memo_keys + s->memo[i].off, key, len) == 0)
+			return (uint32_t)i;
+	hm_grow(&s->memo_keys, &s->memo_keycap, s->memo_keylen + len, 1);
+	memcpy(s->memo_keys + s->memo_keylen, key, len);
+	s->memo[i] = (struct hm_memo_slot){h, (uint32_t)s->memo_keylen, (uint32_t)len, -1};
+	s->memo_keylen += len;
+	s->memo_n++;
+	return (uint32_t)i;
+}
+
+/* The cache_by key of a row: each field's type and value, as bytes (context fields
+ * through the state's memo, functions as the id of their answer). Returns its memo slot. */
+static uint32_t cache_slot(hm_classify *s, const hm_rowref *r, hm_ctxmemo *memo, keyrow *kr)
 {
 	size_t n = 0;
 	for (int i = 0; i < s->ncache; i++) {
 		hm_value v;
-		hm_field_get(r, s->cache_fields[i], NULL, &v);
-		size_t need = n + 1 + sizeof(int64_t) + sizeof(size_t) + (v.type == HM_V_STR ? v.len : 0);
-		hm_grow(&s->keybuf, &s->keycap, need, 1);
-		s->keybuf[n++] = (char)v.type;
-		if (v.type == HM_V_INT || v.type == HM_V_BOOL)
-			memcpy(s->keybuf + n, &v.i, sizeof v.i), n += sizeof v.i;
-		else if (v.type == HM_V_NUM)
-			memcpy(s->keybuf + n, &v.d, sizeof v.d), n += sizeof v.d;
-		else if (v.type == HM_V_STR) {
-			memcpy(s->keybuf + n, &v.len, sizeof v.len), n += sizeof v.len;
-			memcpy(s->keybuf + n, v.s, v.len), n += v.len;
-		}
+		int field = s->cache_fields[i];
+		if (field == HM_F_NONE) {
+			v.type = HM_V_INT; /* a function's answer id: its own key bytes are unique */
+			v.i = key_function(s, i, r, memo, kr);
+		} else if (hm_field_memoised(field)) {
+			v.i = hm_field_context(r, field, memo);
+			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
+		} else
+			hm_field_get(r, field, NULL, &v);
+		n = key_put(&s->keybuf, &s->keycap, n, &v);
 	}
-	uint32_t id = hm_strtab_intern(&s->cache_keys, s->keybuf, n);
-	if (id >= s->cache_cap) {
-		size_t old = s->cache_cap;
-		hm_grow(&s->cache_cat, &s->cache_cap, id + 1, sizeof *s->cache_cat);
-		for (size_t i = old; i < s->cache_cap; i++)
-			s->cache_cat[i] = -1;
-	}
-	return id;
+	return memo_find(s, s->keybuf, n);
 }
 
 typedef struct classify_ctx {
@@ -148,7 +310,9 @@ static int classify_protected(lua_State *L)
 	lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
 	int keep = c->keep;
 	hm_lua_rows_begin(L, f, keep);
+	hm_ctxmemo *memo = hm_lua_rows(L)->ctx;
 	int cache = 2, fn = 3, mt = 4, made = keep ? 5 : 0;
+	keyrow kr = {L, lx, f, NULL, 0, mt, made, 0};
 	for (; c->si < f->nseries; c->si++, c->k = 0) {
 		hm_series *x = &f->series[c->si];
 		for (; c->k < x->n; c->k++) {
@@ -163,17 +327,24 @@ static int classify_protected(lua_State *L)
 				continue;
 			}
 			uint32_t slot = 0;
+			kr.x = x, kr.k = (uint32_t)k, kr.row = 0;
 			if (s->ncache) {
 				hm_rowref ref = {f, x, (uint32_t)k};
-				slot = cache_slot(s, &ref);
-				if (s->cache_cat[slot] >= 0) {
-					x->cat[k] = s->cache_cat[slot];
+				slot = cache_slot(s, &ref, memo, &kr);
+				if (s->memo[slot].cat >= 0) {
+					x->cat[k] = s->memo[slot].cat;
 					s->cache_hits++;
+					if (kr.row)
+						lua_settop(L, kr.row - 1);
 					continue;
 				}
 			}
+			uint64_t clears = s->cache_clears;
 			lua_pushvalue(L, fn);
-			hm_lua_row_new(L, f, x, (uint32_t)k, mt, made);
+			if (kr.row)
+				lua_pushvalue(L, kr.row);
+			else
+				hm_lua_row_new(L, f, x, (uint32_t)k, mt, made);
 			s->calls++;
 			hm_lctx_arm(lx, "classify");
 			lua_call(L, 1, 2);
@@ -191,8 +362,15 @@ static int classify_protected(lua_State *L)
 				return 0;
 			}
 			x->cat[k] = category_id(s, L, cache, c->cats);
-			if (s->ncache && remember)
-				s->cache_cat[slot] = x->cat[k];
+			if (s->ncache && remember) {
+				if (s->cache_clears != clears) { /* the memo was cleared during the call */
+					hm_rowref ref = {f, x, (uint32_t)k};
+					slot = cache_slot(s, &ref, memo, &kr);
+				}
+				s->memo[slot].cat = x->cat[k];
+			}
+			if (kr.row)
+				lua_settop(L, kr.row - 1);
 		}
 	}
 	return 0;
@@ -243,7 +421,11 @@ int hm_classify_run(hm_classify *s, hm_lctx *x, int fn_ref, int keep, hm_file *f
 
 void hm_classify_free(hm_classify *c)
 {
-	hm_strtab_free(&c->cache_keys);
-	free(c->cache_cat);
+	free(c->memo);
+	free(c->memo_keys);
+	hm_strtab_free(&c->fn_ctx);
+	hm_strtab_free(&c->fn_vals);
+	free(c->fn_val);
+	free(c->valbuf);
 	free(c->keybuf);
 }

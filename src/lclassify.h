@@ -15,19 +15,38 @@ typedef struct hm_classify {
 	int cats_ref;             /* name -> category id (a registry table) */
 	const char *cat_addr[16]; /* recent category names (interned strings cats_ref keeps) */
 	int32_t cat_id[16];
-	uint64_t calls, cache_hits;
-	int cache_fields[16];     /* cache_by: field ids */
+	uint64_t calls, cache_hits, cache_clears;
+	int cache_fields[16];     /* cache_by: field ids, HM_F_NONE for a function */
+	int cache_fn[16];         /* the functions' registry references */
 	int ncache;
-	hm_strtab cache_keys;     /* cache_by key bytes -> id */
-	int32_t *cache_cat;       /* id -> category */
-	size_t cache_cap;
-	char *keybuf;
-	size_t keycap;
+	hm_strtab fn_ctx;         /* (function, context) -> id */
+	uint32_t *fn_val;         /* id -> its answer, an id in fn_vals */
+	size_t nfn_val, fn_cap;
+	hm_strtab fn_vals;        /* the functions' answers as key bytes */
+	struct hm_fn_recent {     /* recent (function + 1, context) -> answer, before fn_ctx */
+		int64_t ctx;
+		int fn;
+		uint32_t val;
+	} fn_recent[1024];
+	struct hm_memo_slot {     /* the memo: open addressing on the key's hash */
+		uint64_t hash;
+		uint32_t off, len;      /* the key's bytes in memo_keys; len 0: empty */
+		int32_t cat;            /* -1: not answered yet */
+	} *memo;
+	size_t memo_slots, memo_n;
+	char *memo_keys;
+	size_t memo_keylen, memo_keycap;
+	char *keybuf, *valbuf;
+	size_t keycap, valcap;
 } hm_classify;
 
 /* Push hmem.cache_by{field, ...}: it fills c's fields while the rules load (the state's
  * declarations not closed), an error after. c must outlive the state. [-0, +1, m] */
 void hm_lua_push_cache_by(lua_State *L, hm_classify *c);
+
+/* Push hmem.cache_clear(): the memo forgets what it remembered. c must outlive the
+ * state. [-0, +1, m] */
+void hm_lua_push_cache_clear(lua_State *L, hm_classify *c);
 
 /* Once the rules have loaded. [-0, +0, m] */
 void hm_classify_init(hm_classify *c, lua_State *L);

@@ -28,6 +28,7 @@ typedef struct hm_rows {
 	const hm_file *last;   /* NULL until the first table */
 	const hm_strtab *cats; /* names categories once classify is over (row.category) */
 	const struct fslot *fslots; /* field ids by name (lrow.c) */
+	struct hm_ctxmemo *ctx; /* context ids by slice (fields.h), for row.context and cache_by (lrow.c) */
 } hm_rows;
 
 /* An aggregation declared with hmem.aggregate (lreport.c), checked and copied when

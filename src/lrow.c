@@ -124,6 +124,14 @@ static int row_index(lua_State *L)
 	if (field == HM_F_NONE)
 		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_field_names());
 	hm_value v;
+	if (hm_field_memoised(field)) {
+		int64_t c = hm_field_context(&r->r, field, r->rows->ctx);
+		if (c == HM_NONE)
+			lua_pushnil(L);
+		else
+			lua_pushinteger(L, (lua_Integer)c);
+		return 1;
+	}
 	hm_field_get(&r->r, field, r->rows->cats, &v);
 	if (v.type == HM_V_LIST)
 		push_list(L, &r->r, field);
@@ -183,6 +191,9 @@ void hm_lua_row_register(lua_State *L)
 	lua_setfield(L, mt, "__mode");
 	hm_rows *t = hm_lua_rows(L);
 	t->mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	t->ctx = lua_newuserdatauv(L, sizeof *t->ctx, 0); /* the registry keeps it */
+	memset(t->ctx, 0, sizeof *t->ctx);
+	lua_setfield(L, LUA_REGISTRYINDEX, "hmem.ctxmemo");
 	lua_pushboolean(L, 0);
 	t->made_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_newtable(L);

@@ -342,6 +342,8 @@ static void add_host_functions(lua_State *L, const hm_sandbox *o)
 	lua_setfield(L, -2, "aggregate");
 	hm_lua_push_cache_by(L, o->cls);
 	lua_setfield(L, -2, "cache_by");
+	hm_lua_push_cache_clear(L, o->cls);
+	lua_setfield(L, -2, "cache_clear");
 	if (o->out_dir) {
 		lua_pushstring(L, o->out_dir);
 		lua_pushcclosure(L, l_write, 1);

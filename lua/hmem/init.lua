@@ -131,6 +131,14 @@ function hmem.cache_by(fields)
   hmem._cache_by = fields
 end
 
+-- Forget every answer the cache_by memo remembered: for a classify with state, when its
+-- state changed what it would answer for combinations it has answered. Inside hmem run
+-- it clears hmem's memo; here hmem.testing's memos see the count change.
+hmem._cache_clears = 0
+function hmem.cache_clear()
+  hmem._cache_clears = hmem._cache_clears + 1
+end
+
 -- Parameters given with `hmem run ... --set key=value`, as strings (the pack converts them):
 --   local layers = tonumber(hmem.args.layers or "12")
 -- Inside hmem run each instance gets its own table; here it is empty (hmem.testing.args sets it).

@@ -46,6 +46,7 @@
 --       allocation given free_ts;
 --     a free row (a free hmem classifies itself) has its own ts as free_ts, no lifetime, and
 --       its own op, ops and step as free_op, free_ops and free_step, as in hmem;
+--     series_id: an integer equal for rows of equal file and device (negative, as context);
 --     has_addr = addr ~= nil; context: an integer equal for rows with equal thread, tid, ops,
 --       annotations, python and stack names (negative, never one of hmem's); free_context the
 --       same for free_ops (a free's own context); ops_open_at_free (allocations given free_ts)
@@ -86,7 +87,9 @@
 --   name), description (the table's, else the file's leading comment lines, else ""),
 --   categories (a list of {name=, color=}; color nil or "#rrggbb"), classify, done, init,
 --   cache_by (the pack table's list of row fields its category depends on, or the list a rule
---   file gave hmem.cache_by, or nil). With cache_by, classify is memoised as hmem does:
+--   file gave hmem.cache_by, or nil; an entry may be a key function of the context, called
+--   here for every row). With cache_by, classify is memoised as hmem does, and
+--   hmem.cache_clear() empties the memo:
 --   called once per distinct combination of those fields' values (types included) per load,
 --   repeats answered from the memo, so a cache_by that leaves out a field classify reads
 --   gives the same wrong categories as in hmem. Raises when there is no classify function, cache_by names a field that
@@ -115,7 +118,7 @@ testing.fields = {
   "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts",
   "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
   "free_ops", "free_step", "stack", "category", "modules", "frame", "step_ts",
-  "context", "free_context", "ops_open_at_free", "same_step", "has_addr",
+  "context", "free_context", "ops_open_at_free", "same_step", "has_addr", "series_id",
   "frames", "block_bytes", "stream", "compile_context", "user_metadata",
 }
 local field_list = table.concat(testing.fields, ", ")
@@ -478,6 +481,9 @@ function testing.row(t)
     d.context = context_id(tostring(d.thread), tostring(d.tid), table.concat(d.ops, "\1"),
       table.concat(d.annotations, "\1"), table.concat(d.python, "\1"), table.concat(names, "\2"))
   end
+  if not given.series_id then
+    d.series_id = context_id("series", tostring(d.file), tostring(d.device))
+  end
   if not given.free_context and (freed or d.kind == "free") then
     d.free_context = d.kind == "free" and d.context or context_id("free", table.concat(d.free_ops, "\1"))
   end
@@ -693,7 +699,7 @@ local function normalise(t, source, default_name, default_description)
       error(("%s: cache_by must be a list of row field names"):format(source), 3)
     end
     for _, f in ipairs(cache_by) do
-      if not known[f] or f == "category" or lists[f] then
+      if type(f) ~= "function" and (not known[f] or f == "category" or lists[f]) then
         error(("%s: cache_by: '%s' is not a single-valued row field"):format(source, tostring(f)), 3)
       end
     end
@@ -752,17 +758,34 @@ end
 
 -- classify answered from a memo keyed by the cache_by fields' values, types included (1 and
 -- 1.0 differ, as in hmem's key), as hmem calls it: once per distinct combination.
+-- hmem.cache_clear() (counted in hmem._cache_clears) empties the memo, as in hmem.
 local function memoised(classify, fields)
-  local memo, key = {}, {}
+  local hmem = require "hmem"
+  local memo, key, clears = {}, {}, hmem._cache_clears
   return function(row)
     for i, f in ipairs(fields) do
-      key[i] = ("%q"):format(row[f])
+      if type(f) == "function" then -- a key function (hmem calls it once per context)
+        local v = f(row)
+        local t = type(v)
+        if t ~= "nil" and t ~= "boolean" and t ~= "number" and t ~= "string" then
+          error(("cache_by: a key function returned a %s; it must return a string, number, boolean or nil"):format(t), 2)
+        end
+        key[i] = "f" .. ("%q"):format(v)
+      else
+        key[i] = ("%q"):format(row[f])
+      end
     end
     local k = table.concat(key, "\0", 1, #fields)
+    if hmem._cache_clears ~= clears then
+      memo, clears = {}, hmem._cache_clears
+    end
     local cat = memo[k]
     if cat == nil then
       local remember
       cat, remember = classify(row)
+      if hmem._cache_clears ~= clears then
+        memo, clears = {}, hmem._cache_clears
+      end
       if remember == false then -- an answer that depends on more than the fields, as in hmem
         return cat
       end

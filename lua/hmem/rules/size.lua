@@ -9,6 +9,9 @@
 --   "small (< 1 MiB)"     less than 1 MiB
 -- The same rule as examples/size_buckets.lua (binary units: 1 GiB = 2^30 bytes).
 --
+-- Cost: cache_by{"bytes"}, one classify call per distinct size: 30-40 ns per allocation on
+-- a 1 GiB scripts/gen-trace trace.
+--
 -- Where it can be wrong: it counts what PyTorch asked the caching allocator for (the trace's
 -- Bytes), not the block the allocator carved (rounded up to 512 B, or to 2 MiB segments for
 -- large requests), nor reserved but unused memory (Total Reserved). A free before the trace

@@ -1,0 +1,76 @@
+-- What makes the shipped packs cheap (issue 19), as hmem.testing mirrors it: cache_by key
+-- functions, hmem.cache_clear, row.series_id, and the phase pack memoised on them.
+local testing = require "hmem.testing"
+local hmem = require "hmem"
+local phase = require "hmem.rules.phase"
+
+describe("cache_by key functions", function()
+  it("key the memo on the function's answer", function()
+    local calls = 0
+    local pack = testing.load {
+      cache_by = { function(row) return row.op == "aten::add" end },
+      classify = function(row) calls = calls + 1; return row.op end,
+    }
+    assert.are.equal("aten::mm", pack.classify(testing.row { op = "aten::mm" }))
+    assert.are.equal("aten::mm", pack.classify(testing.row { op = "aten::bmm" })) -- same answer: false
+    assert.are.equal("aten::add", pack.classify(testing.row { op = "aten::add" }))
+    assert.are.equal(2, calls)
+  end)
+
+  it("must answer a scalar", function()
+    local pack = testing.load { cache_by = { function() return {} end }, classify = function() return "x" end }
+    assert.has_error(function() pack.classify(testing.row {}) end,
+      "cache_by: a key function returned a table; it must return a string, number, boolean or nil")
+  end)
+end)
+
+describe("hmem.cache_clear", function()
+  it("empties the memo: the next row is classified again", function()
+    local calls = 0
+    local pack = testing.load { cache_by = { "op" }, classify = function() calls = calls + 1; return "x" end }
+    pack.classify(testing.row { op = "aten::mm" })
+    pack.classify(testing.row { op = "aten::mm" })
+    assert.are.equal(1, calls)
+    hmem.cache_clear()
+    pack.classify(testing.row { op = "aten::mm" })
+    assert.are.equal(2, calls)
+  end)
+end)
+
+describe("row.series_id", function()
+  it("is equal for rows of one file and device, different otherwise", function()
+    local a = testing.row { file = "a.json", device = "cuda:0" }
+    assert.are.equal(a.series_id, testing.row { file = "a.json", device = "cuda:0", bytes = 7 }.series_id)
+    assert.are_not.equal(a.series_id, testing.row { file = "a.json", device = "cuda:1" }.series_id)
+    assert.are_not.equal(a.series_id, testing.row { file = "b.json", device = "cuda:0" }.series_id)
+    assert.are.equal("integer", math.type(a.series_id))
+  end)
+end)
+
+describe("hmem.rules.phase through its memo", function()
+  before_each(phase.reset)
+
+  local function step(name, ts, t)
+    t.stack = t.stack or {}
+    table.insert(t.stack, 1, { name = name, cat = "user_annotation", ts = 0, dur = 1e6 })
+    t.ts = ts
+    return testing.row(t)
+  end
+
+  it("turns the fallback's remembered forward into other once backward runs in the step", function()
+    local pack = testing.load(phase)
+    local ops = { { name = "aten::mm", cat = "cpu_op" } }
+    assert.are.equal("forward", pack.classify(step("ProfilerStep#1", 10, { stack = { ops[1] } })))
+    assert.are.equal("forward", pack.classify(step("ProfilerStep#1", 11, { stack = { ops[1] } })))
+    assert.are.equal("backward", pack.classify(step("ProfilerStep#1", 12, {
+      stack = { { name = "autograd::engine::evaluate_function: MmBackward0", cat = "cpu_op" } } })))
+    -- the same key as the first two rows: the memo must not answer forward
+    assert.are.equal("other", pack.classify(step("ProfilerStep#1", 13, { stack = { ops[1] } })))
+  end)
+
+  it("declares its markers as a key function, and never remembers a backward row", function()
+    assert.are.equal("function", type(phase.cache_by[1]))
+    local _, remember = phase.classify(testing.row { ops = { "autograd::engine::evaluate_function: MmBackward0" } })
+    assert.is_false(remember)
+  end)
+end)
