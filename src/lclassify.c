@@ -57,12 +57,17 @@ void hm_lua_push_cache_by(lua_State *L, hm_classify *c)
 static int l_cache_clear(lua_State *L)
 {
 	hm_classify *s = lua_touserdata(L, lua_upvalueindex(1));
-	if (s->memo_n) {
-		memset(s->memo, 0, s->memo_slots * sizeof *s->memo);
-		s->memo_n = s->memo_keylen = 0;
-	}
+	hm_classify_forget(s);
 	s->cache_clears++;
 	return 0;
+}
+
+void hm_classify_forget(hm_classify *c)
+{
+	if (c->memo_n) {
+		memset(c->memo, 0, c->memo_slots * sizeof *c->memo);
+		c->memo_n = c->memo_keylen = 0;
+	}
 }
 
 void hm_lua_push_cache_clear(lua_State *L, hm_classify *c)

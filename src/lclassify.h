@@ -44,6 +44,9 @@ typedef struct hm_classify {
  * declarations not closed), an error after. c must outlive the state. [-0, +1, m] */
 void hm_lua_push_cache_by(lua_State *L, hm_classify *c);
 
+/* The cache_by memo forgets every answer (hmem.cache_clear, and each new trace). */
+void hm_classify_forget(hm_classify *c);
+
 /* Push hmem.cache_clear(): the memo forgets what it remembered. c must outlive the
  * state. [-0, +1, m] */
 void hm_lua_push_cache_clear(lua_State *L, hm_classify *c);

@@ -295,8 +295,7 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 	/* The cache_by memo answers within one trace: what a trace costs in classify calls
 	 * is then the same whichever traces were read before it, so shards add up to one
 	 * run (README "Many machines"). */
-	for (size_t i = 0; i < s->cls.cache_keys.n && i < s->cls.cache_cap; i++)
-		s->cls.cache_cat[i] = -1;
+	hm_classify_forget(&s->cls);
 	return hm_classify_run(&s->cls, s->ctx, s->classify_ref, rows_seen_later(s), f, cats,
 			       s->path ? s->path : s->o->rules, err, errsz);
 }
