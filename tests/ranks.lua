@@ -5,18 +5,9 @@
 -- recomputed here. Usage: lua5.4 tests/ranks.lua   (hmem in the repository root)
 local cjson = require "cjson"
 local csv = dofile("tests/csv.lua")
-local n = 0
-local function check(ok, name, detail)
-  n = n + 1
-  print((ok and "ok - " or "not ok - ") .. name)
-  if not ok and detail then print("#   " .. tostring(detail):gsub("\n", "\n#   ")) end
-end
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
+local lib = dofile("tests/testlib.lua")
+local check, count = lib.tap()
+local sh = lib.run
 local T = assert(io.popen("mktemp -d")):read("l")
 local rules = "tests/tiny/ranks/rules.lua"
 
@@ -164,4 +155,4 @@ _, out = sh("./hmem run size tests/data/tracelens/inference --json " .. T .. "/i
 check(out:find("warning: rank 0 is claimed by two traces for hip: tests/data/tracelens/inference/sglang", 1, true),
   "tests/data: the two inference traces both say rank 0: warned", out)
 os.execute("rm -rf '" .. T .. "'")
-print("1.." .. n)
+print("1.." .. count())

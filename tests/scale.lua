@@ -10,20 +10,9 @@
 local tmp = os.tmpname()
 os.remove(tmp)
 os.execute("mkdir -p " .. tmp)
-local n = 0
-
-local function check(ok, name, detail)
-  n = n + 1
-  print((ok and "ok - " or "not ok - ") .. name)
-  if not ok and detail then print("#   " .. tostring(detail):gsub("\n", "\n#   ")) end
-end
-
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
+local lib = dofile("tests/testlib.lua")
+local check, count = lib.tap()
+local sh = lib.run
 
 local function slurp(path)
   local f = io.open(path, "rb")
@@ -136,4 +125,4 @@ j = slurp(tmp .. "/cut.json") or ""
 check(code == 4 and out:find("rank%-1.json") and j:find("rank%-3.json"),
   "a cut-off trace in one shard: the merge names it, exit 4, the other traces kept", out)
 os.execute("rm -rf " .. tmp)
-print("1.." .. n)
+print("1.." .. count())

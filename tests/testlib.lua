@@ -11,6 +11,26 @@ function M.sh(cmd)
   return s, ok and 0 or code
 end
 
+-- Exit status and output, standard error included, of a shell command.
+function M.run(cmd)
+  local p = assert(io.popen(cmd .. " 2>&1"))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return code, out
+end
+
+-- A TAP checker: check(ok, name, detail) prints "ok - name" or "not ok - name" and the
+-- detail under it; count() is how many checks ran (for the plan line).
+function M.tap()
+  local n = 0
+  local function check(ok, name, detail)
+    n = n + 1
+    print((ok and "ok - " or "not ok - ") .. name)
+    if not ok and detail then print("#   " .. tostring(detail):gsub("\n", "\n#   ")) end
+  end
+  return check, function() return n end
+end
+
 -- A new temporary directory: its path, and a function that removes it.
 function M.tmpdir()
   local dir = assert(M.sh("mktemp -d")):gsub("%s+$", "")
