@@ -31,7 +31,8 @@
 -- compares the slices, not only their numbers.
 -- Cost: the category depends on the cache_by fields alone (row.context names the op names),
 -- so hmem calls classify once per distinct combination; on a 1 GiB scripts/gen-trace trace
--- (478 k allocations) 110-195 ns per allocation, 1,087 instructions, most of them the key.
+-- (478 k allocations) 110-195 ns per allocation, 1,087 instructions, most of them the key;
+-- about 1.8 us where every allocation has a context of its own (gen-trace's host shape).
 --
 -- Where it can be wrong:
 --   * An allocation freed on another thread while its op was still running counts as freed

@@ -36,7 +36,8 @@
 -- about once per step and marker otherwise; a backward allocation after the step's fallback
 -- "forward" clears the memo (hmem.cache_clear). On a 1 GiB scripts/gen-trace trace (478 k
 -- allocations, a quarter of them backward): 165-225 ns per allocation, 2,015 instructions
--- (it was 460-520 ns, 6,023, when it ran classify for every allocation).
+-- (it was 460-520 ns, 6,023, when it ran classify for every allocation); about 5 us where
+-- every allocation has a context of its own (gen-trace's host shape).
 --
 -- Where it can be wrong:
 --   * Traces without markers (no annotations, modules or autograd thread name) depend on the

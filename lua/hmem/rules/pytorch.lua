@@ -97,6 +97,8 @@
 -- that depend on whether the file's backward has run yet (those are not remembered). On a
 -- 1 GiB scripts/gen-trace trace (478 k allocations, 1,491 classify calls): 180-280 ns per
 -- allocation, 1,368 instructions, most of them the key (two contexts, ops_open_at_free).
+-- Where every allocation has a context of its own (gen-trace's host shape: a new Python
+-- stack each time) nothing repeats: about 33 us per allocation there.
 local phase = require "hmem.rules.phase"
 local lifetime = require "hmem.rules.lifetime"
 
