@@ -59,7 +59,8 @@ static int differs(hm_merge *m, int k, const char *key, const char *what, char *
 	const char *v = hm_partial_meta(m->p[k], key);
 	if (!strcmp(first, v))
 		return 0;
-	snprintf(err, errsz, "merge: %s and %s come from different %s (%.200s and %.200s): refused", m->path[0], m->path[k],
+	snprintf(err, errsz, "merge: %s and %s come from different %s (%.200s and %.200s): refused; run every shard with "
+		 "the same hmem, rule file and options, then merge", m->path[0], m->path[k],
 		 what, first, v);
 	for (char *c = err; *c; c++)
 		if (*c == '\n')
@@ -82,7 +83,8 @@ int hm_merge_open(char **paths, int n, hm_merge **out, char *err, size_t errsz)
 		return rc;
 	}
 	if (strcmp(hm_partial_meta(m->p[0], "hmem_version"), HM_VERSION)) {
-		snprintf(err, errsz, "merge: %s was written by hmem %s, this is hmem %s: refused", paths[0],
+		snprintf(err, errsz, "merge: %s was written by hmem %s, this is hmem %s: refused; merge with the hmem that wrote "
+			 "it, or run the shards again with this one", paths[0],
 			 hm_partial_meta(m->p[0], "hmem_version"), HM_VERSION);
 		hm_merge_close(m);
 		return HM_EXIT_INPUT;
@@ -118,7 +120,8 @@ int hm_merge_open(char **paths, int n, hm_merge **out, char *err, size_t errsz)
 		if (m->owner[i] < 0) {
 			char why[8192];
 			snprintf(why, sizeof why, "%s: in no partial (its shard is missing or failed)", m->plan.path[i]);
-			hm_eprintf("hmem: merge: no partial holds %s (its shard is missing or failed)\n", m->plan.path[i]);
+			hm_eprintf("hmem: merge: no partial holds %s (its shard is missing or failed: run that shard "
+				   "again, hmem plan --shard I/N shows which, and merge once more)\n", m->plan.path[i]);
 			m->why[i] = hm_xstrdup(why);
 			m->problems++;
 		}

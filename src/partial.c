@@ -314,7 +314,8 @@ int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 	/* A merge holds thousands open: each reads its blobs once, so little page cache each. */
 	sqlite3_exec(p->d.h, "PRAGMA cache_size = -64", NULL, NULL, NULL);
 	if (strcmp(hm_partial_meta(p, "format"), HM_PARTIAL_FORMAT) || strcmp(hm_partial_meta(p, "abi"), abi())) {
-		snprintf(err, errsz, "%s: not a partial of this hmem (format %s, %s)", path, HM_PARTIAL_FORMAT, abi());
+		snprintf(err, errsz, "%s: not a partial of this hmem (format %s, %s): give the files that 'hmem run ... "
+			 "--partial FILE' of this hmem wrote", path, HM_PARTIAL_FORMAT, abi());
 		hm_partial_close(p);
 		return HM_EXIT_INPUT;
 	}
