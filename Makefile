@@ -26,7 +26,7 @@ PREFIX   ?= /usr/local
 CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/store.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/snaphost.c src/snapseg.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/snapout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c src/plan.c src/partial.c src/ranks.c src/ranksout.c src/cells.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
-LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lexplain.o lranks.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o
+LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lview.o lexplain.o lranks.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o
 OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/merge.o build/diff.o build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install uninstall

@@ -10,7 +10,9 @@
  * device. Times are µs with three decimals, events are pretty-printed the way Kineto writes
  * them. The same arguments give the same bytes. Shapes (what the reader's speed depends on):
  *   mixed   about a third memory events, nested ops with record_shapes args (the default)
- *   host    deep stacks: python_function (with_stack) and cpu_op slices, ~20 per memory event
+ *   host    deep stacks: python_function (with_stack) and cpu_op slices, ~20 per memory event,
+ *           each layer's stack the same at every step, as a model's
+ *   unique  the host shape with random stacks: almost every allocation in a new context
  *   memory  mostly memory events, a few ops around them
  *   long    long names and args: with_stack paths, many-input shapes, a "Call stack" string
  * --ranks writes K files of one shape at once (a folder of many small ranks). */
@@ -189,10 +191,55 @@ static const char *const pyframes[] = {
 };
 #define NFRAMES (sizeof pyframes / sizeof *pyframes)
 
+/* The layer of the step being written (0-23): the host shape's structure follows it. */
+static int cur_layer;
+
+/* Op chains as PyTorch nests them (an op and the ops it calls), four deep. */
+static const char *const chains[][4] = {
+	{"aten::linear", "aten::addmm", "aten::empty_strided", "aten::empty"},
+	{"aten::layer_norm", "aten::native_layer_norm", "aten::empty_like", "aten::empty_strided"},
+	{"aten::dropout", "aten::native_dropout", "aten::empty_like", "aten::empty_strided"},
+	{"aten::matmul", "aten::bmm", "aten::contiguous", "aten::clone"},
+	{"aten::softmax", "aten::_softmax", "aten::empty_like", "aten::empty"},
+	{"aten::to", "aten::_to_copy", "aten::empty_strided", "aten::copy_"},
+};
+
 /* One layer of the host shape: a python stack of depth 8-11 around a chain of four nested
  * ops, three leaf ops, one allocation and one launch: about twenty host slices per memory
- * event (free_some adds the frees). */
+ * event (free_some adds the frees). Like a model's forward, a layer's stack and ops are the
+ * same at every step (its module names carry the layer's number); what is allocated and
+ * freed is not. */
 static uint64_t layer_host(uint64_t ns)
+{
+	uint64_t st = 0x9e3779b97f4a7c15ull * (uint64_t)(cur_layer + 1), depth = 8 + (uint64_t)cur_layer % 4;
+	uint64_t dur = 80000, parent = py_id;
+	char mod[64];
+	for (uint64_t i = 0; i < depth; i++) {
+		st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+		const char *f = pyframes[(i + st % 2) % NFRAMES];
+		if (!strncmp(f, "nn.Module: ", 11)) {
+			snprintf(mod, sizeof mod, "%s_%d", f, cur_layer);
+			f = mod;
+		}
+		py_slice(f, ns + i * 200, dur - i * 400, parent + i);
+	}
+	uint64_t t = ns + depth * 200;
+	const char *const *chain = chains[cur_layer % (int)(sizeof chains / sizeof *chains)];
+	for (int i = 0; i < 4; i++)
+		slice("cpu_op", chain[i], pid, tid_main, t + (uint64_t)i * 300, 60000 - (uint64_t)i * 600, i == 0);
+	t += 1500;
+	for (int k = 0; k < 3; k++)
+		slice("cpu_op", ops[(cur_layer + k * 7) % (int)NOPS], pid, tid_main, t + (uint64_t)k * 15000, 12000, 0);
+	alloc_at(t + 500, tid_main);
+	launch(t + 2000);
+	free_some(t + 40000, tid_main, 24);
+	return ns + dur + 1000;
+}
+
+/* The unique shape: the host shape with every stack and op chain drawn at random, so that
+ * almost every allocation has a context never seen before (the worst case of a pack's
+ * memo; no model runs like that). */
+static uint64_t layer_unique(uint64_t ns)
 {
 	uint64_t depth = 8 + pick(4), dur = 80000, parent = py_id;
 	for (uint64_t i = 0; i < depth; i++)
@@ -313,7 +360,7 @@ static void generate(layer_fn layer, uint64_t mb)
 		snprintf(nm, sizeof nm, "ProfilerStep#%d", step);
 		if (layer) {
 			ns += 1000;
-			for (int l = 0; l < 24 && written < limit; l++)
+			for (cur_layer = 0; cur_layer < 24 && written < limit; cur_layer++)
 				ns = layer(ns);
 		} else {
 			ns = step_mixed(ns, limit);
@@ -330,10 +377,11 @@ static void generate(layer_fn layer, uint64_t mb)
 
 static int usage(FILE *f, int code)
 {
-	fprintf(f, "usage: gen-trace [--shape mixed|host|memory|long] [--mb N] [--rank R] [--seed S] > trace.json\n"
+	fprintf(f, "usage: gen-trace [--shape mixed|host|unique|memory|long] [--mb N] [--rank R] [--seed S] > trace.json\n"
 			"       gen-trace [--shape S] [--mb N] [--seed S] --ranks K --dir DIR  (DIR/rankR.json, N/K MiB each)\n"
 			"  mixed   about a third memory events, nested ops with record_shapes args (default)\n"
 			"  host    deep python_function/cpu_op stacks, about 20 host slices per memory event\n"
+			"  unique  the host shape with random stacks: almost every allocation in a new context\n"
 			"  memory  mostly memory events\n"
 			"  long    long names and args (with_stack paths, many-input shapes, Call stack strings)\n");
 	return code;
@@ -362,6 +410,8 @@ int main(int argc, char **argv)
 				layer = NULL;
 			else if (!strcmp(s, "host"))
 				layer = layer_host;
+			else if (!strcmp(s, "unique"))
+				layer = layer_unique;
 			else if (!strcmp(s, "memory"))
 				layer = layer_memory;
 			else if (!strcmp(s, "long"))

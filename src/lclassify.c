@@ -31,7 +31,9 @@ static int l_cache_by(lua_State *L)
 			return luaL_error(L, "cache_by: entries must be row field names (strings) or functions of the context");
 		size_t len;
 		const char *f = lua_tolstring(L, -1, &len);
-		int id = hm_field_id(f, len);
+		int id = hm_view_field(f, len);
+		if (id == HM_F_NONE)
+			id = hm_field_id(f, len);
 		if (id == HM_F_NONE || id == HM_F_CATEGORY)
 			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
 		if (hm_field_is_list(id))
@@ -282,6 +284,11 @@ static uint32_t cache_slot(hm_classify *s, const hm_rowref *r, hm_ctxmemo *memo,
 		if (field == HM_F_NONE) {
 			v.type = HM_V_INT; /* a function's answer id: its own key bytes are unique */
 			v.i = key_function(s, i, r, memo, kr);
+		} else if (field == HM_F_VIEW || field == HM_F_FREE_VIEW) {
+			hm_lctx_arm(kr->lx, "view");
+			v.i = hm_view_of(&s->view, kr->L, r, memo, field);
+			hm_lctx_done(kr->lx);
+			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
 		} else if (hm_field_memoised(field)) {
 			v.i = hm_field_context(r, field, memo);
 			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
@@ -433,4 +440,5 @@ void hm_classify_free(hm_classify *c)
 	free(c->fn_val);
 	free(c->valbuf);
 	free(c->keybuf);
+	hm_view_free(&c->view);
 }

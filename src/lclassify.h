@@ -10,6 +10,7 @@
 #define HM_LCLASSIFY_H
 
 #include "lctx.h"
+#include "lview.h"
 
 typedef struct hm_classify {
 	int cats_ref;             /* name -> category id (a registry table) */
@@ -38,6 +39,7 @@ typedef struct hm_classify {
 	size_t memo_keylen, memo_keycap;
 	char *keybuf, *valbuf;
 	size_t keycap, valcap;
+	hm_view view;             /* the rules' view of the context (lview.h) */
 } hm_classify;
 
 /* Push hmem.cache_by{field, ...}: it fills c's fields while the rules load (the state's

@@ -29,6 +29,7 @@ typedef struct hm_rows {
 	const hm_strtab *cats; /* names categories once classify is over (row.category) */
 	const struct fslot *fslots; /* field ids by name (lrow.c) */
 	struct hm_ctxmemo *ctx; /* context ids by slice (fields.h), for row.context and cache_by (lrow.c) */
+	struct hm_view *view;   /* the rules' view (lview.h, owned by the classify state) */
 } hm_rows;
 
 /* An aggregation declared with hmem.aggregate (lreport.c), checked and copied when

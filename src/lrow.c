@@ -1,6 +1,7 @@
 /* The row userdata: the position of one memory event; fields are computed when read. */
 #include "lrow.h"
 #include "lbind.h"
+#include "lview.h"
 
 #include <lauxlib.h>
 #include <limits.h>
@@ -95,7 +96,7 @@ static void push_list(lua_State *L, const hm_rowref *r, int field)
 /* Field ids by the address of their name. Names are short strings, which Lua interns: a
  * key equal to a name is the very string the names table (upvalue 1) keeps alive, so
  * row.bytes costs a pointer compare, not a table lookup. */
-#define FSLOTS 64
+#define FSLOTS 128
 typedef struct fslot {
 	const char *name;
 	int field;
@@ -124,6 +125,14 @@ static int row_index(lua_State *L)
 	if (field == HM_F_NONE)
 		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_field_names());
 	hm_value v;
+	if (field == HM_F_VIEW || field == HM_F_FREE_VIEW) {
+		int64_t id = hm_view_of(r->rows->view, L, &r->r, r->rows->ctx, field);
+		if (id == HM_NONE)
+			lua_pushnil(L);
+		else
+			lua_pushinteger(L, (lua_Integer)id);
+		return 1;
+	}
 	if (hm_field_memoised(field)) {
 		int64_t c = hm_field_context(&r->r, field, r->rows->ctx);
 		if (c == HM_NONE)
@@ -172,8 +181,10 @@ void hm_lua_row_register(lua_State *L)
 	fslot *fs = lua_newuserdatauv(L, FSLOTS * sizeof *fs, 0);
 	memset(fs, 0, FSLOTS * sizeof *fs);
 	hm_lua_rows(L)->fslots = fs;
-	for (int i = 1; i < HM_F_COUNT; i++) {
-		lua_pushstring(L, hm_field_name(i));
+	for (int i = 1; i <= HM_F_FREE_VIEW; i++) {
+		if (i == HM_F_COUNT)
+			continue;
+		lua_pushstring(L, i == HM_F_VIEW ? "view" : i == HM_F_FREE_VIEW ? "free_view" : hm_field_name(i));
 		unsigned h = fslot_hash(lua_tostring(L, -1));
 		while (fs[h].name)
 			h = (h + 1) & (FSLOTS - 1);

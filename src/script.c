@@ -191,6 +191,13 @@ static int open_protected(lua_State *L)
 	lua_rawget(L, src);
 	declare_categories(L, lua_gettop(L), s, c->cats);
 	lua_pop(L, 1);
+	lua_pushliteral(L, "view");
+	int vt = lua_rawget(L, src);
+	if (vt == LUA_TFUNCTION)
+		hm_view_set(&s->cls.view, L, -1);
+	else if (vt != LUA_TNIL)
+		return luaL_error(L, "%s: view must be a function(name, kind), not a %s", where, lua_typename(L, vt));
+	lua_pop(L, 1);
 	lua_pushliteral(L, "cache_by");
 	if (lua_rawget(L, src) != LUA_TNIL) {
 		hm_lua_push_cache_by(L, &s->cls);
@@ -261,6 +268,7 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	}
 	s->ctx->decls.closed = 1; /* hmem.aggregate and cache_by declare while the rules load */
 	hm_classify_init(&s->cls, L);
+	s->ctx->rows.view = &s->cls.view;
 	snprintf(s->digest_hex, sizeof s->digest_hex, "%016" PRIx64, s->digest);
 	return s;
 }
@@ -296,6 +304,7 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 	 * is then the same whichever traces were read before it, so shards add up to one
 	 * run (README "Many machines"). */
 	hm_classify_forget(&s->cls);
+	hm_view_next_trace(&s->cls.view);
 	return hm_classify_run(&s->cls, s->ctx, s->classify_ref, rows_seen_later(s), f, cats,
 			       s->path ? s->path : s->o->rules, err, errsz);
 }

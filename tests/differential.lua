@@ -70,7 +70,7 @@ local function done(report)
 end
 
 return { name = pack.name, categories = pack.categories, classify = pack.classify, init = pack.init,
-  cache_by = pack.cache_by, done = done }
+  cache_by = pack.cache_by, view = pack.view, done = done }
 ]==]
 
 local packs = {}

@@ -127,6 +127,66 @@ local known = {}
 for _, f in ipairs(testing.fields) do
   known[f] = true
 end
+known.view, known.free_view = true, true -- the rules' view (README "The row"): see view_of
+
+-- row.view and row.free_view, as hmem numbers them: the codes the view of the pack being
+-- run gives the row's names (thread, annotations, python frames, ops; for free_view the ops
+-- at the free), each name asked once per view function, each distinct sequence of codes
+-- one integer from 1. The pack being run is the one whose classify runs, else the pack
+-- loaded last.
+local active_view
+local view_state = setmetatable({}, { __mode = "k" })
+local function view_of(d, field)
+  local fn = active_view
+  if fn == nil then
+    error(("row.%s: the rules declare no view; add view = function(name, kind) ... end to the pack"
+      .. " (see The row in the README)"):format(field), 3)
+  end
+  local st = view_state[fn]
+  if st == nil then
+    st = { codes = {}, ids = {}, n = 0 }
+    view_state[fn] = st
+  end
+  local seq = {}
+  local function add(kind, name)
+    local key = kind .. "\0" .. name
+    local c = st.codes[key]
+    if c == nil then
+      c = fn(name, kind)
+      if c ~= nil and c ~= false and type(c) ~= "string" then
+        error(("view: returned a %s for the %s '%s'; return a string (the name's code) or nil (left out)")
+          :format(type(c), kind, name), 4)
+      end
+      c = c or false
+      st.codes[key] = c
+    end
+    if c then
+      seq[#seq + 1] = ("%q"):format(c)
+    end
+  end
+  if field == "view" then
+    if d.thread ~= nil then add("thread", d.thread) end
+    seq[#seq + 1] = "|"
+    for _, n in ipairs(d.annotations) do add("annotation", n) end
+    seq[#seq + 1] = "|"
+    for _, n in ipairs(d.python) do add("python", n) end
+    seq[#seq + 1] = "|"
+    for _, n in ipairs(d.ops) do add("op", n) end
+  else
+    if d.free_context == nil then
+      return nil
+    end
+    for _, n in ipairs(d.free_ops) do add("op", n) end
+  end
+  local key = table.concat(seq, ",")
+  local id = st.ids[key]
+  if id == nil then
+    st.n = st.n + 1
+    id = st.n
+    st.ids[key] = id
+  end
+  return id
+end
 
 local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true, frames = true }
 
@@ -250,6 +310,9 @@ local row_mt = {
     local d = row_data[self]
     if not known[k] then
       error(("row has no field '%s' (fields: %s)"):format(tostring(k), field_list), 2)
+    end
+    if k == "view" or k == "free_view" then
+      return view_of(d, k)
     end
     local v = d[k]
     if lists[k] then
@@ -704,7 +767,7 @@ local function normalise(t, source, default_name, default_description)
       end
     end
   end
-  for _, f in ipairs({ "done", "init" }) do
+  for _, f in ipairs({ "done", "init", "view" }) do
     if t[f] ~= nil and type(t[f]) ~= "function" then
       error(("%s: %s must be a function"):format(source, f), 3)
     end
@@ -716,6 +779,7 @@ local function normalise(t, source, default_name, default_description)
     classify = t.classify,
     done = t.done,
     init = t.init,
+    view = t.view,
     cache_by = cache_by,
   }
   -- Team packs (issue 17): the pack's other entries (helper functions, tables) are kept, so
@@ -816,6 +880,13 @@ local function load_any(pack)
   end
   if p.cache_by then
     p.classify = memoised(p.classify, p.cache_by)
+  end
+  -- rows read the view of the pack being run (hmem has one set of rules per run)
+  local classify, view = p.classify, p.view
+  active_view = view
+  p.classify = function(row)
+    active_view = view
+    return classify(row)
   end
   return p
 end

@@ -91,6 +91,15 @@ function lifetime.maker(ops)
 end
 
 -- lifetime.maker of a row's ops, remembered per context (the op names do not change).
+-- The ops as lifetime sees them: ProfilerStep markers, factories and other ops (row.view;
+-- a pack that composes lifetime keeps these apart in its own view).
+function lifetime.view(name, kind)
+  if kind ~= "op" then
+    return nil
+  end
+  return is_step(name) and "s" or factory[name] and "f" or "o"
+end
+
 local makers = {}
 function lifetime.maker_of(row)
   local c = row.context
@@ -123,7 +132,7 @@ function lifetime.same_op(row)
   return k > 0 and open >= k
 end
 
-lifetime.cache_by = { "before_trace", "has_addr", "kind", "context", "ops_open_at_free", "same_step" }
+lifetime.cache_by = { "before_trace", "has_addr", "kind", "view", "ops_open_at_free", "same_step" }
 
 function lifetime.classify(row)
   if row.before_trace then

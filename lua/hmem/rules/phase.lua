@@ -135,6 +135,19 @@ local function explicit(row)
   return false
 end
 
+-- The context as phase sees it (row.view): the markers of each name, the autograd thread,
+-- module frames; every other name is left out.
+function phase.view(name, kind)
+  if kind == "thread" then
+    return phase.is_autograd_thread(name) and "T" or nil
+  elseif kind == "python" then
+    return #name > 11 and find(name, "nn.Module: ", 1, true) == 1 and "M" or nil -- row.module
+  end
+  local code = (is_optimizer(name) and "Q" or "") .. (is_backward(name) and "B" or "")
+      .. (kind == "op" and is_compiled(name) and "C" or "") .. (kind == "annotation" and is_forward(name) and "W" or "")
+  return code ~= "" and code or nil
+end
+
 -- The phase given by explicit markers only ("optimizer", "backward", "forward"), or nil.
 -- No state: the same row always gives the same answer. It depends on the context alone
 -- (op names, annotations, thread, module), so it is worked out once per row.context.
@@ -227,7 +240,7 @@ end
 -- never remembered, and both clear the memo when it holds a fallback "forward" that they
 -- turn into "other". So hmem calls classify about once per step, series and marker, and for
 -- each backward allocation.
-phase.cache_by = { phase.explicit, "step_ts", "step", "series_id" }
+phase.cache_by = { "view", "step_ts", "step", "series_id" }
 
 function phase.classify(row)
   local p = phase.detect(row)

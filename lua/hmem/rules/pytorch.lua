@@ -122,15 +122,6 @@ local pytorch = {
 local hmem = require "hmem"
 local find, lower = string.find, string.lower
 
-local function any(list, pred)
-  for i = 1, #list do
-    if pred(list[i]) then
-      return true
-    end
-  end
-  return false
-end
-
 local function has(s)
   return function(name)
     return find(name, s, 1, true) ~= nil
@@ -171,45 +162,99 @@ local function is_step(name)
   return find(name, "^ProfilerStep#%d+$") ~= nil
 end
 
--- The ops that are not ProfilerStep markers.
-local function real_ops(ops)
-  local out = {}
-  for i = 1, #ops do
-    if not is_step(ops[i]) then
-      out[#out + 1] = ops[i]
-    end
+-- What one name says, as bits, worked out once per distinct name: a context that is new
+-- (a deep stack seen once) costs a table lookup per name, not a string search.
+local FSDP, GATHER, RS, ZERO, ACC, OPT, BACKWARD, INIT, STEP = 1, 2, 4, 8, 16, 32, 64, 128, 256
+local bits_of = setmetatable({}, { __index = function(t, name)
+  local b = (is_fsdp(name) and FSDP or 0) | (is_gather(name) and GATHER or 0)
+      | (is_reduce_scatter(name) and RS or 0) | (is_zero_grad(name) and ZERO or 0)
+      | (is_accumulate_grad(name) and ACC or 0) | (is_optimizer(name) and OPT or 0)
+      | (phase.is_backward(name) and BACKWARD or 0) | (is_init_frame(name) and INIT or 0)
+      | (is_step(name) and STEP or 0)
+  t[name] = b
+  return b
+end })
+
+local function bits(list)
+  local b = 0
+  for i = 1, #list do
+    b = b | bits_of[list[i]]
   end
-  return out
+  return b
 end
 
--- What the context of a row says (its op names, annotations, frames, thread), once per
--- row.context: the explicit phase, FSDP collectives, the outermost op, frames.
+-- The context as the pack sees it (row.view, row.free_view): each name as the letters of
+-- the tests it passes, ops always kept (their place decides the outermost op and the op
+-- that made the allocation), other names only when they pass a test. Rows of many contexts
+-- (a new Python line or module name each time) share a view, and cache_by answers them.
+local letters = {
+  { FSDP, "D" }, { GATHER, "G" }, { RS, "R" }, { ZERO, "Z" }, { ACC, "A" }, { OPT, "O" }, { BACKWARD, "B" },
+  { INIT, "N" }, { STEP, "S" },
+}
+function pytorch.view(name, kind)
+  local p = phase.view(name, kind)
+  if kind == "thread" then
+    return p
+  end
+  local b, code = bits_of[name], p or ""
+  for i = 1, #letters do
+    if b & letters[i][1] ~= 0 then
+      code = code .. letters[i][2]
+    end
+  end
+  if kind == "op" then
+    code = code .. "." .. (lifetime.view(name, kind) or "") .. (param_ops[name] and "p" or input_ops[name] and "i" or "")
+  end
+  return code ~= "" and code or nil
+end
+
+-- What the context of a row says (its op names, annotations, thread), once per
+-- row.context: the explicit phase, FSDP collectives, the outermost op.
 local facts_of = {}
 local function facts(row)
-  local c = row.context
+  local c = row.view
   local f = facts_of[c]
   if f ~= nil then
     return f
   end
-  local ops, ann = row.ops, row.annotations
-  local real = real_ops(ops)
-  local top = real[1]
+  local ops = row.ops
+  local o, a = bits(ops), bits(row.annotations)
+  local top, real = nil, 0
+  for i = 1, #ops do
+    if bits_of[ops[i]] & STEP == 0 then
+      real = real + 1
+      top = top or ops[i]
+    end
+  end
+  local oa = o | a
   f = {
     phase = phase.explicit(row),
-    fsdp = any(ann, is_fsdp),
-    gather = any(ops, is_gather) or any(ann, is_gather),
-    reduce_scatter = any(ops, is_reduce_scatter) or any(ann, is_reduce_scatter),
-    grad_free = any(ops, is_zero_grad) or any(ann, is_zero_grad) or any(ops, is_accumulate_grad),
-    accumulate = any(ops, is_accumulate_grad),
-    optimizer = any(ops, is_optimizer) or any(ann, is_optimizer),
-    no_ops = #real == 0,
+    fsdp = a & FSDP ~= 0,
+    gather = oa & GATHER ~= 0,
+    reduce_scatter = oa & RS ~= 0,
+    grad_free = oa & ZERO ~= 0 or o & ACC ~= 0,
+    accumulate = o & ACC ~= 0,
+    optimizer = oa & OPT ~= 0,
+    no_ops = real == 0,
     top = top,
     input = row.module == nil and input_ops[top] == true,
-    bare_factory = #real == 1 and lifetime.factory[top] == true,
-    init_frame = any(row.python, is_init_frame),
+    bare_factory = real == 1 and lifetime.factory[top] == true,
   }
   facts_of[c] = f
   return f
+end
+
+-- Whether a module's __init__, reset_parameters or _apply frame encloses the row: asked
+-- only of rows never freed, once per context.
+local init_frame_of = {}
+local function init_frame(row)
+  local c = row.view
+  local v = init_frame_of[c]
+  if v == nil then
+    v = bits(row.python) & INIT ~= 0
+    init_frame_of[c] = v
+  end
+  return v
 end
 
 -- Files whose backward has run (a backward allocation was classified): forward memory there
@@ -218,6 +263,15 @@ local backward_seen = {}
 
 function pytorch.reset()
   backward_seen = {}
+end
+
+-- The file's backward runs: the memo forgets its "forward output" answers (hmem
+-- remembers them per trace until then).
+local function backward_runs(file)
+  if not backward_seen[file] then
+    backward_seen[file] = true
+    hmem.cache_clear()
+  end
 end
 
 local function freed_before_trace(f)
@@ -233,12 +287,17 @@ end
 -- What the ops around an allocation's free say, once per row.free_context.
 local free_facts_of = {}
 local function free_facts(row)
-  local c = row.free_context
+  local c = row.free_view
   local g = free_facts_of[c]
   if g == nil then
     local fops = row.free_ops
-    g = { no_ops = #real_ops(fops) == 0, accumulate = any(fops, is_accumulate_grad), optimizer = any(fops, is_optimizer),
-      backward = any(fops, phase.is_backward) }
+    local o, real = bits(fops), 0
+    for i = 1, #fops do
+      if bits_of[fops[i]] & STEP == 0 then
+        real = real + 1
+      end
+    end
+    g = { no_ops = real == 0, accumulate = o & ACC ~= 0, optimizer = o & OPT ~= 0, backward = o & BACKWARD ~= 0 }
     free_facts_of[c] = g
   end
   return g
@@ -258,15 +317,15 @@ local function backward(row, f, freed, outlives)
 end
 
 -- Forward memory, or memory with no marker: whether the file's backward has run decides
--- between activation and forward output; the answer is not remembered until it has.
+-- between activation and forward output (backward_runs makes hmem forget the latter).
 local function forward(row, f, freed, outlives, explicit)
   local file = row.file or ""
   local in_backward = freed and free_facts(row).backward
   if in_backward then
-    backward_seen[file] = true -- saved for a backward: the file's backward runs
+    backward_runs(file) -- saved for a backward: the file's backward runs
   end
   if not backward_seen[file] then
-    return "forward output", false
+    return "forward output"
   end
   if not freed or outlives then
     return "unknown"
@@ -277,7 +336,7 @@ local function forward(row, f, freed, outlives, explicit)
   return "activation"
 end
 
-pytorch.cache_by = { "has_addr", "kind", "before_trace", "context", "ops_open_at_free", "same_step", "free_context" }
+pytorch.cache_by = { "has_addr", "kind", "before_trace", "view", "ops_open_at_free", "same_step", "free_view" }
 
 function pytorch.classify(row)
   if not row.has_addr or (row.kind == "free" and not row.before_trace) then
@@ -309,14 +368,14 @@ function pytorch.classify(row)
     end
     return "temporary"
   elseif p == "backward" then
-    backward_seen[row.file or ""] = true
+    backward_runs(row.file or "")
     return backward(row, f, freed, outlives)
   end
   if p == nil then
     if f.input and freed then
       return "input"
     end
-    if not freed and ((same == nil and param_ops[f.top]) or f.init_frame or f.bare_factory) then
+    if not freed and ((same == nil and param_ops[f.top]) or f.bare_factory or init_frame(row)) then
       return "parameter"
     end
     if not freed and f.input then
