@@ -35,7 +35,7 @@ static int l_cache_by(lua_State *L)
 		if (id == HM_F_NONE)
 			id = hm_field_id(f, len);
 		if (id == HM_F_NONE || id == HM_F_CATEGORY)
-			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_field_names());
+			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_view_field_names());
 		if (hm_field_is_list(id))
 			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
 		ids[n] = id;

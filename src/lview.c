@@ -3,6 +3,7 @@
 #include "lview.h"
 
 #include <lauxlib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,14 @@ int hm_view_field(const char *name, size_t len)
 	if (len == 9 && memcmp(name, "free_view", 9) == 0)
 		return HM_F_FREE_VIEW;
 	return HM_F_NONE;
+}
+
+const char *hm_view_field_names(void)
+{
+	static char all[640];
+	if (!all[0])
+		snprintf(all, sizeof all, "%s, view, free_view", hm_field_names());
+	return all;
 }
 
 void hm_view_set(hm_view *v, lua_State *L, int idx)
@@ -97,7 +106,11 @@ static size_t add_list(hm_view *v, lua_State *L, const hm_rowref *r, int field, 
 		hm_field_list(r, field, sl, k);
 	hm_grow(&v->seq, &v->seq_cap, n + k + 1, sizeof *v->seq);
 	int which = field == HM_F_ANNOTATIONS ? 0 : field == HM_F_PYTHON ? 1 : 2;
+	const hm_trace *t = r->f->t;
 	for (size_t i = 0; i < k; i++) {
+		uint32_t nm = t->sl.name[sl[i]];
+		if (t->names.len[nm] >= 13 && memcmp(t->names.str[nm], "ProfilerStep#", 13) == 0)
+			continue; /* as in row.context: row.step and same_step say the step */
 		uint32_t c = code_by_id(v, L, r, field, which, kind, sl[i]);
 		if (c)
 			v->seq[n++] = c;

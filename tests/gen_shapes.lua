@@ -55,7 +55,7 @@ local function disagree(doc, files)
 end
 
 local cases = {}
-for _, shape in ipairs({ "mixed", "host", "memory", "long" }) do
+for _, shape in ipairs({ "mixed", "host", "unique", "memory", "long" }) do
   local path = dir .. "/" .. shape .. ".json"
   local _, rc = t.sh(("build/gen-trace --shape %s --mb 1 > %s"):format(shape, path))
   cases[#cases + 1] = { name = "shape " .. shape, arg = path, files = { path }, rc = rc }

@@ -53,6 +53,11 @@
 --       the leading stack op entries with ts + dur >= free_ts, or without times the leading
 --       ops equal to free_ops; same_step (allocations with a step) free_step == step and
 --       freed.
+--     view and free_view (README "The row"): integers from the view(name, kind) of the pack
+--       being run (the one whose classify runs, else the one loaded last): equal for rows
+--       whose thread, annotations, python and ops (free_ops for free_view) give the same
+--       codes, ProfilerStep#N names left out; free_view nil when not freed; an error when
+--       the pack has no view. The view is asked about each name and kind once.
 --   An allocation given free_step or free_op(s) must be given free_ts or lifetime.
 --   Every other field (rank, file, pid, tid, ev_idx, total_allocated, total_reserved, thread,
 --   category) is nil unless given. Stack entries are {name=, cat=, ts=, dur=} tables (µs) as
@@ -84,7 +89,7 @@
 --   package.loaded, so a test and the pack it loads see the same hmem.rules.phase.
 --   The pack's init, if any, is called once per load, without arguments, as hmem does.
 --   Normalised: name (the table's, else the file name without ".lua", else the module
---   name), description (the table's, else the file's leading comment lines, else ""),
+--   name), view (the pack's view function or a rule file's global view, or nil), description (the table's, else the file's leading comment lines, else ""),
 --   categories (a list of {name=, color=}; color nil or "#rrggbb"), classify, done, init,
 --   cache_by (the pack table's list of row fields its category depends on, or the list a rule
 --   file gave hmem.cache_by, or nil; an entry may be a key function of the context, called
@@ -121,7 +126,7 @@ testing.fields = {
   "context", "free_context", "ops_open_at_free", "same_step", "has_addr", "series_id",
   "frames", "block_bytes", "stream", "compile_context", "user_metadata",
 }
-local field_list = table.concat(testing.fields, ", ")
+local field_list = table.concat(testing.fields, ", ") .. ", view, free_view"
 
 local known = {}
 for _, f in ipairs(testing.fields) do
@@ -149,6 +154,9 @@ local function view_of(d, field)
   end
   local seq = {}
   local function add(kind, name)
+    if name:find("ProfilerStep#", 1, true) == 1 then
+      return -- left out, as in context
+    end
     local key = kind .. "\0" .. name
     local c = st.codes[key]
     if c == nil then

@@ -74,3 +74,65 @@ describe("hmem.rules.phase through its memo", function()
     assert.is_false(remember)
   end)
 end)
+
+describe("a pack's view (row.view, row.free_view)", function()
+  local asked
+  local function pack(calls)
+    asked = {}
+    return testing.load {
+      view = function(name, kind)
+        asked[#asked + 1] = kind .. " " .. name
+        if kind == "op" then return name:find("empty", 1, true) and "f" or "o" end
+        return nil
+      end,
+      cache_by = { "view", "free_view" },
+      classify = function(row) calls[1] = calls[1] + 1; return #row.ops .. " ops" end,
+    }
+  end
+
+  it("gives rows whose names have the same codes one view, and asks once per name", function()
+    local calls = { 0 }
+    local p = pack(calls)
+    local a = testing.row { ops = { "aten::add" }, python = { "model.py(3): forward" } }
+    local b = testing.row { ops = { "aten::mul" }, python = { "model.py(9): forward" } }
+    local c = testing.row { ops = { "aten::mul", "aten::empty" } }
+    assert.are.equal("1 ops", p.classify(a))
+    assert.are.equal("1 ops", p.classify(b))
+    assert.are.equal("2 ops", p.classify(c))
+    assert.are.equal(2, calls[1])
+    assert.are.equal(a.view, b.view)
+    assert.are_not.equal(a.view, c.view)
+    table.sort(asked)
+    assert.are.same({ "op aten::add", "op aten::empty", "op aten::mul", "python model.py(3): forward",
+      "python model.py(9): forward" }, asked)
+  end)
+
+  it("keeps the order and the kind of each name", function()
+    local p = pack({ 0 })
+    local fo = testing.row { ops = { "aten::empty", "aten::add" } }
+    local of = testing.row { ops = { "aten::add", "aten::empty" } }
+    p.classify(fo)
+    p.classify(of)
+    assert.are_not.equal(fo.view, of.view)
+  end)
+
+  it("has free_view nil when the allocation is not freed in the trace", function()
+    local p = pack({ 0 })
+    local kept = testing.row { ops = { "aten::add" } }
+    local freed = testing.row { ops = { "aten::add" }, free_ts = 5, free_ops = { "aten::mul" } }
+    p.classify(kept)
+    p.classify(freed)
+    assert.is_nil(kept.free_view)
+    assert.are.equal("number", type(freed.free_view))
+  end)
+
+  it("is an error without a view, as in hmem", function()
+    local p = testing.load { classify = function(row) return row.view and "x" or "y" end }
+    assert.has_error(function() p.classify(testing.row {}) end)
+  end)
+
+  it("must answer a string or nil", function()
+    local p = testing.load { view = function() return 3 end, classify = function(row) return row.view and "x" end }
+    assert.has_error(function() p.classify(testing.row { ops = { "aten::add" } }) end)
+  end)
+end)

@@ -29,10 +29,9 @@
 -- The step is hmem's: the ProfilerStep#N slice the process was running at the allocation and
 -- at its free, on any of its threads (so the autograd thread has steps too); row.same_step
 -- compares the slices, not only their numbers.
--- Cost: the category depends on the cache_by fields alone (row.context names the op names),
--- so hmem calls classify once per distinct combination; on a 1 GiB scripts/gen-trace trace
--- (478 k allocations) 110-195 ns per allocation, 1,087 instructions, most of them the key;
--- about 1.8 us where every allocation has a context of its own (gen-trace's host shape).
+-- Cost: the category depends on the cache_by fields alone (lifetime.view: each op a factory
+-- or not, in order), so hmem calls classify once per distinct combination, whatever the op
+-- names. Figures per trace shape: README Performance.
 --
 -- Where it can be wrong:
 --   * An allocation freed on another thread while its op was still running counts as freed
@@ -90,25 +89,20 @@ function lifetime.maker(ops)
   return outer_factory
 end
 
--- lifetime.maker of a row's ops, remembered per context (the op names do not change).
--- The ops as lifetime sees them: ProfilerStep markers, factories and other ops (row.view;
--- a pack that composes lifetime keeps these apart in its own view).
+-- The ops as lifetime sees them: factories and other ops (row.view; a pack that composes
+-- lifetime keeps these apart in its own view).
 function lifetime.view(name, kind)
   if kind ~= "op" then
     return nil
   end
-  return is_step(name) and "s" or factory[name] and "f" or "o"
+  return factory[name] and "f" or "o" -- ProfilerStep#N markers are never asked
 end
 
-local makers = {}
+-- lifetime.maker of a row's ops. Not remembered per context: a context leaves the
+-- ProfilerStep#N markers out, and the maker's place in row.ops counts them (classify runs
+-- once per cache_by key, so this is asked rarely).
 function lifetime.maker_of(row)
-  local c = row.context
-  local k = makers[c]
-  if k == nil then
-    k = lifetime.maker(row.ops)
-    makers[c] = k
-  end
-  return k
+  return lifetime.maker(row.ops)
 end
 
 -- For a freed allocation: "same" when freed in the ProfilerStep that made it, "outlives"

@@ -26,18 +26,16 @@
 --                and metrics after backward, memory allocated outside any step
 --
 -- How: row.ops, row.annotations, row.thread and row.module (the explicit markers, no state),
--- worked out once per row.context; the ProfilerStep fallback keeps, per series
+-- worked out once per row.context (phase.explicit, for packs that compose phase); the ProfilerStep fallback keeps, per series
 -- (row.series_id: file and device), when each step's first unmarked allocation and the latest
 -- backward allocation were seen (integer ns). It relies on hmem classifying a series' rows in
 -- time order (it does); a backward or unmarked row earlier than the previous one starts that
 -- series' state afresh. phase.reset() forgets all state (for tests).
--- Cost: cache_by keys on the markers (a key function, once per context), the step and the
--- series, so hmem calls classify for every backward allocation (it moves the state) and
--- about once per step and marker otherwise; a backward allocation after the step's fallback
--- "forward" clears the memo (hmem.cache_clear). On a 1 GiB scripts/gen-trace trace (478 k
--- allocations, a quarter of them backward): 165-225 ns per allocation, 2,015 instructions
--- (it was 460-520 ns, 6,023, when it ran classify for every allocation); about 5 us where
--- every allocation has a context of its own (gen-trace's host shape).
+-- Cost: cache_by keys on phase.view (the markers of each name, the autograd thread, module
+-- frames), the step and the series, so hmem calls classify for every backward allocation (it
+-- moves the state) and about once per step and view otherwise; a backward allocation after
+-- the step's fallback "forward" clears the memo (hmem.cache_clear). Figures per trace shape:
+-- README Performance.
 --
 -- Where it can be wrong:
 --   * Traces without markers (no annotations, modules or autograd thread name) depend on the

@@ -1,0 +1,2 @@
+-- view must be a function.
+return { categories = { "x" }, view = 3, classify = function() return "x" end }
