@@ -187,11 +187,18 @@ static hm_value key_answer(lua_State *L, int ref)
 	return v;
 }
 
-/* The value id of cache_by function i for the row's context: called once per context,
- * its answer kept in s->fn_vals (encoded as key bytes). [-0, +0|1, e]: may leave the row. */
+/* The value id of cache_by function i for the row's context: called once per context (once
+ * per view when the rules declare one), its answer kept in s->fn_vals (encoded as key
+ * bytes). [-0, +0|1, e]: may leave the row. */
 static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxmemo *memo, keyrow *kr)
 {
-	int64_t ctx = hm_field_context(r, HM_F_CONTEXT, memo);
+	int64_t ctx;
+	if (s->view.ref > 0) {
+		hm_lctx_arm(kr->lx, "view");
+		ctx = hm_view_of(&s->view, kr->L, r, memo, HM_F_VIEW);
+		hm_lctx_done(kr->lx);
+	} else
+		ctx = hm_field_context(r, HM_F_CONTEXT, memo);
 	struct hm_fn_recent *recent = &s->fn_recent[((uint64_t)ctx ^ (uint64_t)i) % 1024];
 	if (recent->fn == i + 1 && recent->ctx == ctx)
 		return recent->val;

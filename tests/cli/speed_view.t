@@ -33,3 +33,7 @@ hmem: tests/tiny/rules/view_none.lua:3: row.view: the rules declare no view; add
 $ hmem run tests/tiny/rules/view_number.lua tests/tiny/y_view_memo.json
 hmem: tests/tiny/rules/view_number.lua: view must be a function(name, kind), not a number
 ? 3
+# With a view, a cache_by key function is called once per view (two here), not per context.
+$ hmem run tests/tiny/rules/view_keyfn.lua tests/tiny/y_view_memo.json -q --json $T/keyfn.json
+key function calls: 2
+? 0

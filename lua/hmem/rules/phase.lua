@@ -31,8 +31,9 @@
 -- backward allocation were seen (integer ns). It relies on hmem classifying a series' rows in
 -- time order (it does); a backward or unmarked row earlier than the previous one starts that
 -- series' state afresh. phase.reset() forgets all state (for tests).
--- Cost: cache_by keys on phase.view (the markers of each name, the autograd thread, module
--- frames), the step and the series, so hmem calls classify for every backward allocation (it
+-- Cost: cache_by keys on the markers (phase.explicit, a key function hmem calls once per
+-- phase.view: the markers of each name, the autograd thread, module frames), the step and
+-- the series, so hmem calls classify for every backward allocation (it
 -- moves the state) and about once per step and view otherwise; a backward allocation after
 -- the step's fallback "forward" clears the memo (hmem.cache_clear). Figures per trace shape:
 -- README Performance.
@@ -238,7 +239,7 @@ end
 -- never remembered, and both clear the memo when it holds a fallback "forward" that they
 -- turn into "other". So hmem calls classify about once per step, series and marker, and for
 -- each backward allocation.
-phase.cache_by = { "view", "step_ts", "step", "series_id" }
+phase.cache_by = { phase.explicit, "step_ts", "step", "series_id" }
 
 function phase.classify(row)
   local p = phase.detect(row)
