@@ -196,17 +196,25 @@ local function series_state(row, ts)
 end
 
 -- The phase of a row and whether explicit markers gave it (false when the ProfilerStep
--- fallback or "other" did). Updates the series state: call it once for every row, in order.
--- Only backward rows and rows without markers read their time.
+-- fallback or "other" did); for a backward row also whether later backward rows of its step
+-- and series can change any answer no more (true: they need not be seen). Updates the series
+-- state: call it once for every row, in order. Only backward rows and rows without markers
+-- read their time.
 function phase.detect(row)
   local p = phase.explicit(row)
   if p == "optimizer" then
     return p, true
   elseif p == "backward" then
     local ts = row.ts_ns
-    series_state(row, ts).backward_ts = ts
+    local s = series_state(row, ts)
+    s.backward_ts = ts
     forget_fallback()
-    return p, true
+    -- Later backward rows of the step change no answer once the series has forward markers
+    -- (no fallback) or a backward came after the step's first unmarked allocation: the
+    -- third value says the answer may then be remembered.
+    local step = row.step_ts or row.step
+    local start = step ~= nil and s.step_start[step] or nil
+    return p, true, s.marked or (start ~= nil and ts >= start)
   elseif p == "forward" then
     local s = series_state(row)
     if not s.marked then
@@ -242,8 +250,8 @@ end
 phase.cache_by = { phase.explicit, "step_ts", "step", "series_id" }
 
 function phase.classify(row)
-  local p = phase.detect(row)
-  return p, p ~= "backward"
+  local p, _, settled = phase.detect(row)
+  return p, p ~= "backward" or settled
 end
 
 return phase
