@@ -57,6 +57,19 @@ describe("hmem.rules.phase through its memo", function()
     return testing.row(t)
   end
 
+  it("sees a backward row while it can still change the step's answers (issue 19)", function()
+    phase.reset()
+    local pack = testing.load(phase)
+    local mm = { name = "aten::mm", cat = "cpu_op" }
+    local bwd = { name = "autograd::engine::evaluate_function: MmBackward0", cat = "cpu_op" }
+    -- a backward before the step's first unmarked allocation settles nothing
+    assert.are.equal("backward", pack.classify(step("ProfilerStep#1", 10, { stack = { bwd } })))
+    assert.are.equal("forward", pack.classify(step("ProfilerStep#1", 11, { stack = { mm } })))
+    -- the same key as the first row: it must be seen, and turn the step's answers to other
+    assert.are.equal("backward", pack.classify(step("ProfilerStep#1", 12, { stack = { bwd } })))
+    assert.are.equal("other", pack.classify(step("ProfilerStep#1", 13, { stack = { mm } })))
+  end)
+
   it("turns the fallback's remembered forward into other once backward runs in the step", function()
     local pack = testing.load(phase)
     local ops = { { name = "aten::mm", cat = "cpu_op" } }
@@ -68,7 +81,7 @@ describe("hmem.rules.phase through its memo", function()
     assert.are.equal("other", pack.classify(step("ProfilerStep#1", 13, { stack = { ops[1] } })))
   end)
 
-  it("keys on its markers (a key function of its view), and never remembers a backward row", function()
+  it("keys on its markers (a key function of its view); a backward row that can still move the state is not remembered", function()
     assert.are.equal(phase.explicit, phase.cache_by[1])
     assert.are.equal("function", type(phase.view))
     local _, remember = phase.classify(testing.row { ops = { "autograd::engine::evaluate_function: MmBackward0" } })
