@@ -35,19 +35,22 @@ static uint8_t *room(hm_pack *p, size_t len)
 static hm_packblk encode(hm_pack *p, const int64_t *v)
 {
 	hm_packblk k = {INT64_MIN, NULL, 0, 0};
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	int some = 0;
+	int64_t lo = INT64_MAX, hi = INT64_MIN; /* HM_NONE is INT64_MIN: it never raises hi */
+	size_t nnone = 0;
 	for (size_t r = 0; r < HM_PACK_ROWS; r++) {
-		if (v[r] == INT64_MIN) {
-			k.none = 1;
-			continue;
-		}
-		some = 1;
 		lo = v[r] < lo ? v[r] : lo;
 		hi = v[r] > hi ? v[r] : hi;
 	}
-	if (!some || (!k.none && lo == hi)) { /* one value in every row (HM_NONE included) */
-		k.base = some ? lo : INT64_MIN, k.none = 0;
+	if (lo == INT64_MIN) { /* some rows are HM_NONE: the smallest of the others */
+		lo = INT64_MAX;
+		for (size_t r = 0; r < HM_PACK_ROWS; r++) {
+			nnone += v[r] == INT64_MIN;
+			lo = v[r] != INT64_MIN && v[r] < lo ? v[r] : lo;
+		}
+	}
+	k.none = nnone > 0;
+	if (nnone == HM_PACK_ROWS || (!k.none && lo == hi)) { /* one value in every row (HM_NONE included) */
+		k.base = k.none ? INT64_MIN : lo, k.none = 0;
 		return k;
 	}
 	uint64_t span = (uint64_t)hi - (uint64_t)lo + k.none; /* the largest code: wraps only past 2^64 - 1 */
@@ -61,28 +64,39 @@ static hm_packblk encode(hm_pack *p, const int64_t *v)
 		return k;
 	}
 	uint64_t code = UINT64_MAX >> (64 - 8 * k.w);
-	for (size_t r = 0; r < HM_PACK_ROWS; r++) {
-		uint64_t o = v[r] == INT64_MIN ? code : (uint64_t)v[r] - (uint64_t)lo;
-		switch (k.w) {
-		case 1: k.off[r] = (uint8_t)o; break;
-		case 2: { uint16_t x = (uint16_t)o; memcpy(k.off + 2 * r, &x, 2); } break;
-		default: { uint32_t x = (uint32_t)o; memcpy(k.off + 4 * r, &x, 4); } break;
-		}
+#define OFFSETS(type)                                                                                   \
+	for (size_t r = 0; r < HM_PACK_ROWS; r++) {                                                     \
+		type x = (type)(v[r] == INT64_MIN ? code : (uint64_t)v[r] - (uint64_t)lo);              \
+		memcpy(k.off + sizeof x * r, &x, sizeof x);                                             \
 	}
+	if (k.w == 1)
+		OFFSETS(uint8_t)
+	else if (k.w == 2)
+		OFFSETS(uint16_t)
+	else
+		OFFSETS(uint32_t)
+#undef OFFSETS
 	return k;
+}
+
+void hm_pack_open(hm_pack *p)
+{
+	size_t b = p->n / HM_PACK_ROWS;
+	hm_grow(&p->blk, &p->capblk, b + 1, sizeof *p->blk);
+	if (!p->tail)
+		p->tail = hm_xrealloc(NULL, HM_PACK_ROWS * sizeof *p->tail);
+	p->blk[b] = (hm_packblk){0, (uint8_t *)p->tail, 8, 0};
 }
 
 void hm_pack_flush(hm_pack *p)
 {
-	size_t b = p->n / HM_PACK_ROWS - 1;
-	hm_grow(&p->blk, &p->capblk, b + 1, sizeof *p->blk);
-	p->blk[b] = encode(p, p->tail);
+	p->blk[p->n / HM_PACK_ROWS - 1] = encode(p, p->tail);
 }
 
 void hm_pack_set(hm_pack *p, size_t i, int64_t v)
 {
 	size_t b = i / HM_PACK_ROWS;
-	if (b == p->n / HM_PACK_ROWS) {
+	if (p->blk[b].off == (uint8_t *)p->tail) {
 		p->tail[i % HM_PACK_ROWS] = v;
 		return;
 	}
@@ -109,7 +123,7 @@ size_t hm_pack_bytes(const hm_pack *p)
 
 void hm_pack_fit(hm_pack *p)
 {
-	size_t nb = p->n / HM_PACK_ROWS;
+	size_t nb = (p->n + HM_PACK_ROWS - 1) / HM_PACK_ROWS;
 	if (p->capblk > nb) { /* a block of its size: shrunk in place, a small one leaves a hole */
 		hm_packblk *q = hm_xrealloc(NULL, (nb ? nb : 1) * sizeof *q);
 		memcpy(q, p->blk, nb * sizeof *q);
@@ -124,5 +138,6 @@ void hm_pack_free(hm_pack *p)
 		free(p->chunk[i]);
 	free(p->chunk);
 	free(p->blk);
+	free(p->tail);
 	memset(p, 0, sizeof *p);
 }

@@ -4,7 +4,8 @@
  * are close (a running total, a counter, a value that seldom changes) take 0 to 4 bytes a
  * row instead of 8, and a block that does not fit costs only itself. Plain C, no Lua.
  *
- * Rows are appended in order; the block being filled stays as values until its 64th row.
+ * Rows are appended in order; the block being filled stays as values (a block of width 8
+ * over tail) until its 64th row.
  * Reading a row is a few instructions (hm_pack_get); hm_pack_set rewrites one (tests,
  * and a window that moves rows). Encoded blocks live in chunks that are never moved, so
  * appending never copies what is there.
@@ -31,14 +32,15 @@ typedef struct hm_pack {
 	size_t n;             /* rows */
 	hm_packblk *blk;      /* n / HM_PACK_ROWS encoded blocks */
 	size_t capblk;
-	int64_t tail[HM_PACK_ROWS]; /* the rows of the block being filled, as values */
+	int64_t *tail;        /* the rows of the block being filled, as values */
 	uint8_t **chunk;      /* where the offsets live */
 	size_t nchunk, capchunk, chunksz, used; /* the last chunk's size, and bytes taken in it */
 } hm_pack;
 
 /* Room for about rows rows (a guess; appends grow past it). */
 void hm_pack_reserve(hm_pack *p, size_t rows);
-/* Encodes the full tail block (hm_pack_add calls it). */
+/* Opens a block for row n, and encodes the full tail block (hm_pack_add calls them). */
+void hm_pack_open(hm_pack *p);
 void hm_pack_flush(hm_pack *p);
 void hm_pack_free(hm_pack *p);
 /* Gives back the room reserved past the rows there are. */
@@ -52,6 +54,8 @@ size_t hm_pack_bytes(const hm_pack *p);
 
 static inline void hm_pack_add(hm_pack *p, int64_t v)
 {
+	if (p->n % HM_PACK_ROWS == 0)
+		hm_pack_open(p);
 	p->tail[p->n % HM_PACK_ROWS] = v;
 	if (++p->n % HM_PACK_ROWS == 0)
 		hm_pack_flush(p);
@@ -59,10 +63,8 @@ static inline void hm_pack_add(hm_pack *p, int64_t v)
 
 static inline int64_t hm_pack_get(const hm_pack *p, size_t i)
 {
-	size_t b = i / HM_PACK_ROWS, r = i % HM_PACK_ROWS;
-	if (b == p->n / HM_PACK_ROWS)
-		return p->tail[r];
-	const hm_packblk *k = &p->blk[b];
+	size_t r = i % HM_PACK_ROWS;
+	const hm_packblk *k = &p->blk[i / HM_PACK_ROWS];
 	uint64_t o;
 	switch (k->w) {
 	case 0: return k->base;
@@ -71,7 +73,7 @@ static inline int64_t hm_pack_get(const hm_pack *p, size_t i)
 	case 4: { uint32_t x; memcpy(&x, k->off + 4 * r, 4); o = x; } break;
 	default: { int64_t x; memcpy(&x, k->off + 8 * r, 8); return x; }
 	}
-	if (k->none && o == (UINT64_MAX >> (64 - 8 * k->w)))
+	if (o == ((uint64_t)k->none << 8 * k->w) - 1) /* without none: UINT64_MAX, never an offset */
 		return INT64_MIN; /* HM_NONE */
 	return (int64_t)((uint64_t)k->base + o);
 }

@@ -351,6 +351,50 @@ static void test_jscan(void)
 	check(bad == t + 8, "jscan: a missing comma is reported where it is missing", "at %td", bad ? bad - t : -1);
 }
 
+/* A packed column gives back every value it was given, whatever the spread of a block:
+ * one value, HM_NONE among others, the widths 1 to 4 at their limits, and spans past
+ * int64 (issue 19: the store keeps its totals packed). Checked against a plain array. */
+static void test_pack(void)
+{
+	enum { N = 64 * 40 + 17 };
+	static int64_t want[N];
+	hm_pack p = {0};
+	uint64_t x = 88172645463325252u;
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t b = i / 64;
+		int64_t base = (int64_t)(b * 1000003u) - 500000;
+		static const uint64_t spread[] = {0, 1, 255, 254, 256, 65535, 65534, 65536, UINT32_MAX - 1, UINT32_MAX,
+						  (uint64_t)UINT32_MAX + 1, UINT64_MAX};
+		uint64_t s = spread[b % 12];
+		int64_t v = s == UINT64_MAX ? (int64_t)x : (int64_t)((uint64_t)base + (s ? x % (s + 1) : 0));
+		if (i % 64 == 0 && s && s != UINT64_MAX)
+			v = base + (int64_t)s; /* the largest offset of the width is there */
+		if (i % 64 == 1)
+			v = base;
+		if (b % 5 == 1 && i % 64 == 5)
+			v = HM_NONE;
+		if (b == 13 || (b == 14 && i % 2))
+			v = b == 13 ? HM_NONE : INT64_MAX;
+		want[i] = v;
+		hm_pack_add(&p, v);
+	}
+	size_t bad = N;
+	for (size_t i = 0; i < N; i++)
+		if (hm_pack_get(&p, i) != want[i] && bad == N)
+			bad = i;
+	check(bad == N, "pack: every value read back", "row %zu", bad);
+	hm_pack_set(&p, 70, INT64_MIN + 1), want[70] = INT64_MIN + 1;
+	hm_pack_set(&p, N - 1, 5), want[N - 1] = 5;
+	hm_pack_fit(&p);
+	int64_t *all = hm_xrealloc(NULL, N * sizeof *all);
+	hm_pack_copy(&p, all);
+	check(memcmp(all, want, sizeof want) == 0, "pack: rows set after the fact, then the room given back", "differ");
+	check(hm_pack_bytes(&p) < N * 8, "pack: takes less than the plain column", "%zu bytes", hm_pack_bytes(&p));
+	free(all);
+	hm_pack_free(&p);
+}
+
 /* The store grows its columns together and keeps what was appended (issue 13). */
 static void test_store(void)
 {
@@ -2493,6 +2537,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_numbers();
 	test_jscan();
+	test_pack();
 	test_store();
 	test_format();
 	test_strtab();
