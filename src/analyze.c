@@ -505,8 +505,8 @@ static void fit_columns(hm_trace *t)
 	}
 }
 
-/* Once split has run, each event's device is its series': the two device columns (8 of
- * the store's 61 bytes an event, read by nothing later) go back before the analysis adds
+/* Once split has run, each event's device is its series': the two device columns (8 bytes
+ * an event, read by nothing later) go back before the analysis adds
  * its own columns (store.h). */
 static void drop_devices(hm_mem *m)
 {

@@ -15,7 +15,8 @@
  *
  * Growth: columns grow together, doubling from 1024 rows; hm_store_reserve sizes them once
  * from the file's size (address space only until touched, so a generous guess costs
- * nothing). Nothing is shrunk to fit: untouched room takes no memory, and shrinking copies. */
+ * nothing). Nothing is shrunk to fit: untouched room takes no memory, and shrinking copies.
+ * The packed columns (pack.h) grow by blocks of 64 rows and never copy. */
 #ifndef HM_STORE_H
 #define HM_STORE_H
 
