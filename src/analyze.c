@@ -236,7 +236,6 @@ static void steps(hm_file *f, const uint32_t *order)
 	const hm_slices *o = &t->sl;
 	const hm_mem *m = &t->mem;
 	f->step_of = hm_xrealloc(NULL, m->n * sizeof *f->step_of);
-	f->step_ts_of = hm_xrealloc(NULL, m->n * sizeof *f->step_ts_of);
 	int32_t *name_step = hm_xcalloc(t->names.n, sizeof *name_step);
 	for (size_t i = 0; i < t->names.n; i++) {
 		const char *s = t->names.str[i];
@@ -256,6 +255,10 @@ static void steps(hm_file *f, const uint32_t *order)
 		}
 	if (n)
 		qsort(st, n, sizeof *st, cmp_step);
+	f->step_n = hm_xrealloc(NULL, (n ? n : 1) * sizeof *f->step_n);
+	f->step_ts = hm_xrealloc(NULL, (n ? n : 1) * sizeof *f->step_ts);
+	for (size_t k = 0; k < n; k++)
+		f->step_n[k] = st[k].n, f->step_ts[k] = st[k].ts;
 	/* The events come in time order, so each process's first step after the event
 	 * (in st's order) only moves forward: at[p], from its first step. Processes seen
 	 * only now (ids from np on) have no steps. */
@@ -265,7 +268,6 @@ static void steps(hm_file *f, const uint32_t *order)
 	for (size_t b = 0; b < m->n; b++) {
 		uint32_t i = order[b], p = pid_of(&pids, pid, t, m->thread[i]);
 		f->step_of[i] = -1;
-		f->step_ts_of[i] = HM_NONE;
 		if (p >= np)
 			continue;
 		size_t k = at[p];
@@ -273,7 +275,7 @@ static void steps(hm_file *f, const uint32_t *order)
 			k++;
 		at[p] = k;
 		if (k && st[k - 1].pid == p && st[k - 1].end >= m->ts[i])
-			f->step_of[i] = st[k - 1].n, f->step_ts_of[i] = st[k - 1].ts;
+			f->step_of[i] = (int32_t)(k - 1);
 	}
 	free(at);
 	free(st);
@@ -491,10 +493,10 @@ static void fit_columns(hm_trace *t)
 {
 	hm_mem *m = &t->mem;
 	if (m->cap > m->n) {
-		FIT(m->ts, m->n), FIT(m->bytes, m->n), FIT(m->addr, m->n), FIT(m->total_alloc, m->n);
-		FIT(m->total_res, m->n), FIT(m->ev_idx, m->n), FIT(m->thread, m->n), FIT(m->has_addr, m->n);
+		FIT(m->ts, m->n), FIT(m->bytes, m->n), FIT(m->addr, m->n), FIT(m->thread, m->n), FIT(m->has_addr, m->n);
 		m->cap = m->n;
 	}
+	hm_pack_fit(&m->total_alloc), hm_pack_fit(&m->total_res), hm_pack_fit(&m->ev_idx);
 	hm_slices *o = &t->sl;
 	if (o->cap > o->n) {
 		FIT(o->ts, o->n), FIT(o->dur, o->n), FIT(o->name, o->n), FIT(o->thread, o->n);
@@ -503,13 +505,25 @@ static void fit_columns(hm_trace *t)
 	}
 }
 
-/* Once split has run, each event's device is its series': the two device columns (8 of
- * the store's 61 bytes an event, read by nothing later) go back before the analysis adds
+/* Once split has run, each event's device is its series': the two device columns (8 bytes
+ * an event, read by nothing later) go back before the analysis adds
  * its own columns (store.h). */
 static void drop_devices(hm_mem *m)
 {
 	free(m->dev_type), free(m->dev_id);
 	m->dev_type = m->dev_id = NULL;
+}
+
+/* Once the events are paired, Addr is read only to be shown (row.addr, the events CSV):
+ * packed, it takes 4 bytes an event or less where neighbouring events are within 4 GiB of
+ * each other, and goes back before the sweep and the steps add their columns. */
+static void pack_addrs(hm_mem *m)
+{
+	hm_pack_reserve(&m->addrs, m->n);
+	for (size_t i = 0; i < m->n; i++)
+		hm_pack_add(&m->addrs, (int64_t)m->addr[i]);
+	free(m->addr);
+	m->addr = NULL;
 }
 
 hm_file *hm_analyze(hm_trace *t)
@@ -529,6 +543,7 @@ hm_file *hm_analyze(hm_trace *t)
 	drop_devices(m);
 	for (size_t s = 0; s < f->nseries; s++)
 		pair(&f->series[s], m, (int32_t *)tmp);
+	pack_addrs(m);
 	sweep(f, order, tmp);
 	free(tmp); /* before the columns steps adds: the peak is the end of the analysis */
 	steps(f, order);
@@ -557,7 +572,8 @@ void hm_file_free(hm_file *f)
 	free(f->parent);
 	free(f->op_of);
 	free(f->step_of);
-	free(f->step_ts_of);
+	free(f->step_n);
+	free(f->step_ts);
 	hm_trace_free(f->t);
 	free(f);
 }

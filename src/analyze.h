@@ -101,8 +101,10 @@ typedef struct hm_file {
 	int32_t *inner_of;  /* mem index -> innermost enclosing host slice of any kind, or -1 */
 	int32_t *parent;    /* slice -> innermost slice containing its start (earlier in sweep order), or -1 */
 	int32_t *op_of;     /* mem index -> innermost enclosing op slice, or -1 */
-	int32_t *step_of;   /* mem index -> N of the ProfilerStep#N running then in its process, or -1 */
-	int64_t *step_ts_of; /* mem index -> start of that step slice, HM_NONE */
+	int32_t *step_of;   /* mem index -> the ProfilerStep#N slice running then in its process (an
+			     * index in step_n and step_ts), or -1: read with hm_step_of */
+	int32_t *step_n;    /* by step slice: its N */
+	int64_t *step_ts;   /* by step slice: its start */
 	int64_t win_from, win_to; /* --steps / --from --to (window.c): the window's ns, both
 				   * HM_NONE without one */
 	size_t oom_elsewhere; /* [OutOfMemory] events in no series: on a device without memory
@@ -114,6 +116,18 @@ typedef struct hm_file {
 /* Analyse t (the file takes ownership of t). Series are ordered by device type, then id. */
 hm_file *hm_analyze(hm_trace *t);
 void hm_file_free(hm_file *f);
+
+/* N of the ProfilerStep#N slice running in memory event i's process, or -1; its start
+ * (HM_NONE without one). */
+static inline int32_t hm_step_of(const hm_file *f, uint32_t i)
+{
+	return f->step_of[i] < 0 ? -1 : f->step_n[f->step_of[i]];
+}
+
+static inline int64_t hm_step_ts_of(const hm_file *f, uint32_t i)
+{
+	return f->step_of[i] < 0 ? HM_NONE : f->step_ts[f->step_of[i]];
+}
 
 static inline enum hm_kind hm_kind_of(int64_t bytes)
 {

@@ -98,15 +98,32 @@ static void values_at(const hm_series *s, const hm_mem *m, size_t ncats, const l
 	free(val);
 }
 
-/* The device's allocated total after each position: tot[k + 1] after event k, tot[0]
- * before the first. */
+/* The device's allocated total before every TOT_EVERY-th position: tot[j] before position
+ * j * TOT_EVERY. Kept sparse: a total per event would be 8 bytes an event for the few
+ * positions that steps and OOMs ask about (total_after). */
+#define TOT_EVERY 64
+
 static int64_t *totals(const hm_series *s, const hm_mem *m)
 {
-	int64_t *tot = hm_xrealloc(NULL, (s->n + 1) * sizeof *tot);
-	tot[0] = s->start_bytes;
-	for (size_t k = 0; k < s->n; k++)
-		tot[k + 1] = tot[k] + m->bytes[s->ev[k]];
+	int64_t *tot = hm_xrealloc(NULL, (s->n / TOT_EVERY + 1) * sizeof *tot), run = s->start_bytes;
+	for (size_t k = 0; k < s->n; k++) {
+		if (k % TOT_EVERY == 0)
+			tot[k / TOT_EVERY] = run;
+		run += m->bytes[s->ev[k]];
+	}
+	if (s->n % TOT_EVERY == 0)
+		tot[s->n / TOT_EVERY] = run;
 	return tot;
+}
+
+/* The allocated total after position k (before the first event for k = -1). */
+static int64_t total_after(const hm_series *s, const hm_mem *m, const int64_t *tot, long k)
+{
+	size_t to = (size_t)(k + 1), i = to / TOT_EVERY * TOT_EVERY;
+	int64_t run = tot[to / TOT_EVERY];
+	for (; i < to; i++)
+		run += m->bytes[s->ev[i]];
+	return run;
 }
 
 static void explain_steps(hm_series *s, const hm_mem *m, const stepslice *ss, size_t nss, const int64_t *tot, size_t ncats)
@@ -120,12 +137,14 @@ static void explain_steps(hm_series *s, const hm_mem *m, const stepslice *ss, si
 		hm_step *st = &s->steps[i];
 		long ks = before(s, m, ss[i].ts), ke = hm_explain_at(s, m, ss[i].end);
 		st->step = ss[i].n, st->start_ts = ss[i].ts, st->end_ts = ss[i].end;
-		st->start_bytes = tot[ks + 1], st->end_bytes = tot[ke + 1];
+		st->start_bytes = total_after(s, m, tot, ks), st->end_bytes = total_after(s, m, tot, ke);
 		st->growth_bytes = st->end_bytes - st->start_bytes;
 		st->peak_bytes = st->start_bytes, st->peak_ts = st->start_ts;
+		int64_t run = st->start_bytes;
 		for (long k = ks + 1; k <= ke; k++) {
-			if (tot[k + 1] > st->peak_bytes)
-				st->peak_bytes = tot[k + 1], st->peak_ts = m->ts[s->ev[k]];
+			run += m->bytes[s->ev[k]];
+			if (run > st->peak_bytes)
+				st->peak_bytes = run, st->peak_ts = m->ts[s->ev[k]];
 			if (m->bytes[s->ev[k]] > 0 && s->partner[k] < 0)
 				st->survivors_bytes += m->bytes[s->ev[k]];
 		}
@@ -232,7 +251,7 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	for (size_t i = 0; i < s->nooms; i++) {
 		hm_oom *o = &s->ooms[i];
 		o->k = hm_explain_at(s, m, o->ts);
-		o->allocated = tot[o->k + 1];
+		o->allocated = total_after(s, m, tot, o->k);
 		for (size_t k = (size_t)(o->k + 1); k < s->n; k++)
 			if (m->bytes[s->ev[k]] < 0)
 				o->freed_after -= m->bytes[s->ev[k]];
@@ -253,7 +272,7 @@ static void explain_reserved(hm_series *s, const hm_mem *m)
 		return;
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
-		int64_t g = gap(m->total_res[e], m->total_alloc[e]);
+		int64_t g = gap(hm_mem_total_res(m, e), hm_mem_total_alloc(m, e));
 		if (g == HM_NONE)
 			continue;
 		if (s->max_reserved_unallocated == HM_NONE || g > s->max_reserved_unallocated)

@@ -326,7 +326,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_BYTES: set_int(v, b < 0 ? -b : b); break;
 	case HM_F_KIND: set_str(v, b < 0 ? "free" : "alloc", b < 0 ? 4 : 5); break;
 	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k]; break;
-	case HM_F_ADDR: set_int(v, m->has_addr[e] ? (int64_t)m->addr[e] : HM_NONE); break;
+	case HM_F_ADDR: set_int(v, m->has_addr[e] ? (int64_t)hm_mem_addr(m, e) : HM_NONE); break;
 	case HM_F_DEVICE: set_str(v, r->s->device, strlen(r->s->device)); break;
 	case HM_F_DEVICE_TYPE: set_int(v, r->s->dev_type); break;
 	case HM_F_DEVICE_ID: set_int(v, r->s->dev_id); break;
@@ -334,9 +334,9 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_FILE: set_str(v, t->path, strlen(t->path)); break;
 	case HM_F_PID: thread_part(v, t, m->thread[e], 0); break;
 	case HM_F_TID: thread_part(v, t, m->thread[e], 1); break;
-	case HM_F_EV_IDX: set_int(v, m->ev_idx[e]); break;
-	case HM_F_TOTAL_ALLOC: set_int(v, m->total_alloc[e]); break;
-	case HM_F_TOTAL_RES: set_int(v, m->total_res[e]); break;
+	case HM_F_EV_IDX: set_int(v, hm_mem_ev_idx(m, e)); break;
+	case HM_F_TOTAL_ALLOC: set_int(v, hm_mem_total_alloc(m, e)); break;
+	case HM_F_TOTAL_RES: set_int(v, hm_mem_total_res(m, e)); break;
 	case HM_F_FREE_TS: {
 		uint32_t fe = free_event(r);
 		if (fe != UINT32_MAX)
@@ -361,10 +361,10 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			set_name(v, t, t->sl.name[f->op_of[fe]]);
 		break;
 	}
-	case HM_F_STEP: set_int(v, f->step_of[e] < 0 ? HM_NONE : f->step_of[e]); break;
+	case HM_F_STEP: set_int(v, hm_step_of(f, e) < 0 ? HM_NONE : hm_step_of(f, e)); break;
 	case HM_F_FREE_STEP: {
 		uint32_t fe = free_event(r);
-		set_int(v, fe == UINT32_MAX || f->step_of[fe] < 0 ? HM_NONE : f->step_of[fe]);
+		set_int(v, fe == UINT32_MAX || hm_step_of(f, fe) < 0 ? HM_NONE : hm_step_of(f, fe));
 		break;
 	}
 	case HM_F_MODULE:
@@ -389,8 +389,8 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 		}
 		break;
 	case HM_F_STEP_TS:
-		if (f->step_ts_of[e] != HM_NONE)
-			v->type = HM_V_NUM, v->d = (double)f->step_ts_of[e] / 1000.0;
+		if (hm_step_ts_of(f, e) != HM_NONE)
+			v->type = HM_V_NUM, v->d = (double)hm_step_ts_of(f, e) / 1000.0;
 		break;
 	case HM_F_THREAD: {
 		uint32_t th = m->thread[e];
@@ -408,12 +408,13 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 		break;
 	}
 	case HM_F_SAME_STEP:
-		if (b > 0 && f->step_of[e] >= 0) {
+		if (b > 0 && hm_step_of(f, e) >= 0) {
 			int32_t p = r->s->partner[r->k];
 			uint32_t fe = p >= 0 ? r->s->ev[p] : UINT32_MAX;
 			v->type = HM_V_BOOL;
 			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
-			v->i = fe != UINT32_MAX && f->step_of[fe] == f->step_of[e] && f->step_ts_of[fe] == f->step_ts_of[e] &&
+			v->i = fe != UINT32_MAX && hm_step_of(f, fe) == hm_step_of(f, e) &&
+			       hm_step_ts_of(f, fe) == hm_step_ts_of(f, e) &&
 			       same_pid(t, m->thread[e], m->thread[fe]);
 		}
 		break;

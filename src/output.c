@@ -275,13 +275,13 @@ void hm_write_events(FILE *f, const hm_report *r)
 				csv_event_prefix(f, hf, s, m->ts[e], m->bytes[e]);
 				putc(',', f);
 				if (m->has_addr[e])
-					fprintf(f, "%" PRIu64, m->addr[e]);
+					fprintf(f, "%" PRIu64, hm_mem_addr(m, e));
 				putc(',', f);
-				csv_opt(f, m->total_alloc[e]);
+				csv_opt(f, hm_mem_total_alloc(m, e));
 				putc(',', f);
-				csv_opt(f, m->total_res[e]);
+				csv_opt(f, hm_mem_total_res(m, e));
 				putc(',', f);
-				csv_opt(f, m->ev_idx[e]);
+				csv_opt(f, hm_mem_ev_idx(m, e));
 				/* A pid or tid string may hold NUL bytes (\u0000 in the trace): split the
 				 * thread key by its length, not as a C string. */
 				const char *key = t->threads.str[m->thread[e]];

@@ -126,6 +126,15 @@ static void put_strtab(db *d, sqlite3_stmt *st, int64_t idx, const char *name, c
 	free(b);
 }
 
+/* A packed column as the plain int64 column it stands for (the partial's format). */
+static void put_pack(db *d, sqlite3_stmt *st, int64_t idx, const char *name, const hm_pack *p)
+{
+	int64_t *v = hm_xrealloc(NULL, (p->n + 1) * sizeof *v);
+	hm_pack_copy(p, v);
+	row(d, st, "itb", idx, name, (const void *)v, p->n * sizeof *v);
+	free(v);
+}
+
 /* Every column of a trace's store, and the category of each memory event. The analysis
  * has dropped the store's device columns (each event's device is its series'): they are
  * written back from the series, so a merge reads the trace as it was read. */
@@ -139,9 +148,14 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 		for (size_t j = 0; j < f->series[k].n; j++)
 			dtype[f->series[k].ev[j]] = f->series[k].dev_type, did[f->series[k].ev[j]] = f->series[k].dev_id;
 #define COL(name, p, count) row(d, st, "itb", idx, name, (const void *)(p), (size_t)(count) * sizeof *(p))
-	COL("mem.ts", m->ts, n), COL("mem.bytes", m->bytes, n), COL("mem.addr", m->addr, n);
-	COL("mem.total_alloc", m->total_alloc, n), COL("mem.total_res", m->total_res, n);
-	COL("mem.ev_idx", m->ev_idx, n), COL("mem.dev_type", dtype, n), COL("mem.dev_id", did, n);
+	COL("mem.ts", m->ts, n), COL("mem.bytes", m->bytes, n);
+	if (m->addr)
+		COL("mem.addr", m->addr, n);
+	else
+		put_pack(d, st, idx, "mem.addr", &m->addrs);
+	put_pack(d, st, idx, "mem.total_alloc", &m->total_alloc), put_pack(d, st, idx, "mem.total_res", &m->total_res);
+	put_pack(d, st, idx, "mem.ev_idx", &m->ev_idx);
+	COL("mem.dev_type", dtype, n), COL("mem.dev_id", did, n);
 	free(dtype), free(did);
 	COL("mem.thread", m->thread, n), COL("mem.has_addr", m->has_addr, n), COL("mem.category", catev, n);
 	const hm_slices *s = &t->sl;
@@ -477,6 +491,15 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	free(sc);
 }
 
+/* A plain int64 column into a packed one. */
+static void get_pack(const blobs *b, const char *name, size_t n, hm_pack *p, int *bad)
+{
+	int64_t *v = column(b, name, n, sizeof *v, bad);
+	for (size_t i = 0; i < n; i++)
+		hm_pack_add(p, v[i]);
+	free(v);
+}
+
 /* The trace from its row in files and its blobs. */
 static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, int *bad)
 {
@@ -503,9 +526,9 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 	GET(m->ts, "mem.ts", n);
 	GET(m->bytes, "mem.bytes", n);
 	GET(m->addr, "mem.addr", n);
-	GET(m->total_alloc, "mem.total_alloc", n);
-	GET(m->total_res, "mem.total_res", n);
-	GET(m->ev_idx, "mem.ev_idx", n);
+	get_pack(b, "mem.total_alloc", n, &m->total_alloc, bad);
+	get_pack(b, "mem.total_res", n, &m->total_res, bad);
+	get_pack(b, "mem.ev_idx", n, &m->ev_idx, bad);
 	GET(m->dev_type, "mem.dev_type", n);
 	GET(m->dev_id, "mem.dev_id", n);
 	GET(m->thread, "mem.thread", n);

@@ -15,11 +15,13 @@
  *
  * Growth: columns grow together, doubling from 1024 rows; hm_store_reserve sizes them once
  * from the file's size (address space only until touched, so a generous guess costs
- * nothing). Nothing is shrunk to fit: untouched room takes no memory, and shrinking copies. */
+ * nothing). Nothing is shrunk to fit: untouched room takes no memory, and shrinking copies.
+ * The packed columns (pack.h) grow by blocks of 64 rows and never copy. */
 #ifndef HM_STORE_H
 #define HM_STORE_H
 
 #include "util.h"
+#include "pack.h"
 
 #include <stdint.h>
 
@@ -37,13 +39,18 @@
 /* hm_store_reserve reserves at most this many rows (3 GB of address space). */
 #define HM_STORE_RESERVE_MAX (UINT64_C(32) << 20)
 
-/* [memory] events, in file order (struct of arrays; index = file order). */
+/* [memory] events, in file order (struct of arrays; index = file order). The trace's
+ * totals and Ev Idx are packed (pack.h: a running total, a value that seldom changes and a
+ * counter take 0 to 4 bytes an event, not 8): read them with hm_mem_total_alloc and the
+ * two below. */
 typedef struct hm_mem {
-	size_t n, cap;
+	size_t n, cap;      /* cap: of the plain columns */
 	int64_t *ts;        /* ns, exact from the decimal text */
 	int64_t *bytes;     /* signed: + allocation, - free */
-	uint64_t *addr;     /* valid where has_addr */
-	int64_t *total_alloc, *total_res, *ev_idx; /* HM_NONE where absent */
+	uint64_t *addr;     /* valid where has_addr; NULL once hm_analyze has paired the events,
+			     * which packs it into addrs: read it with hm_mem_addr */
+	hm_pack addrs;
+	hm_pack total_alloc, total_res, ev_idx; /* HM_NONE where absent */
 	int32_t *dev_type, *dev_id; /* NULL once hm_analyze has split the events by device:
 				     * each series holds its own (analyze.h) */
 	uint32_t *thread;   /* id in hm_trace.threads ("pid\x1ftid") */
@@ -150,12 +157,34 @@ static inline void hm_store_add_mem(hm_trace *t, const hm_mem_event *e)
 	mm->bytes[i] = e->bytes;
 	mm->addr[i] = e->addr;
 	mm->has_addr[i] = (uint8_t)e->has_addr;
-	mm->total_alloc[i] = e->total_alloc;
-	mm->total_res[i] = e->total_res;
-	mm->ev_idx[i] = e->ev_idx;
+	hm_pack_add(&mm->total_alloc, e->total_alloc);
+	hm_pack_add(&mm->total_res, e->total_res);
+	hm_pack_add(&mm->ev_idx, e->ev_idx);
 	mm->dev_type[i] = e->dev_type;
 	mm->dev_id[i] = e->dev_id;
 	mm->thread[i] = e->thread;
+}
+
+/* The Addr of memory event i (valid where has_addr). */
+static inline uint64_t hm_mem_addr(const hm_mem *m, size_t i)
+{
+	return m->addr ? m->addr[i] : (uint64_t)hm_pack_get(&m->addrs, i);
+}
+
+/* Total Allocated, Total Reserved and Ev Idx of memory event i (HM_NONE where absent). */
+static inline int64_t hm_mem_total_alloc(const hm_mem *m, size_t i)
+{
+	return hm_pack_get(&m->total_alloc, i);
+}
+
+static inline int64_t hm_mem_total_res(const hm_mem *m, size_t i)
+{
+	return hm_pack_get(&m->total_res, i);
+}
+
+static inline int64_t hm_mem_ev_idx(const hm_mem *m, size_t i)
+{
+	return hm_pack_get(&m->ev_idx, i);
 }
 
 /* One [OutOfMemory] event (the reader has checked the store's limits on its sizes). */

@@ -19,8 +19,8 @@ static void start_values(hm_series *s, const hm_mem *m)
 		run += m->bytes[e];
 		if (run < min_run)
 			min_run = run;
-		if (first_ta == HM_NONE && m->total_alloc[e] != HM_NONE)
-			first_ta = m->total_alloc[e], run_at_ta = run;
+		if (first_ta == HM_NONE && (first_ta = hm_mem_total_alloc(m, e)) != HM_NONE)
+			run_at_ta = run;
 	}
 	int64_t b0;
 	if (first_ta != HM_NONE)
@@ -74,7 +74,7 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 		}
 		if (it.total > s->peak)
 			s->peak = it.total, s->peak_k = it.k;
-		int64_t ta = m->total_alloc[it.e];
+		int64_t ta = hm_mem_total_alloc(m, it.e);
 		if (ta != HM_NONE && ta != it.total && s->mismatches++ == 0)
 			s->first_mismatch = it.k;
 		if (it.reserved != HM_NONE && (s->max_reserved == HM_NONE || it.reserved > s->max_reserved))

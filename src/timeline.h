@@ -69,7 +69,7 @@ static inline int hm_replay_next(hm_replay *it)
 	it->bytes = b;
 	it->cat = c;
 	it->total += b;
-	it->reserved = it->m->total_res[e];
+	it->reserved = hm_mem_total_res(it->m, e);
 	if (c >= 0)
 		it->val[c] += b;
 	return 1;

@@ -351,6 +351,50 @@ static void test_jscan(void)
 	check(bad == t + 8, "jscan: a missing comma is reported where it is missing", "at %td", bad ? bad - t : -1);
 }
 
+/* A packed column gives back every value it was given, whatever the spread of a block:
+ * one value, HM_NONE among others, the widths 1 to 4 at their limits, and spans past
+ * int64 (issue 19: the store keeps its totals packed). Checked against a plain array. */
+static void test_pack(void)
+{
+	enum { N = 64 * 40 + 17 };
+	static int64_t want[N];
+	hm_pack p = {0};
+	uint64_t x = 88172645463325252u;
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t b = i / 64;
+		int64_t base = (int64_t)(b * 1000003u) - 500000;
+		static const uint64_t spread[] = {0, 1, 255, 254, 256, 65535, 65534, 65536, UINT32_MAX - 1, UINT32_MAX,
+						  (uint64_t)UINT32_MAX + 1, UINT64_MAX};
+		uint64_t s = spread[b % 12];
+		int64_t v = s == UINT64_MAX ? (int64_t)x : (int64_t)((uint64_t)base + (s ? x % (s + 1) : 0));
+		if (i % 64 == 0 && s && s != UINT64_MAX)
+			v = base + (int64_t)s; /* the largest offset of the width is there */
+		if (i % 64 == 1)
+			v = base;
+		if (b % 5 == 1 && i % 64 == 5)
+			v = HM_NONE;
+		if (b == 13 || (b == 14 && i % 2))
+			v = b == 13 ? HM_NONE : INT64_MAX;
+		want[i] = v;
+		hm_pack_add(&p, v);
+	}
+	size_t bad = N;
+	for (size_t i = 0; i < N; i++)
+		if (hm_pack_get(&p, i) != want[i] && bad == N)
+			bad = i;
+	check(bad == N, "pack: every value read back", "row %zu", bad);
+	hm_pack_set(&p, 70, INT64_MIN + 1), want[70] = INT64_MIN + 1;
+	hm_pack_set(&p, N - 1, 5), want[N - 1] = 5;
+	hm_pack_fit(&p);
+	int64_t *all = hm_xrealloc(NULL, N * sizeof *all);
+	hm_pack_copy(&p, all);
+	check(memcmp(all, want, sizeof want) == 0, "pack: rows set after the fact, then the room given back", "differ");
+	check(hm_pack_bytes(&p) < N * 8, "pack: takes less than the plain column", "%zu bytes", hm_pack_bytes(&p));
+	free(all);
+	hm_pack_free(&p);
+}
+
 /* The store grows its columns together and keeps what was appended (issue 13). */
 static void test_store(void)
 {
@@ -363,7 +407,7 @@ static void test_store(void)
 	}
 	hm_store_name_thread(t, 4, a);
 	int ok = t->mem.n == 3000 && t->mem.cap >= 3000 && t->sl.n == 3000 && t->mem.ts[2999] == 2999 &&
-		 t->mem.bytes[2999] == -64 && t->mem.addr[1500] == 0x1000u + 1500 && t->mem.ev_idx[7] == 7 &&
+		 t->mem.bytes[2999] == -64 && t->mem.addr[1500] == 0x1000u + 1500 && hm_mem_ev_idx(&t->mem, 7) == 7 &&
 		 t->sl.dur[10] == 0 && t->sl.kind[2999] == HM_SL_OP && t->thread_name[4] == a && t->thread_name[0] == UINT32_MAX &&
 		 t->rank == HM_NONE && t->first_ts == HM_NONE;
 	check(ok, "store: appends past the first growth keep every row, negative durations stored as 0", "n=%zu", t->mem.n);
@@ -626,9 +670,9 @@ static void test_trace_generations(void)
 		g_i64(&g, "bytes[0]", t->mem.bytes[0], 4);
 		g_i64(&g, "bytes[1]", t->mem.bytes[1], -4);
 		g_i64(&g, "has_addr[0]", t->mem.has_addr[0], 0);
-		g_i64(&g, "total_alloc[0]", t->mem.total_alloc[0], HM_NONE);
-		g_i64(&g, "total_res[0]", t->mem.total_res[0], HM_NONE);
-		g_i64(&g, "ev_idx[0]", t->mem.ev_idx[0], HM_NONE);
+		g_i64(&g, "total_alloc[0]", hm_mem_total_alloc(&t->mem, 0), HM_NONE);
+		g_i64(&g, "total_res[0]", hm_mem_total_res(&t->mem, 0), HM_NONE);
+		g_i64(&g, "ev_idx[0]", hm_mem_ev_idx(&t->mem, 0), HM_NONE);
 		g_i64(&g, "dev_type[0]", t->mem.dev_type[0], 0);
 		g_i64(&g, "dev_id[0]", t->mem.dev_id[0], -1);
 		g_i64(&g, "dev_type[1]", t->mem.dev_type[1], 1);
@@ -666,14 +710,14 @@ static void test_trace_generations(void)
 		g_i64(&g, "events", (int64_t)t->events, 3);
 		g_i64(&g, "mem.n", (int64_t)t->mem.n, 1);
 		g_i64(&g, "ts", t->mem.ts[0], INT64_C(1669783687404093000));
-		g_i64(&g, "ev_idx", t->mem.ev_idx[0], 7);
+		g_i64(&g, "ev_idx", hm_mem_ev_idx(&t->mem, 0), 7);
 		g_i64(&g, "dev_type", t->mem.dev_type[0], 1);
 		g_i64(&g, "dev_id", t->mem.dev_id[0], 1);
 		g_i64(&g, "has_addr", t->mem.has_addr[0], 1);
 		g_true(&g, t->mem.addr[0] == UINT64_C(139942626263040), "addr %" PRIu64, t->mem.addr[0]);
 		g_i64(&g, "bytes", t->mem.bytes[0], 98566144);
-		g_i64(&g, "total_alloc", t->mem.total_alloc[0], INT64_C(6629508096));
-		g_i64(&g, "total_res", t->mem.total_res[0], INT64_C(12782141440));
+		g_i64(&g, "total_alloc", hm_mem_total_alloc(&t->mem, 0), INT64_C(6629508096));
+		g_i64(&g, "total_res", hm_mem_total_res(&t->mem, 0), INT64_C(12782141440));
 		g_i64(&g, "ops.n", (int64_t)t->sl.n, 1);
 		g_i64(&g, "rank from distributedInfo (over the file name)", t->rank, 1);
 		g_i64(&g, "first_ts", t->first_ts, INT64_C(1669783687404090000));
@@ -698,9 +742,9 @@ static void test_trace_generations(void)
 		g_i64(&g, "mem.n", (int64_t)t->mem.n, 1);
 		g_i64(&g, "ts (exact ns)", t->mem.ts[0], 1419116105360746);
 		g_i64(&g, "dev_type", t->mem.dev_type[0], 6);
-		g_i64(&g, "total_res", t->mem.total_res[0], INT64_C(194000000000));
-		g_i64(&g, "total_alloc", t->mem.total_alloc[0], 4096);
-		g_i64(&g, "ev_idx", t->mem.ev_idx[0], 0);
+		g_i64(&g, "total_res", hm_mem_total_res(&t->mem, 0), INT64_C(194000000000));
+		g_i64(&g, "total_alloc", hm_mem_total_alloc(&t->mem, 0), 4096);
+		g_i64(&g, "ev_idx", hm_mem_ev_idx(&t->mem, 0), 0);
 		g_true(&g, t->mem.addr[0] == UINT64_C(140000000000000), "addr %" PRIu64, t->mem.addr[0]);
 		g_i64(&g, "host slices (cpu_op and one other host slice)", (int64_t)t->sl.n, 2);
 		g_i64(&g, "slice 0 is an op", t->sl.kind[0], HM_SL_OP);
@@ -960,7 +1004,7 @@ static void test_trace_shapes(void)
 			g_true(&g, t->mem.addr[1] == UINT64_MAX, "addr 2^64-1 -> %" PRIx64, t->mem.addr[1]);
 			g_i64(&g, "bytes 0", t->mem.bytes[1], 0);
 			g_i64(&g, "bytes 1e3", t->mem.bytes[2], 1000);
-			g_i64(&g, "total -0", t->mem.total_alloc[2], 0);
+			g_i64(&g, "total -0", hm_mem_total_alloc(&t->mem, 2), 0);
 		}
 		g_done(&g, "trace: Addr 2^64-1 fits, Bytes 1e3 is 1000");
 		hm_trace_free(t);
@@ -1588,10 +1632,10 @@ static void test_timeline(void)
 			if (s->cat[k] >= 0)
 				v[s->cat[k]] += m->bytes[s->ev[k]];
 			int64_t sum = v[0] + v[1] + v[2] + v[3];
-			if (m->total_alloc[s->ev[k]] != HM_NONE) {
+			if (hm_mem_total_alloc(m, s->ev[k]) != HM_NONE) {
 				char w[48];
 				snprintf(w, sizeof w, "sum after event %zu", k);
-				g_i64(&g, w, sum, m->total_alloc[s->ev[k]]);
+				g_i64(&g, w, sum, hm_mem_total_alloc(m, s->ev[k]));
 			}
 		}
 		g_done(&g, "timeline: replaying the categories gives Total Allocated after every event (rule 6)");
@@ -1604,9 +1648,9 @@ static void test_timeline(void)
 			int ok = it.k == -1 && it.total == 1000 && it.reserved == HM_NONE && rv[0] == 700 && rv[2] == 300;
 			size_t states = 0;
 			while (hm_replay_next(&it)) {
-				int64_t sum = rv[0] + rv[1] + rv[2] + rv[3], ta = m->total_alloc[it.e];
+				int64_t sum = rv[0] + rv[1] + rv[2] + rv[3], ta = hm_mem_total_alloc(m, it.e);
 				ok &= it.k == (long)states++ && it.ts == m->ts[it.e] && sum == it.total && (ta == HM_NONE || ta == sum);
-				ok &= it.reserved == m->total_res[it.e] && it.kind == hm_kind_of(it.bytes);
+				ok &= it.reserved == hm_mem_total_res(m, it.e) && it.kind == hm_kind_of(it.bytes);
 			}
 			check(ok && states == s->n && it.total == s->end_bytes,
 			      "timeline: hm_replay gives the start, then every event's state (issue 13)", "states=%zu", states);
@@ -1657,8 +1701,8 @@ static void test_timeline(void)
 
 		/* Rule 6 counting: change two totals, the series must report them. */
 		m = &f->t->mem;
-		f->t->mem.total_alloc[s->ev[4]] = 1199;
-		f->t->mem.total_alloc[s->ev[5]] = 1;
+		hm_pack_set(&f->t->mem.total_alloc, s->ev[4], 1199);
+		hm_pack_set(&f->t->mem.total_alloc, s->ev[5], 1);
 		hm_timeline(s, m, NC);
 		check(s->mismatches == 2 && s->first_mismatch == 4,
 		      "timeline: events whose Total Allocated differs from the device total are counted, the first is kept",
@@ -2259,7 +2303,7 @@ static int same_trace(grp *g, const hm_trace *a, const hm_trace *b)
 	const hm_mem *x = &a->mem, *y = &b->mem;
 	for (size_t i = 0; i < x->n; i++)
 		if (!g_true(g, x->ts[i] == y->ts[i] && x->bytes[i] == y->bytes[i] && x->addr[i] == y->addr[i] &&
-				       x->total_alloc[i] == y->total_alloc[i] && x->total_res[i] == y->total_res[i] &&
+				       hm_mem_total_alloc(x, i) == hm_mem_total_alloc(y, i) && hm_mem_total_res(x, i) == hm_mem_total_res(y, i) &&
 				       x->dev_type[i] == y->dev_type[i] && x->dev_id[i] == y->dev_id[i] &&
 				       x->has_addr[i] == y->has_addr[i] &&
 				       strcmp(a->threads.str[x->thread[i]], b->threads.str[y->thread[i]]) == 0,
@@ -2493,6 +2537,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_numbers();
 	test_jscan();
+	test_pack();
 	test_store();
 	test_format();
 	test_strtab();

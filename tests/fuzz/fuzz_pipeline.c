@@ -88,8 +88,8 @@ static int same_trace(const hm_trace *a, const hm_trace *b)
 		return 0;
 	for (size_t i = 0; i < x->n; i++)
 		if (x->ts[i] != y->ts[i] || x->bytes[i] != y->bytes[i] || x->has_addr[i] != y->has_addr[i] ||
-		    (x->has_addr[i] && x->addr[i] != y->addr[i]) || x->total_alloc[i] != y->total_alloc[i] ||
-		    x->total_res[i] != y->total_res[i] || x->ev_idx[i] != y->ev_idx[i] || x->dev_type[i] != y->dev_type[i] ||
+		    (x->has_addr[i] && x->addr[i] != y->addr[i]) || hm_mem_total_alloc(x, i) != hm_mem_total_alloc(y, i) ||
+		    hm_mem_total_res(x, i) != hm_mem_total_res(y, i) || hm_mem_ev_idx(x, i) != hm_mem_ev_idx(y, i) || x->dev_type[i] != y->dev_type[i] ||
 		    x->dev_id[i] != y->dev_id[i] || x->thread[i] != y->thread[i])
 			return 0;
 	const hm_slices *o = &a->sl, *p = &b->sl;

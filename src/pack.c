@@ -1,0 +1,143 @@
+/* Packed int64 columns (see pack.h). */
+#include "pack.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+/* Offsets go to chunks that double from CHUNK_MIN (a small trace takes a little) to
+ * CHUNK_MAX, below the huge-page size: a column's last chunk costs only the pages it has
+ * touched. A block takes at most 512 bytes of one. */
+#define CHUNK_MIN (1u << 10)
+#define CHUNK_MAX (256u << 10)
+
+void hm_pack_reserve(hm_pack *p, size_t rows)
+{
+	hm_grow(&p->blk, &p->capblk, rows / HM_PACK_ROWS + 1, sizeof *p->blk);
+}
+
+/* Room for len bytes of offsets. */
+static uint8_t *room(hm_pack *p, size_t len)
+{
+	if (!p->nchunk || p->used + len > p->chunksz) {
+		p->chunksz = !p->nchunk ? CHUNK_MIN : p->chunksz < CHUNK_MAX ? 2 * p->chunksz : CHUNK_MAX;
+		hm_grow(&p->chunk, &p->capchunk, p->nchunk + 1, sizeof *p->chunk);
+		p->chunk[p->nchunk++] = hm_xrealloc(NULL, p->chunksz);
+		p->used = 0;
+	}
+	uint8_t *q = p->chunk[p->nchunk - 1] + p->used;
+	p->used += len;
+	return q;
+}
+
+/* The block of the 64 values v, its offsets written to fresh room. Widths are chosen so
+ * that every offset and the HM_NONE code fit: the span is computed in uint64 (values are
+ * any int64). */
+static hm_packblk encode(hm_pack *p, const int64_t *v)
+{
+	hm_packblk k = {INT64_MIN, NULL, 0, 0};
+	int64_t lo = INT64_MAX, hi = INT64_MIN; /* HM_NONE is INT64_MIN: it never raises hi */
+	size_t nnone = 0;
+	for (size_t r = 0; r < HM_PACK_ROWS; r++) {
+		lo = v[r] < lo ? v[r] : lo;
+		hi = v[r] > hi ? v[r] : hi;
+	}
+	if (lo == INT64_MIN) { /* some rows are HM_NONE: the smallest of the others */
+		lo = INT64_MAX;
+		for (size_t r = 0; r < HM_PACK_ROWS; r++) {
+			nnone += v[r] == INT64_MIN;
+			lo = v[r] != INT64_MIN && v[r] < lo ? v[r] : lo;
+		}
+	}
+	k.none = nnone > 0;
+	if (nnone == HM_PACK_ROWS || (!k.none && lo == hi)) { /* one value in every row (HM_NONE included) */
+		k.base = k.none ? INT64_MIN : lo, k.none = 0;
+		return k;
+	}
+	uint64_t span = (uint64_t)hi - (uint64_t)lo + k.none; /* the largest code: wraps only past 2^64 - 1 */
+	k.w = span <= UINT8_MAX && span >= (uint64_t)k.none ? 1 : span <= UINT16_MAX && span >= (uint64_t)k.none ? 2
+	      : span <= UINT32_MAX && span >= (uint64_t)k.none ? 4 : 8;
+	k.base = lo;
+	k.off = room(p, (size_t)k.w * HM_PACK_ROWS);
+	if (k.w == 8) {
+		memcpy(k.off, v, 8 * HM_PACK_ROWS);
+		k.none = 0;
+		return k;
+	}
+	uint64_t code = UINT64_MAX >> (64 - 8 * k.w);
+#define OFFSETS(type)                                                                                   \
+	for (size_t r = 0; r < HM_PACK_ROWS; r++) {                                                     \
+		type x = (type)(v[r] == INT64_MIN ? code : (uint64_t)v[r] - (uint64_t)lo);              \
+		memcpy(k.off + sizeof x * r, &x, sizeof x);                                             \
+	}
+	if (k.w == 1)
+		OFFSETS(uint8_t)
+	else if (k.w == 2)
+		OFFSETS(uint16_t)
+	else
+		OFFSETS(uint32_t)
+#undef OFFSETS
+	return k;
+}
+
+void hm_pack_open(hm_pack *p)
+{
+	size_t b = p->n / HM_PACK_ROWS;
+	hm_grow(&p->blk, &p->capblk, b + 1, sizeof *p->blk);
+	if (!p->tail)
+		p->tail = hm_xrealloc(NULL, HM_PACK_ROWS * sizeof *p->tail);
+	p->blk[b] = (hm_packblk){0, (uint8_t *)p->tail, 8, 0};
+}
+
+void hm_pack_flush(hm_pack *p)
+{
+	p->blk[p->n / HM_PACK_ROWS - 1] = encode(p, p->tail);
+}
+
+void hm_pack_set(hm_pack *p, size_t i, int64_t v)
+{
+	size_t b = i / HM_PACK_ROWS;
+	if (p->blk[b].off == (uint8_t *)p->tail) {
+		p->tail[i % HM_PACK_ROWS] = v;
+		return;
+	}
+	int64_t rows[HM_PACK_ROWS];
+	for (size_t r = 0; r < HM_PACK_ROWS; r++)
+		rows[r] = hm_pack_get(p, b * HM_PACK_ROWS + r);
+	rows[i % HM_PACK_ROWS] = v;
+	p->blk[b] = encode(p, rows); /* the old offsets stay in their chunk, unused */
+}
+
+void hm_pack_copy(const hm_pack *p, int64_t *out)
+{
+	for (size_t i = 0; i < p->n; i++)
+		out[i] = hm_pack_get(p, i);
+}
+
+size_t hm_pack_bytes(const hm_pack *p)
+{
+	size_t n = 0;
+	for (size_t i = 0, c = CHUNK_MIN; i < p->nchunk; i++, c = c < CHUNK_MAX ? 2 * c : CHUNK_MAX)
+		n += c;
+	return p->capblk * sizeof *p->blk + n;
+}
+
+void hm_pack_fit(hm_pack *p)
+{
+	size_t nb = (p->n + HM_PACK_ROWS - 1) / HM_PACK_ROWS;
+	if (p->capblk > nb) { /* a block of its size: shrunk in place, a small one leaves a hole */
+		hm_packblk *q = hm_xrealloc(NULL, (nb ? nb : 1) * sizeof *q);
+		memcpy(q, p->blk, nb * sizeof *q);
+		free(p->blk);
+		p->blk = q, p->capblk = nb ? nb : 1;
+	}
+}
+
+void hm_pack_free(hm_pack *p)
+{
+	for (size_t i = 0; i < p->nchunk; i++)
+		free(p->chunk[i]);
+	free(p->chunk);
+	free(p->blk);
+	free(p->tail);
+	memset(p, 0, sizeof *p);
+}
