@@ -43,13 +43,17 @@ static uint32_t code_of(hm_view *v, lua_State *L, const char *kind, const char *
 	uint32_t id = hm_strtab_intern(&v->names, key, len + 1);
 	if (key != stack)
 		free(key);
-	if (id < v->ncode)
+	if (id < v->ncode && v->code[id] != UINT32_MAX)
 		return v->code[id];
+	/* not asked yet (or the asking raised, and a rule's pcall went on): slots up to id
+	 * exist, unasked ones UINT32_MAX */
+	hm_grow(&v->code, &v->code_cap, id + 1, sizeof *v->code);
+	for (; v->ncode <= id; v->ncode++)
+		v->code[v->ncode] = UINT32_MAX;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, v->ref);
 	lua_pushlstring(L, s, len);
 	lua_pushstring(L, kind);
 	lua_call(L, 2, 1);
-	v->calls++;
 	uint32_t code = 0;
 	if (lua_type(L, -1) == LUA_TSTRING) {
 		size_t n;
@@ -65,9 +69,7 @@ static uint32_t code_of(hm_view *v, lua_State *L, const char *kind, const char *
 			   ar.short_src, ar.linedefined, type, kind, lua_tostring(L, -1));
 	}
 	lua_pop(L, 1);
-	hm_grow(&v->code, &v->code_cap, id + 1, sizeof *v->code);
 	v->code[id] = code;
-	v->ncode = id + 1;
 	return code;
 }
 
@@ -164,15 +166,16 @@ int64_t hm_view_of(hm_view *v, lua_State *L, const hm_rowref *r, hm_ctxmemo *mem
 	key[0] = (char)side;
 	memcpy(key + 1, &ctx, sizeof ctx);
 	uint32_t id = hm_strtab_intern(&v->ctxs, key, sizeof key);
-	if (id < v->nctx) {
+	if (id < v->nctx && v->ctx_view[id]) {
 		*recent = (struct hm_view_recent){ctx, side, v->ctx_view[id]};
 		return v->ctx_view[id];
 	}
+	hm_grow(&v->ctx_view, &v->ctx_cap, id + 1, sizeof *v->ctx_view);
+	for (; v->nctx <= id; v->nctx++)
+		v->ctx_view[v->nctx] = 0; /* 0: not worked out (views are from 1) */
 	uint32_t view = view_new(v, L, r, field);
 	*recent = (struct hm_view_recent){ctx, side, view};
-	hm_grow(&v->ctx_view, &v->ctx_cap, id + 1, sizeof *v->ctx_view);
 	v->ctx_view[id] = view;
-	v->nctx = id + 1;
 	return view;
 }
 

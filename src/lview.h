@@ -19,7 +19,7 @@ enum { HM_F_VIEW = HM_F_COUNT + 1, HM_F_FREE_VIEW };
 typedef struct hm_view {
 	int ref;              /* the pack's view function; LUA_NOREF (or 0 when zeroed): none */
 	hm_strtab names;      /* kind letter + name -> id */
-	uint32_t *code;       /* name id -> its code's id in codes + 1; 0: left out */
+	uint32_t *code;       /* name id -> its code's id in codes + 1; 0: left out, UINT32_MAX: not asked */
 	size_t ncode, code_cap;
 	hm_strtab codes;      /* the function's answers */
 	const void *trace;    /* the trace the name-id memo below is for */
@@ -32,12 +32,11 @@ typedef struct hm_view {
 		uint32_t side, view;
 	} recent[1024];
 	hm_strtab ctxs;       /* side letter + context id -> id */
-	uint32_t *ctx_view;   /* ctxs id -> view id */
+	uint32_t *ctx_view;   /* ctxs id -> view id; 0: not worked out */
 	size_t nctx, ctx_cap;
 	hm_strtab seqs;       /* sequences of code ids -> view id - 1 */
 	uint32_t *seq;
 	size_t seq_cap;
-	uint64_t calls;       /* calls of the function */
 } hm_view;
 
 /* HM_F_VIEW or HM_F_FREE_VIEW for their names, else HM_F_NONE. */

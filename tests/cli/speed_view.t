@@ -37,3 +37,8 @@ hmem: tests/tiny/rules/view_number.lua: view must be a function(name, kind), not
 $ hmem run tests/tiny/rules/view_keyfn.lua tests/tiny/y_view_memo.json -q --json $T/keyfn.json
 key function calls: 2
 ? 0
+# A view that raised is asked again (a rule that went on after pcall gets no code that was
+# never given), even after other names were asked.
+$ hmem run tests/tiny/rules/view_pcall.lua tests/tiny/y_view_memo.json -q --json $T/pcall.json
+error view view aten::add view; aten::add asked 2 times
+? 0
