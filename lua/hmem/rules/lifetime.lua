@@ -71,7 +71,7 @@ end
 lifetime.factory = factory
 
 local function is_step(name)
-  return find(name, "^ProfilerStep#%d+$") ~= nil
+  return find(name, "ProfilerStep#", 1, true) == 1 -- as hmem leaves them out of row.context and row.view
 end
 
 -- The position in ops (outermost first) of the op that made the allocation, 0 for none.

@@ -157,7 +157,7 @@ local function is_init_frame(name)
 end
 
 local function is_step(name)
-  return find(name, "^ProfilerStep#%d+$") ~= nil
+  return find(name, "ProfilerStep#", 1, true) == 1 -- as hmem leaves them out of row.context and row.view
 end
 
 -- What one name says, as bits, worked out once per distinct name: a context that is new
@@ -187,7 +187,7 @@ end
 -- (a new Python line or module name each time) share a view, and cache_by answers them.
 local letters = {
   { FSDP, "D" }, { GATHER, "G" }, { RS, "R" }, { ZERO, "Z" }, { ACC, "A" }, { OPT, "O" }, { BACKWARD, "B" },
-  { INIT, "N" }, { STEP, "S" },
+  { INIT, "N" },
 }
 function pytorch.view(name, kind)
   local p = phase.view(name, kind)
@@ -206,8 +206,8 @@ function pytorch.view(name, kind)
   return code ~= "" and code or nil
 end
 
--- What the context of a row says (its op names, annotations, thread), once per
--- row.context: the explicit phase, FSDP collectives, the outermost op.
+-- What the context of a row says (its op names, annotations, thread), once per row.view
+-- (the view keeps all it reads): the explicit phase, FSDP collectives, the outermost op.
 local facts_of = {}
 local function facts(row)
   local c = row.view
@@ -243,7 +243,7 @@ local function facts(row)
 end
 
 -- Whether a module's __init__, reset_parameters or _apply frame encloses the row: asked
--- only of rows never freed, once per context.
+-- only of rows never freed, once per view.
 local init_frame_of = {}
 local function init_frame(row)
   local c = row.view
@@ -282,7 +282,7 @@ local function freed_before_trace(f)
   return "unknown"
 end
 
--- What the ops around an allocation's free say, once per row.free_context.
+-- What the ops around an allocation's free say, once per row.free_view.
 local free_facts_of = {}
 local function free_facts(row)
   local c = row.free_view
