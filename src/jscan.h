@@ -253,8 +253,15 @@ static inline int hm_jscan_not_number(const char *p)
  * syntax error. */
 typedef void (*hm_jscan_member_fn)(void *ud, const char *key, size_t klen, hm_slice val);
 
-static inline __attribute__((always_inline)) const char *hm_jscan_members(const char *p, const char *e, hm_jscan_member_fn fn,
-									    void *ud)
+/* The member a key names, known from its bytes at c (its opening quote) without a scan for
+ * its closing quote (*ke: past it); NULL for a key to scan and give to fn. */
+typedef hm_slice *(*hm_jscan_known_fn)(void *ud, const char *c, const char **ke);
+
+/* hm_jscan_members, with keys that known recognises stored in the member it gives (fn is
+ * not called for them). known may be NULL. */
+static inline __attribute__((always_inline)) const char *hm_jscan_members_known(const char *p, const char *e,
+										  hm_jscan_known_fn known,
+										  hm_jscan_member_fn fn, void *ud)
 {
 	/* [p, e) ends with its '}', where the white space and number scans stop at the latest */
 	p = hm_jscan_past_ws(p + 1);
@@ -263,8 +270,9 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members(const 
 	for (;;) {
 		if (p >= e || *p != '"')
 			return p;
-		const char *kq = hm_jscan_quote_end(p, e);
-		if (kq > e || kq[-1] != '"')
+		const char *kq;
+		hm_slice *slot = known ? known(ud, p, &kq) : NULL;
+		if (!slot && ((kq = hm_jscan_quote_end(p, e)) > e || kq[-1] != '"'))
 			return p;
 		const char *v = hm_jscan_past_ws(kq);
 		if (v >= e || *v != ':')
@@ -274,7 +282,10 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members(const 
 											: hm_jscan_scalar_end(v);
 		if (v >= e || ve == v)
 			return v;
-		fn(ud, p + 1, (size_t)(kq - p - 2), (hm_slice){v, ve});
+		if (slot)
+			*slot = (hm_slice){v, ve};
+		else
+			fn(ud, p + 1, (size_t)(kq - p - 2), (hm_slice){v, ve});
 		p = hm_jscan_past_ws(ve);
 		if (p < e && *p == ',') {
 			p = hm_jscan_past_ws(p + 1);
@@ -284,6 +295,12 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members(const 
 			return NULL;
 		return p;
 	}
+}
+
+static inline __attribute__((always_inline)) const char *hm_jscan_members(const char *p, const char *e, hm_jscan_member_fn fn,
+									    void *ud)
+{
+	return hm_jscan_members_known(p, e, NULL, fn, ud);
 }
 
 /* ---- numbers ---- */
