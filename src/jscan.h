@@ -49,14 +49,16 @@ static inline const hm_jtok *hm_jscan_tok_at(const hm_jtok *v, size_t i)
 /* ---- structural blocks ---- */
 
 /* Sixty-four bytes at a time, the masks of their quotes, backslashes and brackets ('{',
- * '}', '[', ']': '[' and ']' are '{' and '}' with bit 0x20 clear). */
+ * '}', '[', ']': '[' and ']' are '{' and '}' with bit 0x20 clear), and of the opening
+ * brackets among them ('{', '['), so that brackets deep inside an event are counted without
+ * looking at each byte again. */
 typedef struct hm_jscan_blk {
-	uint64_t quote, bslash, bracket;
+	uint64_t quote, bslash, bracket, open;
 } hm_jscan_blk;
 
 static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 {
-	hm_jscan_blk b = {0, 0, 0};
+	hm_jscan_blk b = {0, 0, 0, 0};
 #ifdef __SSE2__
 	const __m128i q = _mm_set1_epi8('"'), s = _mm_set1_epi8('\\'), o = _mm_set1_epi8('{'), c = _mm_set1_epi8('}'),
 		      x = _mm_set1_epi8(0x20);
@@ -65,8 +67,9 @@ static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 		__m128i w = _mm_or_si128(v, x);
 		b.quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) << (16 * k);
 		b.bslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, s)) << (16 * k);
-		b.bracket |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(w, o), _mm_cmpeq_epi8(w, c)))
-			     << (16 * k);
+		__m128i op = _mm_cmpeq_epi8(w, o);
+		b.bracket |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(op, _mm_cmpeq_epi8(w, c))) << (16 * k);
+		b.open |= (uint64_t)(uint16_t)_mm_movemask_epi8(op) << (16 * k);
 	}
 #else
 	for (int k = 0; k < 64; k++) {
@@ -74,6 +77,7 @@ static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 		b.quote |= (uint64_t)(p[k] == '"') << k;
 		b.bslash |= (uint64_t)(p[k] == '\\') << k;
 		b.bracket |= (uint64_t)(ch == '{' || ch == '}') << k;
+		b.open |= (uint64_t)(ch == '{') << k;
 	}
 #endif
 	return b;

@@ -275,9 +275,15 @@ static void test_jscan(void)
 			want |= UINT64_C(1) << i;
 	check(br == want, "jscan: brackets in strings and escaped quotes are not structure", "got %#llx, want %#llx",
 	      (unsigned long long)br, (unsigned long long)want);
+	uint64_t want_open = 0; /* the object's '{' and the array's '[' (issue 19: counted by mask) */
+	for (size_t i = 0; t[i]; i++)
+		if (i == 0 || t[i] == '[')
+			want_open |= UINT64_C(1) << i;
+	check((b.open & br) == want_open, "jscan: the opening brackets are told from the closing ones", "got %#llx, want %#llx",
+	      (unsigned long long)(b.open & br), (unsigned long long)want_open);
 	hm_jscan_blk cb[1];
 	hm_jscan_pick_classify()((const unsigned char *)t, 1, cb);
-	check(cb[0].quote == b.quote && cb[0].bslash == b.bslash && cb[0].bracket == b.bracket,
+	check(cb[0].quote == b.quote && cb[0].bslash == b.bslash && cb[0].bracket == b.bracket && cb[0].open == b.open,
 	      "jscan: the picked block classifier agrees with the baseline", "masks differ");
 
 	t = padded(buf, sizeof buf, "\"ab\\\"c\" ,");
