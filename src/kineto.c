@@ -18,7 +18,7 @@ typedef struct kx {
 	struct tcache { /* recent threads by the raw text of their pid and tid */
 		uint32_t id; /* UINT32_MAX: empty */
 		uint8_t pl, tl;
-		char raw[58];
+		char raw[66]; /* up to 58 bytes, and 8 readable past them (see same_text) */
 	} tcache[16];
 	const char *last_cat; /* raw text of the last slice's cat (in last_cat_raw) and its id */
 	char last_cat_raw[64];
@@ -178,13 +178,15 @@ static int number_field(kx *k, hm_slice v, const char *ctx, const char *what, co
 
 /* An integer member of an event's args (what: "[memory] event"); absent gives HM_NONE (the
  * caller has checked the required ones). */
-static int int_field(kx *k, const char *what, hm_slice v, const char *name, int64_t *out)
+static inline __attribute__((always_inline)) int int_field(kx *k, const char *what, hm_slice v, const char *name, int64_t *out)
 {
 	if (!v.p) {
 		*out = HM_NONE;
 		return 0;
 	}
-	return number_field(k, v, what, name, "an integer", hm_jscan_int_padded(v.p, v.q, out));
+	/* a parsed integer starts with a digit or '-': no string, container or literal */
+	const char *e = hm_jscan_int_padded(v.p, v.q, out);
+	return e ? number_field(k, v, what, name, "an integer", e) : 0;
 }
 
 static int ts_field(kx *k, hm_slice v, const char *what, const char *ctx, int64_t *out)
@@ -193,7 +195,7 @@ static int ts_field(kx *k, hm_slice v, const char *what, const char *ctx, int64_
 	const char *e = bad ? NULL : hm_jscan_ns(v.p, v.q, out);
 	if (!bad && !e && (*out <= -HM_STORE_TS_LIMIT || *out >= HM_STORE_TS_LIMIT))
 		e = "out of range (beyond 2^62 ns, 146 years, from zero)";
-	return number_field(k, v, ctx, what, "a number of microseconds", e);
+	return bad || e ? number_field(k, v, ctx, what, "a number of microseconds", e) : 0;
 }
 
 /* pid/tid as canonical text: integers (numbers or numeric strings) in decimal, other
@@ -233,6 +235,17 @@ static uint32_t thread_key(kx *k, ev *x)
 	return hm_store_thread(k->t, key, n);
 }
 
+/* Whether the n bytes at a and b are the same: up to eight (a pid, a tid) as one word each,
+ * with no call (both have eight bytes readable: the cache's raw text, the padded event). */
+static inline int same_text(const char *a, const char *b, size_t n)
+{
+	if (n == 0 || n > 8)
+		return memcmp(a, b, n) == 0;
+	uint64_t x, y;
+	memcpy(&x, a, 8), memcpy(&y, b, 8);
+	return ((x ^ y) & (~UINT64_C(0) >> (64 - 8 * n))) == 0;
+}
+
 /* A trace has few threads and events name them the same way each time: a small cache of
  * the raw pid and tid text answers most lookups without formatting or hashing. */
 static uint32_t thread_of(kx *k, ev *x)
@@ -242,10 +255,10 @@ static uint32_t thread_of(kx *k, ev *x)
 	unsigned h = (unsigned)(pl * 7 + tl * 3 + (pl ? (unsigned char)pp[pl - 1] : 0) * 5 + (tl ? (unsigned char)tp[tl - 1] : 0) +
 				(tl > 1 ? (unsigned char)tp[tl - 2] * 11 : 0)) % 16;
 	struct tcache *c = &k->tcache[h];
-	if (c->id != UINT32_MAX && pl == c->pl && tl == c->tl && memcmp(c->raw, pp, pl) == 0 && memcmp(c->raw + pl, tp, tl) == 0)
+	if (c->id != UINT32_MAX && pl == c->pl && tl == c->tl && same_text(c->raw, pp, pl) && same_text(c->raw + pl, tp, tl))
 		return c->id;
 	uint32_t id = thread_key(k, x);
-	if (pl + tl <= sizeof c->raw) {
+	if (pl + tl <= sizeof c->raw - 8) {
 		memcpy(c->raw, pp, pl);
 		memcpy(c->raw + pl, tp, tl);
 		c->pl = (uint8_t)pl, c->tl = (uint8_t)tl, c->id = id;
