@@ -25,6 +25,11 @@ typedef struct kx {
 	size_t last_cat_len;
 	uint32_t last_cat_id;
 	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
+	struct ncache { /* recent slice names by their raw text, quotes included (see intern_name) */
+		uint32_t id;
+		uint32_t len; /* 0: empty */
+		char raw[64];
+	} *ncache; /* NCACHE entries, allocated at the first name */
 	hm_jscan_scratch scratch; /* unescaped strings */
 } kx;
 
@@ -399,6 +404,29 @@ static uint32_t intern_cat(kx *k, hm_slice v)
 	return id;
 }
 
+/* Slices share few names (the same ops, the same Python frames), mostly written alike: a
+ * small cache of their raw text answers most without the escape check and the hash of the
+ * string table. */
+#define NCACHE 256
+
+static uint32_t intern_name(kx *k, hm_slice v)
+{
+	size_t n = v.p ? (size_t)(v.q - v.p) : 0;
+	if (n < 8 || n > sizeof k->ncache->raw)
+		return intern_str(k, v);
+	if (!k->ncache)
+		k->ncache = hm_xcalloc(NCACHE, sizeof *k->ncache);
+	uint64_t a, b;
+	memcpy(&a, v.p, 8), memcpy(&b, v.q - 8, 8);
+	struct ncache *c = &k->ncache[((a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n) >> 56];
+	if (c->len == n && memcmp(c->raw, v.p, n) == 0)
+		return c->id;
+	uint32_t id = intern_str(k, v);
+	if (!k->err->failed)
+		c->len = (uint32_t)n, c->id = id, memcpy(c->raw, v.p, n);
+	return id;
+}
+
 /* What a slice is, from its category (cat: compared as JSON means it, see plain). */
 static uint8_t slice_kind(hm_slice cat)
 {
@@ -420,7 +448,7 @@ static void add_slice(kx *k, ev *x, const char *evp, const int64_t *tsp, uint8_t
 		return;
 	if (x->dur.p && ts_field(k, x->dur, "dur", "slice (ph X)", &dur))
 		return;
-	uint32_t name = intern_str(k, x->name), cat = intern_cat(k, x->cat);
+	uint32_t name = intern_name(k, x->name), cat = intern_cat(k, x->cat);
 	if (k->err->failed)
 		return;
 	hm_store_add_slice(k->t, ts, dur, name, cat, thread_of(k, x), kind);
@@ -844,9 +872,11 @@ int hm_kineto_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, i
 			snprintf(err, errsz, "%s", herr.msg);
 		}
 		free(hk.scratch.buf);
+		free(hk.ncache);
 		free(herr.msg);
 	}
 	free(k.scratch.buf);
+	free(k.ncache);
 	free(st.cut_why);
 	hm_jstream_close(&st);
 	if (st.err.failed) {
