@@ -431,7 +431,7 @@ static inline const char *hm_jscan_int(const char *p, const char *e, int64_t *ou
  * after it, so a word loaded at the first digit never leaves it): up to sixteen digits in
  * one or two words loaded from the text, with no loop whose end depends on the length
  * (sizes, addresses and totals of [memory] events vary in length from one to the next). */
-static inline const char *hm_jscan_int_padded(const char *p, const char *e, int64_t *out)
+static inline __attribute__((always_inline)) const char *hm_jscan_int_padded(const char *p, const char *e, int64_t *out)
 {
 	const char *d = p + (p < e && *p == '-');
 	size_t n = (size_t)(e - d), k = n > 8 ? n - 8 : n;
