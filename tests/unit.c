@@ -286,6 +286,18 @@ static void test_jscan(void)
 	check(cb[0].quote == b.quote && cb[0].bslash == b.bslash && cb[0].bracket == b.bracket && cb[0].open == b.open,
 	      "jscan: the picked block classifier agrees with the baseline", "masks differ");
 
+	/* White space runs, the common indents (checked as words) and the rest (issue 19): the
+	 * first byte that is not white space, counted by strspn. */
+	const char *runs[] = {"\n    \"a", "\n  }", "\n     x", "\n   x", "\n    \ty", "\n  \r\n x", " \n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nz", "x"};
+	int ws_ok = 1;
+	char wsw[64] = "";
+	for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+		t = padded(buf, sizeof buf, runs[i]);
+		if (hm_jscan_past_ws(t) != t + strspn(t, " \n\r\t"))
+			ws_ok = 0, snprintf(wsw, sizeof wsw, "run %zu: at %td", i, hm_jscan_past_ws(t) - t);
+	}
+	check(ws_ok, "jscan: white space is crossed to its first other byte, whatever the indent", "%s", wsw);
+
 	t = padded(buf, sizeof buf, "\"ab\\\"c\" ,");
 	check(hm_jscan_quote_end(t, t + strlen(t)) == t + 7, "jscan: a string's end is past its closing quote, not an escaped one",
 	      "got %td", hm_jscan_quote_end(t, t + strlen(t)) - t);
