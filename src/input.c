@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #ifdef HAVE_ISAL
 #include <isa-l/igzip_lib.h>
 #else
@@ -185,8 +183,6 @@ struct hm_src {
 	int peeked, held;      /* held: hm_src_peek met the end or an error (held_rc), said after head */
 	long held_rc;
 	uint64_t size, pos; /* pos: file bytes consumed (read with atomics across threads) */
-	char *map;          /* hm_src_map's view of the file, of maplen bytes with its padding */
-	size_t maplen, dropped; /* pages of the view before dropped are let go (hm_src_map_done) */
 	char err[256];
 	/* the inflating thread */
 	pthread_t thread;
@@ -561,53 +557,6 @@ void hm_src_give(hm_src *s, char *buf, size_t cap)
 	free(buf); /* more buffers than slots: not needed */
 }
 
-/* A plain file is read where the page cache holds it: read() would copy every byte once
- * more, into buffers that no longer fit in the cache while the handler thread parses the
- * ones before (a sixth of the reader's time, measured in README "Performance"). The view is
- * the file followed by zeros, at least HM_SRC_MAP_PAD of them: a region of zeros is reserved
- * first and the file mapped over its start. Small files, pipes and gzip are read as before;
- * HMEM_MAP=0 never maps, HMEM_MAP=1 maps any regular file (tests compare the two). */
-const char *hm_src_map(hm_src *s, size_t *len)
-{
-	if (s->map) {
-		*len = (size_t)s->size;
-		return s->map;
-	}
-	const char *want = getenv("HMEM_MAP");
-	int never = want && strcmp(want, "0") == 0, always = want && strcmp(want, "1") == 0;
-	struct stat st;
-	if (s->gzip || never || fstat(fileno(s->f), &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != s->size ||
-	    s->size == 0 || (s->size < HM_SRC_MAP_MIN && !always) || s->size > SIZE_MAX / 2)
-		return NULL;
-	long page = sysconf(_SC_PAGESIZE);
-	size_t n = (size_t)s->size, total = (n + HM_SRC_MAP_PAD + (size_t)page - 1) / (size_t)page * (size_t)page;
-	void *zone = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (zone == MAP_FAILED)
-		return NULL;
-	if (mmap(zone, n, PROT_READ, MAP_PRIVATE | MAP_FIXED, fileno(s->f), 0) == MAP_FAILED) {
-		munmap(zone, total);
-		return NULL;
-	}
-	s->map = zone, s->maplen = total;
-	*len = n;
-	return s->map;
-}
-
-/* Mapped pages count in the resident set like memory of our own: unmap each part once read,
- * or the peak RSS would grow with the file (README "Inputs"). The page cache keeps them.
- * (MADV_DONTNEED is not enough: the kernel maps pages around each fault again, the ones
- * just let go among them, and the peak RSS still grew with the file.) */
-void hm_src_map_done(hm_src *s, const char *upto)
-{
-	if (!s->map)
-		return;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), end = (size_t)(upto - s->map) / page * page;
-	if (end <= s->dropped)
-		return;
-	munmap(s->map + s->dropped, end - s->dropped);
-	s->dropped = end;
-}
-
 const char *hm_src_error(const hm_src *s) { return s->err; }
 uint64_t hm_src_file_pos(const hm_src *s) { return __atomic_load_n(&s->pos, __ATOMIC_RELAXED); }
 uint64_t hm_src_file_size(const hm_src *s) { return s->size; }
@@ -627,8 +576,6 @@ void hm_src_close(hm_src *s)
 	for (int i = 0; i < NSLOT; i++)
 		free(s->slots[i].buf);
 	free(s->dhead);
-	if (s->map) /* what hm_src_map_done unmapped may be another mapping's by now */
-		munmap(s->map + s->dropped, s->maplen - s->dropped);
 	if (s->started) {
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);

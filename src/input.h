@@ -36,16 +36,6 @@ long hm_src_read(hm_src *s, char *buf, size_t cap);
 #define HM_SRC_HEADROOM (64u << 10)
 long hm_src_take(hm_src *s, char **buf, size_t *cap, size_t *at);
 void hm_src_give(hm_src *s, char *buf, size_t cap);
-/* The whole file as one view, without reading it (a plain regular file of HM_SRC_MAP_MIN
- * bytes or more; see input.c): [0, *len) then HM_SRC_MAP_PAD zero bytes or more, owned by
- * the source and valid until hm_src_close. NULL when the file is read with hm_src_read. A
- * file cut shorter while mapped ends the program (SIGBUS), as no read can report it. */
-#define HM_SRC_MAP_MIN (1u << 20)
-#define HM_SRC_MAP_PAD 64
-const char *hm_src_map(hm_src *s, size_t *len);
-/* The view is read up to upto (the reader will not look before it again): its pages there
- * leave the resident set. Called from one thread at a time, upto never going back. */
-void hm_src_map_done(hm_src *s, const char *upto);
 const char *hm_src_error(const hm_src *s);
 /* Bytes of the file consumed so far and its total size (for progress and messages). */
 uint64_t hm_src_file_pos(const hm_src *s);

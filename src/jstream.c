@@ -28,28 +28,6 @@ static void stopped(hm_jstream *st)
 	st->eof = 1;
 }
 
-/* The view of a mapped file moves on: the bytes before keep leave it (the batch they are
- * in goes to the handler as it is), MAP_STEP more come into it. Nothing is read or copied;
- * the steps are for the hand-offs, which come with the scanner's refills. */
-#define MAP_STEP (512u << 10)
-
-static size_t slide(hm_jstream *st, size_t keep)
-{
-	hm_jbuf *r = &st->b;
-	if (!st->pipe)
-		hm_src_map_done(st->src, r->buf + keep);
-	else if (hm_pipe_pending(st->pipe) && hm_pipe_lend(st->pipe, r))
-		stopped(st);
-	r->buf += keep, r->len -= keep, r->pos -= keep, r->base += keep;
-	uint64_t left = st->maplen - (r->base + r->len);
-	r->len += left < MAP_STEP ? (size_t)left : MAP_STEP;
-	if (r->base + r->len == st->maplen)
-		st->eof = 1;
-	if (st->progress)
-		__atomic_store_n(st->progress, r->base + r->len, __ATOMIC_RELAXED);
-	return keep;
-}
-
 size_t hm_jstream_fill(hm_jstream *st, size_t keep)
 {
 	hm_jbuf *r = &st->b;
@@ -57,8 +35,6 @@ size_t hm_jstream_fill(hm_jstream *st, size_t keep)
 		st->eof = 1;
 		return 0;
 	}
-	if (r->lent)
-		return slide(st, keep);
 	char *nb;
 	size_t ncap, at, tail = r->len - keep;
 	long got;
@@ -398,8 +374,7 @@ void hm_jstream_events(hm_jstream *st)
 
 void hm_jstream_close(hm_jstream *st)
 {
-	if (!st->b.lent)
-		free(st->b.buf);
+	free(st->b.buf);
 	free(st->b.tok);
 	st->b.buf = NULL, st->b.tok = NULL;
 }

@@ -32,7 +32,6 @@ typedef void (*hm_jstream_event_fn)(void *ud, hm_jstream *st, size_t s, size_t e
 
 struct hm_jstream {
 	hm_src *src;        /* NULL: all the text is in b.buf already */
-	uint64_t maplen;    /* b.buf is a view of the mapped file (b.lent), of maplen bytes in all */
 	uint64_t *progress; /* file bytes consumed, for a progress line (may be NULL; atomic) */
 	hm_jbuf b;
 	int eof;

@@ -844,10 +844,6 @@ int hm_kineto_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, i
 		 * the profiler's layout. */
 		st.src = in->src;
 		hm_store_reserve(t, hm_src_file_size(in->src) * (hm_src_is_gzip(in->src) ? 10 : 1) / 256);
-		size_t maplen;
-		const char *map = hm_src_map(in->src, &maplen);
-		if (map) /* the view starts empty at the file's start; the fill below opens it */
-			st.b.buf = (char *)map, st.b.lent = 1, st.maplen = maplen;
 		hm_jstream_fill(&st, 0);
 	} else {
 		st.eof = 1;

@@ -43,7 +43,6 @@ typedef struct batch {
 	char *buf;
 	size_t cap;
 	int give; /* buf goes back to the source when parsed (hm_src_give) */
-	int lent; /* buf is a view of the mapped file: never freed here */
 	int walk; /* the scanner walked the members of these events (see publish) */
 	int owner; /* enum batch_owner; written under the mutex */
 	uint64_t base;
@@ -108,8 +107,6 @@ static void *handler(void *arg)
 				p->failed = p->ops.handle(p->ops.handle_ud, b->buf, b->base, e[0], e[1],
 							  hm_jscan_tok_at(b->tok, e[2]), e[3], NULL) != 0;
 		}
-		if (b->lent && b->nev) /* its events' bytes are parsed: the next batch starts after them */
-			hm_src_map_done(p->src, b->buf + b->ev[r * (b->nev - 1) + 1]);
 		b->nev = 0;
 		if (b->give)
 			hm_src_give(p->src, b->buf, b->cap), b->buf = NULL, b->cap = 0, b->give = 0;
@@ -169,8 +166,6 @@ static batch *publish(hm_pipe *p, hm_jbuf *jb, int give, size_t keep, int *stop)
 	assert(nk != k && b->owner == B_SCANNER && n->owner == B_FREE);
 	n->owner = B_SCANNER;
 	pthread_mutex_unlock(&p->mu);
-	if (n->lent)
-		n->buf = NULL, n->cap = 0, n->lent = 0;
 	size_t part = jb->ntok - jb->tok0;
 	hm_grow(&n->tok, &n->tokcap, part + 64, sizeof *n->tok);
 	if (part)
@@ -183,7 +178,7 @@ static batch *publish(hm_pipe *p, hm_jbuf *jb, int give, size_t keep, int *stop)
 		}
 		memcpy(n->buf, jb->buf + keep, jb->len - keep);
 	}
-	b->buf = jb->buf, b->cap = jb->cap, b->base = jb->base, b->give = give, b->lent = jb->lent;
+	b->buf = jb->buf, b->cap = jb->cap, b->base = jb->base, b->give = give;
 	b->tok = jb->tok, b->tokcap = jb->tokcap;
 	jb->tok = n->tok, jb->tokcap = n->tokcap, jb->ntok = part, jb->tok0 = 0;
 	if (keep != SIZE_MAX)
@@ -206,13 +201,6 @@ int hm_pipe_publish(hm_pipe *p, hm_jbuf *jb, size_t keep)
 {
 	int stop;
 	publish(p, jb, 0, keep, &stop);
-	return stop;
-}
-
-int hm_pipe_lend(hm_pipe *p, hm_jbuf *jb)
-{
-	int stop;
-	publish(p, jb, 0, SIZE_MAX, &stop);
 	return stop;
 }
 
@@ -258,9 +246,9 @@ hm_pipe *hm_pipe_start(hm_src *src, const hm_pipe_ops *ops)
 void hm_pipe_finish(hm_pipe *p, hm_jbuf *jb)
 {
 	batch *b = &p->b[p->cur];
-	b->buf = jb->buf, b->cap = jb->cap, b->base = jb->base, b->give = 0, b->lent = jb->lent;
+	b->buf = jb->buf, b->cap = jb->cap, b->base = jb->base, b->give = 0;
 	b->tok = jb->tok, b->tokcap = jb->tokcap;
-	jb->buf = NULL, jb->tok = NULL, jb->lent = 0; /* freed below with the batches */
+	jb->buf = NULL, jb->tok = NULL; /* freed below with the batches */
 	jb->cap = jb->tokcap = jb->ntok = jb->tok0 = 0;
 	pthread_mutex_lock(&p->mu);
 	assert(b->owner == B_SCANNER);
@@ -270,11 +258,8 @@ void hm_pipe_finish(hm_pipe *p, hm_jbuf *jb)
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
-	for (int i = 0; i < NBATCH; i++) {
-		if (!p->b[i].lent)
-			free(p->b[i].buf);
-		free(p->b[i].ev), free(p->b[i].tok);
-	}
+	for (int i = 0; i < NBATCH; i++)
+		free(p->b[i].buf), free(p->b[i].ev), free(p->b[i].tok);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

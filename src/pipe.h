@@ -23,7 +23,6 @@
  * the events in it, tok[0, ntok), the current event's from tok0 on. */
 typedef struct hm_jbuf {
 	char *buf;
-	int lent; /* buf is a view of the source's mapped file (hm_src_map), owned by it */
 	size_t cap, len, pos;
 	uint64_t base;
 	hm_jtok *tok;
@@ -68,10 +67,6 @@ int hm_pipe_pending(const hm_pipe *p);
  * reported). */
 int hm_pipe_publish(hm_pipe *p, hm_jbuf *b, size_t keep);
 
-/* The scanner's view of a mapped file slides on (b->lent): publish the current batch with
- * b->buf as it is, nothing copied (the caller moves the view after). Returns as
- * hm_pipe_publish. */
-int hm_pipe_lend(hm_pipe *p, hm_jbuf *b);
 /* b->buf is done with, its last bytes copied into nb (a buffer taken from the source, of
  * ncap bytes), which becomes b->buf: publish the current batch with b->buf (given back to
  * the source once parsed). Returns as hm_pipe_publish. */
