@@ -152,7 +152,8 @@ __attribute__((target("avx512bw"))) static void classify_chunk_avx512(const unsi
 		__m512i v = _mm512_loadu_si512((const void *)(p + 64 * k)), w = _mm512_or_si512(v, x);
 		out[k].quote = _mm512_cmpeq_epi8_mask(v, q);
 		out[k].bslash = _mm512_cmpeq_epi8_mask(v, s);
-		out[k].bracket = _mm512_cmpeq_epi8_mask(w, o) | _mm512_cmpeq_epi8_mask(w, c);
+		out[k].open = _mm512_cmpeq_epi8_mask(w, o);
+		out[k].bracket = out[k].open | _mm512_cmpeq_epi8_mask(w, c);
 	}
 }
 #endif

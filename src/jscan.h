@@ -49,14 +49,16 @@ static inline const hm_jtok *hm_jscan_tok_at(const hm_jtok *v, size_t i)
 /* ---- structural blocks ---- */
 
 /* Sixty-four bytes at a time, the masks of their quotes, backslashes and brackets ('{',
- * '}', '[', ']': '[' and ']' are '{' and '}' with bit 0x20 clear). */
+ * '}', '[', ']': '[' and ']' are '{' and '}' with bit 0x20 clear), and of the opening
+ * brackets among them ('{', '['), so that brackets deep inside an event are counted without
+ * looking at each byte again. */
 typedef struct hm_jscan_blk {
-	uint64_t quote, bslash, bracket;
+	uint64_t quote, bslash, bracket, open;
 } hm_jscan_blk;
 
 static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 {
-	hm_jscan_blk b = {0, 0, 0};
+	hm_jscan_blk b = {0, 0, 0, 0};
 #ifdef __SSE2__
 	const __m128i q = _mm_set1_epi8('"'), s = _mm_set1_epi8('\\'), o = _mm_set1_epi8('{'), c = _mm_set1_epi8('}'),
 		      x = _mm_set1_epi8(0x20);
@@ -65,8 +67,9 @@ static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 		__m128i w = _mm_or_si128(v, x);
 		b.quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) << (16 * k);
 		b.bslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, s)) << (16 * k);
-		b.bracket |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(w, o), _mm_cmpeq_epi8(w, c)))
-			     << (16 * k);
+		__m128i op = _mm_cmpeq_epi8(w, o);
+		b.bracket |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(op, _mm_cmpeq_epi8(w, c))) << (16 * k);
+		b.open |= (uint64_t)(uint16_t)_mm_movemask_epi8(op) << (16 * k);
 	}
 #else
 	for (int k = 0; k < 64; k++) {
@@ -74,6 +77,7 @@ static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 		b.quote |= (uint64_t)(p[k] == '"') << k;
 		b.bslash |= (uint64_t)(p[k] == '\\') << k;
 		b.bracket |= (uint64_t)(ch == '{' || ch == '}') << k;
+		b.open |= (uint64_t)(ch == '{') << k;
 	}
 #endif
 	return b;
@@ -152,6 +156,15 @@ static inline const char *hm_jscan_past_ws(const char *p)
 		return p;
 	if (!hm_jscan_is_ws(*++p))
 		return p;
+	/* A new line's indent as profilers write it, four spaces before a key and two before an
+	 * event's '}', checked as a word: the next scan starts on a predicted branch instead of
+	 * waiting for the scan of the white space. */
+	uint32_t ind;
+	memcpy(&ind, p, 4);
+	if (ind == 0x20202020u && !hm_jscan_is_ws(p[4]))
+		return p + 4;
+	if ((ind & 0xffffu) == 0x2020u && !hm_jscan_is_ws(p[2]))
+		return p + 2;
 #ifdef __SSE2__
 	for (;;) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
@@ -253,8 +266,15 @@ static inline int hm_jscan_not_number(const char *p)
  * syntax error. */
 typedef void (*hm_jscan_member_fn)(void *ud, const char *key, size_t klen, hm_slice val);
 
-static inline __attribute__((always_inline)) const char *hm_jscan_members(const char *p, const char *e, hm_jscan_member_fn fn,
-									    void *ud)
+/* The member a key names, known from its bytes at c (its opening quote) without a scan for
+ * its closing quote (*ke: past it); NULL for a key to scan and give to fn. */
+typedef hm_slice *(*hm_jscan_known_fn)(void *ud, const char *c, const char **ke);
+
+/* hm_jscan_members, with keys that known recognises stored in the member it gives (fn is
+ * not called for them). known may be NULL. */
+static inline __attribute__((always_inline)) const char *hm_jscan_members_known(const char *p, const char *e,
+										  hm_jscan_known_fn known,
+										  hm_jscan_member_fn fn, void *ud)
 {
 	/* [p, e) ends with its '}', where the white space and number scans stop at the latest */
 	p = hm_jscan_past_ws(p + 1);
@@ -263,8 +283,9 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members(const 
 	for (;;) {
 		if (p >= e || *p != '"')
 			return p;
-		const char *kq = hm_jscan_quote_end(p, e);
-		if (kq > e || kq[-1] != '"')
+		const char *kq;
+		hm_slice *slot = known ? known(ud, p, &kq) : NULL;
+		if (!slot && ((kq = hm_jscan_quote_end(p, e)) > e || kq[-1] != '"'))
 			return p;
 		const char *v = hm_jscan_past_ws(kq);
 		if (v >= e || *v != ':')
@@ -274,7 +295,10 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members(const 
 											: hm_jscan_scalar_end(v);
 		if (v >= e || ve == v)
 			return v;
-		fn(ud, p + 1, (size_t)(kq - p - 2), (hm_slice){v, ve});
+		if (slot)
+			*slot = (hm_slice){v, ve};
+		else
+			fn(ud, p + 1, (size_t)(kq - p - 2), (hm_slice){v, ve});
 		p = hm_jscan_past_ws(ve);
 		if (p < e && *p == ',') {
 			p = hm_jscan_past_ws(p + 1);
@@ -284,6 +308,12 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members(const 
 			return NULL;
 		return p;
 	}
+}
+
+static inline __attribute__((always_inline)) const char *hm_jscan_members(const char *p, const char *e, hm_jscan_member_fn fn,
+									    void *ud)
+{
+	return hm_jscan_members_known(p, e, NULL, fn, ud);
 }
 
 /* ---- numbers ---- */
@@ -410,7 +440,7 @@ static inline const char *hm_jscan_int(const char *p, const char *e, int64_t *ou
  * after it, so a word loaded at the first digit never leaves it): up to sixteen digits in
  * one or two words loaded from the text, with no loop whose end depends on the length
  * (sizes, addresses and totals of [memory] events vary in length from one to the next). */
-static inline const char *hm_jscan_int_padded(const char *p, const char *e, int64_t *out)
+static inline __attribute__((always_inline)) const char *hm_jscan_int_padded(const char *p, const char *e, int64_t *out)
 {
 	const char *d = p + (p < e && *p == '-');
 	size_t n = (size_t)(e - d), k = n > 8 ? n - 8 : n;

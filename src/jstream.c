@@ -313,7 +313,7 @@ void hm_jstream_events(hm_jstream *st)
 		hm_jscan_blk b = cb[(i - cb_at) / 64];
 		if (n < 64) {
 			uint64_t keep = (UINT64_C(1) << n) - 1;
-			b.quote &= keep, b.bslash &= keep, b.bracket &= keep;
+			b.quote &= keep, b.bslash &= keep, b.bracket &= keep, b.open &= keep;
 		}
 		uint64_t quotes = b.quote & ~hm_jscan_escaped(b.bslash, &esc_carry);
 		uint64_t in_str = hm_jscan_prefix_xor(quotes) ^ str_carry; /* opening quote and body */
@@ -322,6 +322,14 @@ void hm_jstream_events(hm_jstream *st)
 		const char *buf = r->buf;
 		while (brackets) {
 			unsigned at = (unsigned)__builtin_ctzll(brackets);
+			int open = (int)(b.open >> at & 1);
+			if (depth > 2 || (depth == 2 && open)) {
+				/* inside a container of the event: only counted (no byte looked at, no
+				 * branch on which bracket it is) */
+				depth += 2 * open - 1;
+				brackets &= brackets - 1;
+				continue;
+			}
 			brackets &= brackets - 1;
 			size_t j = i + at;
 			char c = buf[j];

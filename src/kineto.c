@@ -18,13 +18,18 @@ typedef struct kx {
 	struct tcache { /* recent threads by the raw text of their pid and tid */
 		uint32_t id; /* UINT32_MAX: empty */
 		uint8_t pl, tl;
-		char raw[58];
+		char raw[66]; /* up to 58 bytes, and 8 readable past them (see same_text) */
 	} tcache[16];
 	const char *last_cat; /* raw text of the last slice's cat (in last_cat_raw) and its id */
 	char last_cat_raw[64];
 	size_t last_cat_len;
 	uint32_t last_cat_id;
 	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
+	struct ncache { /* recent slice names by their raw text, quotes included (see intern_name) */
+		uint32_t id;
+		uint32_t len; /* 0: empty */
+		char raw[64];
+	} *ncache; /* NCACHE entries, allocated at the first name */
 	hm_jscan_scratch scratch; /* unescaped strings */
 } kx;
 
@@ -142,6 +147,23 @@ static void mem_member(void *ud, const char *key, size_t klen, hm_slice v)
 	mem_member_escaped(key, klen, v, m);
 }
 
+/* The keys of a [memory] event's args as PyTorch writes them, quotes included, from their
+ * bytes (see known_key). */
+static hm_slice *known_mem_key(void *ud, const char *c, const char **ke)
+{
+#define LIT(f, lit) (memcmp(c, lit, sizeof lit - 1) == 0 ? (*ke = c + sizeof lit - 1, &m->f) : NULL)
+	memargs *m = ud;
+	switch (c[1]) {
+	case 'T': return c[7] == 'A' ? LIT(talloc, "\"Total Allocated\"") : LIT(tres, "\"Total Reserved\"");
+	case 'D': return c[8] == 'I' ? LIT(did, "\"Device Id\"") : LIT(dtype, "\"Device Type\"");
+	case 'A': return LIT(addr, "\"Addr\"");
+	case 'B': return LIT(bytes, "\"Bytes\"");
+	case 'E': return LIT(evidx, "\"Ev Idx\"");
+	default: return NULL;
+	}
+#undef LIT
+}
+
 /* Report a member that is not a number, or whose number did not parse (err). */
 static int number_field(kx *k, hm_slice v, const char *ctx, const char *what, const char *expected, const char *err)
 {
@@ -161,13 +183,15 @@ static int number_field(kx *k, hm_slice v, const char *ctx, const char *what, co
 
 /* An integer member of an event's args (what: "[memory] event"); absent gives HM_NONE (the
  * caller has checked the required ones). */
-static int int_field(kx *k, const char *what, hm_slice v, const char *name, int64_t *out)
+static inline __attribute__((always_inline)) int int_field(kx *k, const char *what, hm_slice v, const char *name, int64_t *out)
 {
 	if (!v.p) {
 		*out = HM_NONE;
 		return 0;
 	}
-	return number_field(k, v, what, name, "an integer", hm_jscan_int_padded(v.p, v.q, out));
+	/* a parsed integer starts with a digit or '-': no string, container or literal */
+	const char *e = hm_jscan_int_padded(v.p, v.q, out);
+	return e ? number_field(k, v, what, name, "an integer", e) : 0;
 }
 
 static int ts_field(kx *k, hm_slice v, const char *what, const char *ctx, int64_t *out)
@@ -176,7 +200,7 @@ static int ts_field(kx *k, hm_slice v, const char *what, const char *ctx, int64_
 	const char *e = bad ? NULL : hm_jscan_ns(v.p, v.q, out);
 	if (!bad && !e && (*out <= -HM_STORE_TS_LIMIT || *out >= HM_STORE_TS_LIMIT))
 		e = "out of range (beyond 2^62 ns, 146 years, from zero)";
-	return number_field(k, v, ctx, what, "a number of microseconds", e);
+	return bad || e ? number_field(k, v, ctx, what, "a number of microseconds", e) : 0;
 }
 
 /* pid/tid as canonical text: integers (numbers or numeric strings) in decimal, other
@@ -216,6 +240,17 @@ static uint32_t thread_key(kx *k, ev *x)
 	return hm_store_thread(k->t, key, n);
 }
 
+/* Whether the n bytes at a and b are the same: up to eight (a pid, a tid) as one word each,
+ * with no call (both have eight bytes readable: the cache's raw text, the padded event). */
+static inline int same_text(const char *a, const char *b, size_t n)
+{
+	if (n == 0 || n > 8)
+		return memcmp(a, b, n) == 0;
+	uint64_t x, y;
+	memcpy(&x, a, 8), memcpy(&y, b, 8);
+	return ((x ^ y) & (~UINT64_C(0) >> (64 - 8 * n))) == 0;
+}
+
 /* A trace has few threads and events name them the same way each time: a small cache of
  * the raw pid and tid text answers most lookups without formatting or hashing. */
 static uint32_t thread_of(kx *k, ev *x)
@@ -225,10 +260,10 @@ static uint32_t thread_of(kx *k, ev *x)
 	unsigned h = (unsigned)(pl * 7 + tl * 3 + (pl ? (unsigned char)pp[pl - 1] : 0) * 5 + (tl ? (unsigned char)tp[tl - 1] : 0) +
 				(tl > 1 ? (unsigned char)tp[tl - 2] * 11 : 0)) % 16;
 	struct tcache *c = &k->tcache[h];
-	if (c->id != UINT32_MAX && pl == c->pl && tl == c->tl && memcmp(c->raw, pp, pl) == 0 && memcmp(c->raw + pl, tp, tl) == 0)
+	if (c->id != UINT32_MAX && pl == c->pl && tl == c->tl && same_text(c->raw, pp, pl) && same_text(c->raw + pl, tp, tl))
 		return c->id;
 	uint32_t id = thread_key(k, x);
-	if (pl + tl <= sizeof c->raw) {
+	if (pl + tl <= sizeof c->raw - 8) {
 		memcpy(c->raw, pp, pl);
 		memcpy(c->raw + pl, tp, tl);
 		c->pl = (uint8_t)pl, c->tl = (uint8_t)tl, c->id = id;
@@ -277,7 +312,7 @@ static void add_instant(kx *k, ev *x, const char *evp, const int64_t *tsp, int o
 			fail_at(k, evp, "%s without an args object", what, 0);
 		return;
 	}
-	const char *bad = hm_jscan_members(x->args.p, x->args.q, mem_member, &m);
+	const char *bad = hm_jscan_members_known(x->args.p, x->args.q, known_mem_key, mem_member, &m);
 	if (bad) {
 		fail_at(k, bad, "invalid JSON in the args of %s %s", oom ? "an" : "a", what);
 		return;
@@ -369,6 +404,29 @@ static uint32_t intern_cat(kx *k, hm_slice v)
 	return id;
 }
 
+/* Slices share few names (the same ops, the same Python frames), mostly written alike: a
+ * small cache of their raw text answers most without the escape check and the hash of the
+ * string table. */
+#define NCACHE 256
+
+static uint32_t intern_name(kx *k, hm_slice v)
+{
+	size_t n = v.p ? (size_t)(v.q - v.p) : 0;
+	if (n < 8 || n > sizeof k->ncache->raw)
+		return intern_str(k, v);
+	if (!k->ncache)
+		k->ncache = hm_xcalloc(NCACHE, sizeof *k->ncache);
+	uint64_t a, b;
+	memcpy(&a, v.p, 8), memcpy(&b, v.q - 8, 8);
+	struct ncache *c = &k->ncache[((a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n) >> 56];
+	if (c->len == n && memcmp(c->raw, v.p, n) == 0)
+		return c->id;
+	uint32_t id = intern_str(k, v);
+	if (!k->err->failed)
+		c->len = (uint32_t)n, c->id = id, memcpy(c->raw, v.p, n);
+	return id;
+}
+
 /* What a slice is, from its category (cat: compared as JSON means it, see plain). */
 static uint8_t slice_kind(hm_slice cat)
 {
@@ -390,7 +448,7 @@ static void add_slice(kx *k, ev *x, const char *evp, const int64_t *tsp, uint8_t
 		return;
 	if (x->dur.p && ts_field(k, x->dur, "dur", "slice (ph X)", &dur))
 		return;
-	uint32_t name = intern_str(k, x->name), cat = intern_cat(k, x->cat);
+	uint32_t name = intern_name(k, x->name), cat = intern_cat(k, x->cat);
 	if (k->err->failed)
 		return;
 	hm_store_add_slice(k->t, ts, dur, name, cat, thread_of(k, x), kind);
@@ -503,6 +561,36 @@ static void handle_event(kx *k, ev *xp, const char *p)
 	}
 }
 
+/* The first 4, 5 or 6 bytes of a literal as a word, a constant (little-endian, as loaded). */
+#define KB(s, i) ((uint64_t)(unsigned char)(s)[i] << (8 * (i)))
+#define K4(s) (KB(s, 0) | KB(s, 1) | KB(s, 2) | KB(s, 3))
+#define K5(s) (K4(s) | KB(s, 4))
+#define K6(s) (K5(s) | KB(s, 5))
+
+/* The member of x that the key at c (its opening quote) names, when it is one of the eight
+ * as profilers write them, quotes included, with *ke past its closing quote; else NULL. The
+ * bytes at c are compared as they are: nothing waits for a scan to find the closing quote,
+ * so the scan of the value can start at once (walking members is a chain of scans, each
+ * starting where the one before ended: README "Performance"). */
+static inline hm_slice *known_key(ev *x, const char *c, const char **ke)
+{
+	uint64_t w;
+	memcpy(&w, c, 8);
+	uint64_t w4 = w & 0xffffffffull, w5 = w & 0xffffffffffull, w6 = w & 0xffffffffffffull;
+	hm_slice *m = w4 == K4("\"ph\"")     ? &x->ph
+		      : w4 == K4("\"ts\"")   ? &x->ts
+		      : w5 == K5("\"cat\"")  ? &x->cat
+		      : w5 == K5("\"pid\"")  ? &x->pid
+		      : w5 == K5("\"tid\"")  ? &x->tid
+		      : w5 == K5("\"dur\"")  ? &x->dur
+		      : w6 == K6("\"name\"") ? &x->name
+		      : w6 == K6("\"args\"") ? &x->args
+					      : NULL;
+	if (m)
+		*ke = c + (m == &x->ph || m == &x->ts ? 4 : m == &x->name || m == &x->args ? 6 : 5);
+	return m;
+}
+
 /* The event [p, e) is complete and its depth-1 containers are known. Match keys to
  * values and check the member syntax (key ':' value, separated by ','): strings and
  * numbers are crossed here, containers by their recorded ends, never rescanned. */
@@ -524,8 +612,9 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 		/* A string that runs to e is not closed before the event's '}': the scanner saw the
 		 * quotes otherwise (a stray quote in a number, say), and the scans past it would leave
 		 * the event. */
-		const char *ks = c, *ke = hm_jscan_quote_end(c, e);
-		if (ke >= e)
+		const char *ks = c, *ke;
+		hm_slice *known = known_key(&x, c, &ke);
+		if (!known && (ke = hm_jscan_quote_end(c, e)) >= e)
 			goto bad;
 		c = hm_jscan_past_ws(ke);
 		if (*c != ':')
@@ -546,7 +635,10 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 			if (v.q == c)
 				goto bad;
 		}
-		ev_member(k, ks + 1, (size_t)(ke - ks - 2), v, &x);
+		if (known)
+			*known = v;
+		else
+			ev_member(k, ks + 1, (size_t)(ke - ks - 2), v, &x);
 		c = hm_jscan_past_ws(v.q);
 		if (*c == '}' && c == e - 1) {
 			if (t != end)
@@ -776,9 +868,11 @@ int hm_kineto_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, i
 			snprintf(err, errsz, "%s", herr.msg);
 		}
 		free(hk.scratch.buf);
+		free(hk.ncache);
 		free(herr.msg);
 	}
 	free(k.scratch.buf);
+	free(k.ncache);
 	free(st.cut_why);
 	hm_jstream_close(&st);
 	if (st.err.failed) {

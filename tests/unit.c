@@ -275,10 +275,28 @@ static void test_jscan(void)
 			want |= UINT64_C(1) << i;
 	check(br == want, "jscan: brackets in strings and escaped quotes are not structure", "got %#llx, want %#llx",
 	      (unsigned long long)br, (unsigned long long)want);
+	uint64_t want_open = 0; /* the object's '{' and the array's '[' (issue 19: counted by mask) */
+	for (size_t i = 0; t[i]; i++)
+		if (i == 0 || t[i] == '[')
+			want_open |= UINT64_C(1) << i;
+	check((b.open & br) == want_open, "jscan: the opening brackets are told from the closing ones", "got %#llx, want %#llx",
+	      (unsigned long long)(b.open & br), (unsigned long long)want_open);
 	hm_jscan_blk cb[1];
 	hm_jscan_pick_classify()((const unsigned char *)t, 1, cb);
-	check(cb[0].quote == b.quote && cb[0].bslash == b.bslash && cb[0].bracket == b.bracket,
+	check(cb[0].quote == b.quote && cb[0].bslash == b.bslash && cb[0].bracket == b.bracket && cb[0].open == b.open,
 	      "jscan: the picked block classifier agrees with the baseline", "masks differ");
+
+	/* White space runs, the common indents (checked as words) and the rest (issue 19): the
+	 * first byte that is not white space, counted by strspn. */
+	const char *runs[] = {"\n    \"a", "\n  }", "\n     x", "\n   x", "\n    \ty", "\n  \r\n x", " \n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nz", "x"};
+	int ws_ok = 1;
+	char wsw[64] = "";
+	for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+		t = padded(buf, sizeof buf, runs[i]);
+		if (hm_jscan_past_ws(t) != t + strspn(t, " \n\r\t"))
+			ws_ok = 0, snprintf(wsw, sizeof wsw, "run %zu: at %td", i, hm_jscan_past_ws(t) - t);
+	}
+	check(ws_ok, "jscan: white space is crossed to its first other byte, whatever the indent", "%s", wsw);
 
 	t = padded(buf, sizeof buf, "\"ab\\\"c\" ,");
 	check(hm_jscan_quote_end(t, t + strlen(t)) == t + 7, "jscan: a string's end is past its closing quote, not an escaped one",

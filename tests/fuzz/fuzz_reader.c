@@ -52,7 +52,7 @@ static void check_jscan(const uint8_t *data, size_t size)
 	hm_jscan_pick_classify()((const unsigned char *)buf, nb, blk);
 	for (size_t k = 0; k < nb; k++) {
 		hm_jscan_blk b = hm_jscan_classify64((const unsigned char *)buf + 64 * k);
-		if (b.quote != blk[k].quote || b.bslash != blk[k].bslash || b.bracket != blk[k].bracket)
+		if (b.quote != blk[k].quote || b.bslash != blk[k].bslash || b.bracket != blk[k].bracket || b.open != blk[k].open)
 			abort();
 	}
 	if (size && size < 40) {
