@@ -167,18 +167,29 @@ static int64_t context_final(uint64_t chain, uint64_t path, uint32_t thread)
 	return (int64_t)(mix64(chain ^ mix64(path ^ thread)) >> 1); /* never HM_NONE */
 }
 
-/* The chain hash of event e's enclosing slices, walked from the innermost. */
-static uint64_t chain_walk(const hm_file *f, uint32_t e)
+/* The chain hash of slice s and its enclosing slices still running at ts, walked from s
+ * outwards; *minend (when given) gets the earliest end among them. */
+static uint64_t chain_from(const hm_file *f, int32_t s, int64_t ts, int64_t *minend)
 {
 	const hm_slices *o = &f->t->sl;
-	int64_t ts = f->t->mem.ts[e];
 	uint64_t acc = 0, pw = 1;
-	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
+	int64_t least = INT64_MAX;
+	for (; s >= 0; s = f->parent[s])
 		if (END(o, s) >= ts && !is_step_slice(f->t, s)) {
 			acc += slice_value(o, s) * pw;
 			pw *= CHAIN_B;
+			if (END(o, s) < least)
+				least = END(o, s);
 		}
+	if (minend)
+		*minend = least;
 	return acc + CHAIN_SEED * pw;
+}
+
+/* The chain hash of event e's enclosing slices, walked from the innermost. */
+static uint64_t chain_walk(const hm_file *f, uint32_t e)
+{
+	return chain_from(f, f->inner_of[e], f->t->mem.ts[e], NULL);
 }
 
 void hm_ctxmemo_reset(hm_ctxmemo *m)
@@ -208,6 +219,11 @@ static const struct hm_ctxslot *chain_entry(hm_ctxmemo *m, const hm_file *f, int
 	}
 	while (n--) {
 		s = path[n];
+		/* An enclosing slice that ended before s began (a python frame whose end came early)
+		 * encloses nothing under s: s's chain is worked out afresh without it, once, rather
+		 * than every event under s walking its whole chain. */
+		if (minend < o->ts[s])
+			h = chain_from(f, f->parent[s], o->ts[s], &minend);
 		if (!is_step_slice(f->t, s)) { /* a step marker's end does not matter: it is never in the hash */
 			h = h * CHAIN_B + slice_value(o, s);
 			if (END(o, s) < minend)

@@ -98,34 +98,38 @@ static uint32_t code_by_id(hm_view *v, lua_State *L, const hm_rowref *r, int fie
 	return c;
 }
 
-/* Append the codes of a list field's names, then a separator (0). */
-static size_t add_list(hm_view *v, lua_State *L, const hm_rowref *r, int field, const char *kind, size_t n)
+/* The codes of the names of slices sl[0, k) of one kind (a list field's), then a
+ * separator (0), appended at n. */
+static size_t add_codes(hm_view *v, lua_State *L, const hm_rowref *r, const int32_t *sl, size_t k, int kind, size_t n)
 {
-	int32_t buf[64];
-	size_t k = hm_field_list(r, field, buf, 64);
-	int32_t *sl = k <= 64 ? buf : hm_xcalloc(k, sizeof *sl);
-	if (sl != buf)
-		hm_field_list(r, field, sl, k);
-	hm_grow(&v->seq, &v->seq_cap, n + k + 1, sizeof *v->seq);
-	int which = field == HM_F_ANNOTATIONS ? 0 : field == HM_F_PYTHON ? 1 : 2;
+	static const int field[] = {[HM_SL_ANNOTATION] = HM_F_ANNOTATIONS, [HM_SL_PYTHON] = HM_F_PYTHON, [HM_SL_OP] = HM_F_OPS};
+	static const char *const name[] = {[HM_SL_ANNOTATION] = "annotation", [HM_SL_PYTHON] = "python", [HM_SL_OP] = "op"};
+	int which = kind == HM_SL_ANNOTATION ? 0 : kind == HM_SL_PYTHON ? 1 : 2;
 	const hm_trace *t = r->f->t;
+	hm_grow(&v->seq, &v->seq_cap, n + k + 1, sizeof *v->seq);
 	for (size_t i = 0; i < k; i++) {
 		uint32_t nm = t->sl.name[sl[i]];
-		if (t->names.len[nm] >= 13 && memcmp(t->names.str[nm], "ProfilerStep#", 13) == 0)
-			continue; /* as in row.context: row.step and same_step say the step */
-		uint32_t c = code_by_id(v, L, r, field, which, kind, sl[i]);
+		if (t->sl.kind[sl[i]] != kind ||
+		    (t->names.len[nm] >= 13 && memcmp(t->names.str[nm], "ProfilerStep#", 13) == 0))
+			continue; /* markers as in row.context: row.step and same_step say the step */
+		uint32_t c = code_by_id(v, L, r, field[kind], which, name[kind], sl[i]);
 		if (c)
 			v->seq[n++] = c;
 	}
 	v->seq[n++] = 0;
-	if (sl != buf)
-		free(sl);
 	return n;
 }
 
-/* The view of a context not met before: the codes of its names, kind by kind. */
+/* The view of a context not met before: the codes of its names, kind by kind (the
+ * enclosing slices walked once). */
 static uint32_t view_new(hm_view *v, lua_State *L, const hm_rowref *r, int field)
 {
+	int32_t buf[128];
+	int list = field == HM_F_VIEW ? HM_F_STACK : HM_F_FREE_OPS;
+	size_t k = hm_field_list(r, list, buf, 128);
+	int32_t *sl = k <= 128 ? buf : hm_xcalloc(k, sizeof *sl);
+	if (sl != buf)
+		hm_field_list(r, list, sl, k);
 	size_t n = 0;
 	if (field == HM_F_VIEW) {
 		hm_value t;
@@ -141,12 +145,12 @@ static uint32_t view_new(hm_view *v, lua_State *L, const hm_rowref *r, int field
 				v->seq[n++] = c;
 		}
 		v->seq[n++] = 0;
-		n = add_list(v, L, r, HM_F_ANNOTATIONS, "annotation", n);
-		n = add_list(v, L, r, HM_F_PYTHON, "python", n);
-		n = add_list(v, L, r, HM_F_OPS, "op", n);
-	} else {
-		n = add_list(v, L, r, HM_F_FREE_OPS, "op", n);
+		n = add_codes(v, L, r, sl, k, HM_SL_ANNOTATION, n);
+		n = add_codes(v, L, r, sl, k, HM_SL_PYTHON, n);
 	}
+	n = add_codes(v, L, r, sl, k, HM_SL_OP, n);
+	if (sl != buf)
+		free(sl);
 	return hm_strtab_intern(&v->seqs, (const char *)v->seq, n * sizeof *v->seq) + 1;
 }
 
