@@ -264,11 +264,6 @@ static int64_t context_of(const hm_file *f, uint32_t e, hm_ctxmemo *m)
 	return context_final(chain, m->path_hash, t->mem.thread[e]);
 }
 
-uint32_t hm_field_event(const hm_rowref *r, int field)
-{
-	return field == HM_F_CONTEXT ? r->s->ev[r->k] : free_event(r);
-}
-
 int64_t hm_field_context(const hm_rowref *r, int field, hm_ctxmemo *m)
 {
 	if (field == HM_F_SERIES_ID) { /* the file's path and the device, as a context is made */

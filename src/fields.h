@@ -71,10 +71,6 @@ static inline int hm_field_memoised(int field)
 	return field == HM_F_CONTEXT || field == HM_F_FREE_CONTEXT || field == HM_F_SERIES_ID;
 }
 
-/* The event whose context a context field (HM_F_CONTEXT, HM_F_FREE_CONTEXT) names: the
- * row's own, or its free (a free row's own); UINT32_MAX when not freed in the trace. */
-uint32_t hm_field_event(const hm_rowref *r, int field);
-
 /* A field of hm_field_memoised (integers) of a row, HM_NONE when nil; m may be NULL (then
  * the walk is done every time). Equal to what hm_field_get gives. */
 int64_t hm_field_context(const hm_rowref *r, int field, hm_ctxmemo *m);

@@ -195,7 +195,7 @@ static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxme
 	int64_t ctx;
 	if (s->view.ref > 0) {
 		hm_lctx_arm(kr->lx, "view");
-		ctx = hm_view_of(&s->view, kr->L, r, HM_F_VIEW);
+		ctx = hm_view_of(&s->view, kr->L, r, memo, HM_F_VIEW);
 		hm_lctx_done(kr->lx);
 	} else
 		ctx = hm_field_context(r, HM_F_CONTEXT, memo);
@@ -293,7 +293,7 @@ static uint32_t cache_slot(hm_classify *s, const hm_rowref *r, hm_ctxmemo *memo,
 			v.i = key_function(s, i, r, memo, kr);
 		} else if (field == HM_F_VIEW || field == HM_F_FREE_VIEW) {
 			hm_lctx_arm(kr->lx, "view");
-			v.i = hm_view_of(&s->view, kr->L, r, field);
+			v.i = hm_view_of(&s->view, kr->L, r, memo, field);
 			hm_lctx_done(kr->lx);
 			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
 		} else if (hm_field_memoised(field)) {

@@ -126,7 +126,7 @@ static int row_index(lua_State *L)
 		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_view_field_names());
 	hm_value v;
 	if (field == HM_F_VIEW || field == HM_F_FREE_VIEW) {
-		int64_t id = hm_view_of(r->rows->view, L, &r->r, field);
+		int64_t id = hm_view_of(r->rows->view, L, &r->r, r->rows->ctx, field);
 		if (id == HM_NONE)
 			lua_pushnil(L);
 		else

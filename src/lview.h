@@ -1,10 +1,8 @@
 /* lview: a pack's view of the context. A pack that declares view(name, kind) says which
  * names of a row's context it looks at, as short codes; hmem calls the function once per
  * distinct name and kind, and names each distinct sequence of codes with an integer:
- * row.view (the annotations, python frames and ops enclosing the event, outermost first,
- * and its thread) and row.free_view (the ops enclosing its free). Sequences are the paths
- * of a tree whose nodes are remembered per slice, so a row costs a look-up, not a walk of
- * its enclosing slices. Rows of a thousand contexts that a pack
+ * row.view (the thread, annotations, python frames and ops enclosing the event) and
+ * row.free_view (the ops enclosing its free). Rows of a thousand contexts that a pack
  * tells apart by three facts then share a handful of views, so cache_by{"view", ...}
  * answers them without Lua. A Lua binding file: calls the plain-C fields and lctx.
  *
@@ -29,18 +27,16 @@ typedef struct hm_view {
 	size_t by_name_n;
 	const char *thread;   /* the thread name met last (its bytes stay while the trace does) */
 	uint32_t thread_code;
-	hm_strtab nodes;      /* (parent node, kind, code) -> node - 1: the views, a tree */
-	const void *file;     /* the file the slice memo below is for */
-	uint32_t gen;         /* slots of another generation are empty */
-	struct hm_view_slot { /* per slice (by id): its chain's nodes, all kinds and ops only */
-		uint32_t gen;
-		int32_t slice;
-		int64_t minend;     /* the earliest end among the slices with a code */
-		uint32_t node[2];
-	} *slot;
-	struct hm_view_recent { /* (node, thread code) -> view */
-		uint32_t node, thread, view;
-	} recent[256];
+	struct hm_view_recent { /* recent (context id, side) -> view, before ctxs */
+		int64_t ctx;
+		uint32_t side, view;
+	} recent[1024];
+	hm_strtab ctxs;       /* side letter + context id -> id */
+	uint32_t *ctx_view;   /* ctxs id -> view id; 0: not worked out */
+	size_t nctx, ctx_cap;
+	hm_strtab seqs;       /* sequences of code ids -> view id - 1 */
+	uint32_t *seq;
+	size_t seq_cap;
 } hm_view;
 
 /* HM_F_VIEW or HM_F_FREE_VIEW for their names, else HM_F_NONE. */
@@ -55,7 +51,7 @@ void hm_view_set(hm_view *v, lua_State *L, int idx);
 /* The view id (from 1) of the row's context (field HM_F_VIEW) or of its free's
  * (HM_F_FREE_VIEW; HM_NONE when not freed in the trace). Names not met before go through
  * the view function: may raise, also when no view is declared. [-0, +0, e] */
-int64_t hm_view_of(hm_view *v, lua_State *L, const hm_rowref *r, int field);
+int64_t hm_view_of(hm_view *v, lua_State *L, const hm_rowref *r, hm_ctxmemo *memo, int field);
 
 /* Before each trace's classify: the memo by name id is for one trace (a trace freed may
  * leave its address to the next). */

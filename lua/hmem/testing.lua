@@ -55,10 +55,9 @@
 --       freed.
 --     view and free_view (README "The row"): integers from the view(name, kind) of the pack
 --       being run (the one whose classify runs, else the one loaded last): equal for rows
---       whose stack entries (annotations, python frames, ops; without a stack the lists in
---       that order) and thread give the same codes and kinds in order (free_ops for
---       free_view), ProfilerStep#N names left out; free_view nil when not freed; an error
---       when the pack has no view. The view is asked about each name and kind once.
+--       whose thread, annotations, python and ops (free_ops for free_view) give the same
+--       codes, ProfilerStep#N names left out; free_view nil when not freed; an error when
+--       the pack has no view. The view is asked about each name and kind once.
 --   An allocation given free_step or free_op(s) must be given free_ts or lifetime.
 --   Every other field (rank, file, pid, tid, ev_idx, total_allocated, total_reserved, thread,
 --   category) is nil unless given. Stack entries are {name=, cat=, ts=, dur=} tables (µs) as
@@ -154,7 +153,7 @@ local function view_of(d, field)
     view_state[fn] = st
   end
   local seq = {}
-  local function add(kind, name) -- a code with its kind, as hmem keeps them apart
+  local function add(kind, name)
     if name:find("ProfilerStep#", 1, true) == 1 then
       return -- left out, as in context
     end
@@ -170,23 +169,17 @@ local function view_of(d, field)
       st.codes[key] = c
     end
     if c then
-      seq[#seq + 1] = kind .. ("%q"):format(c)
+      seq[#seq + 1] = ("%q"):format(c)
     end
   end
   if field == "view" then
-    -- the enclosing names in stack order (outermost first), then the thread
-    local kinds = { cpu_op = "op", Operator = "op", user_annotation = "annotation", python_function = "python" }
-    if #d.stack > 0 then
-      for _, e in ipairs(d.stack) do
-        if kinds[e.cat] then add(kinds[e.cat], e.name) end
-      end
-    else
-      for _, n in ipairs(d.annotations) do add("annotation", n) end
-      for _, n in ipairs(d.python) do add("python", n) end
-      for _, n in ipairs(d.ops) do add("op", n) end
-    end
-    seq[#seq + 1] = "|"
     if d.thread ~= nil then add("thread", d.thread) end
+    seq[#seq + 1] = "|"
+    for _, n in ipairs(d.annotations) do add("annotation", n) end
+    seq[#seq + 1] = "|"
+    for _, n in ipairs(d.python) do add("python", n) end
+    seq[#seq + 1] = "|"
+    for _, n in ipairs(d.ops) do add("op", n) end
   else
     if d.free_context == nil then
       return nil

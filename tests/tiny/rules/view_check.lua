@@ -1,6 +1,6 @@
 -- row.view and row.free_view against the row's own lists (issue 19): the rule works out, in
--- Lua, the sequence of codes its view gives each row's enclosing slices and thread (the
--- free's ops for free_view), and done() fails the run unless equal sequences
+-- Lua, the sequence of codes its view gives each row's thread, annotations, python frames
+-- and ops (the free's ops for free_view), ProfilerStep#N markers left out, and done() fails the run unless equal sequences
 -- have equal views and different sequences different views, and unless hmem asked the view
 -- about each name of a kind once. The codes collapse many names into one and drop others.
 local hmem = require "hmem"
@@ -13,7 +13,7 @@ local function code(name, kind)
   elseif kind == "annotation" then
     return "A" .. #name % 2
   elseif kind == "python" then
-    return name:find("nn.Module: ", 1, true) == 1 and "M" or name:find("^<") and "<" or nil
+    return name:find("nn.Module: ", 1, true) == 1 and "M" or nil
   end
   return name:match("^[%w_]+::(.)") or "?"
 end
@@ -27,24 +27,22 @@ function view(name, kind)
   return code(name, kind)
 end
 
--- The row's sequence as the README says: its annotations, python frames and ops in the
--- order of row.stack (outermost first; the kind from the category, as hmem's reader tells
--- them), ProfilerStep#N markers left out, then its thread; free_view: the free's ops.
-local kinds = { cpu_op = "op", Operator = "op", user_annotation = "annotation", python_function = "python" }
 local function seq(row, free)
   local t = {}
-  local function add(kind, name)
-    local c = name:find("ProfilerStep#", 1, true) ~= 1 and code(name, kind)
-    if c then t[#t + 1] = kind .. ":" .. c end
-  end
-  if free then
-    for _, n in ipairs(row.free_ops) do add("op", n) end
-  else
-    for _, e in ipairs(row.stack) do
-      if kinds[e.cat] then add(kinds[e.cat], e.name) end
+  local function add(kind, list)
+    for _, n in ipairs(list) do
+      local c = n:find("ProfilerStep#", 1, true) ~= 1 and code(n, kind) -- markers are left out
+      if c then t[#t + 1] = c end
     end
     t[#t + 1] = "|"
-    if row.thread then add("thread", row.thread) end
+  end
+  if free then
+    add("op", row.free_ops)
+  else
+    add("thread", { row.thread })
+    add("annotation", row.annotations)
+    add("python", row.python)
+    add("op", row.ops)
   end
   return table.concat(t, ",")
 end
