@@ -70,9 +70,12 @@ for _, n in ipairs({ "aten::empty", "aten::empty_strided", "aten::empty_like", "
 end
 lifetime.factory = factory
 
+-- A ProfilerStep#N marker, told as hmem tells them (it leaves them out of row.context and
+-- row.view); packs that compose lifetime use it too.
 local function is_step(name)
-  return find(name, "ProfilerStep#", 1, true) == 1 -- as hmem leaves them out of row.context and row.view
+  return find(name, "ProfilerStep#", 1, true) == 1
 end
+lifetime.is_step = is_step
 
 -- The position in ops (outermost first) of the op that made the allocation, 0 for none.
 function lifetime.maker(ops)

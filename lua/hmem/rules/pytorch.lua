@@ -156,9 +156,7 @@ local function is_init_frame(name)
       or find(name, "): _apply", 1, true) ~= nil
 end
 
-local function is_step(name)
-  return find(name, "ProfilerStep#", 1, true) == 1 -- as hmem leaves them out of row.context and row.view
-end
+local is_step = lifetime.is_step
 
 -- What one name says, as bits, worked out once per distinct name: a context that is new
 -- (a deep stack seen once) costs a table lookup per name, not a string search.
