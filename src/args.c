@@ -60,7 +60,7 @@ static const char usage_run[] =
 static const char usage_alloc[] =
 	"allocations options: -I, --out, --allow-io, --timeout and --lua-mem as for run, and\n";
 static const char usage_common[] =
-	"common options:\n"
+	"common options (run, events, allocations, merge):\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
 	"                    the others, then exit with 4\n"
 	"  -q, --quiet       no warnings on standard error\n"
