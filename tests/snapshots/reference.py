@@ -225,6 +225,7 @@ def end_state(segments):
                                "state": b["state"], "stream": seg.get("stream"), "segment": seg["address"],
                                "top": ["%s:%d:%s" % (f["filename"], f["line"], f["name"])
                                        for f in frames if memviz_keep(f)][:3],
+                               "frames": len(frames), "history": len(b.get("history") or []),
                                "who": who(frames)})
             else:
                 end["free_blocks"] += 1
