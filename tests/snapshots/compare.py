@@ -105,12 +105,48 @@ FIGURES = [
     ("external free in partly used segments", "(no field)", lambda d: d["memviz_stats"]["external_free_in_used_segments"], lambda s: None),
 ]
 
+# The same file with `--from ts:TS`, TS the time of its middle entry of device 0 (item 3 of issue 25).
+WINDOW_FIGURES = [
+    ("window: allocated at its opening", "series[].before_trace_bytes (--from ts:TS)", lambda d: d["window"]["start_bytes"], lambda s: s.get("before_trace_bytes")),
+    ("window: peak", "series[].peak_bytes (--from ts:TS)", lambda d: d["window"]["peak_bytes"], lambda s: s.get("peak_bytes")),
+    ("window: peak time", "series[].peak_ts (--from ts:TS)", lambda d: d["window"]["peak_us"], lambda s: num(s.get("peak_ts"))),
+    ("window: allocated at end", "series[].end_bytes (--from ts:TS)", lambda d: d["window"]["end_bytes"], lambda s: s.get("end_bytes")),
+]
+
 # What hmem gets right today on every snapshot; the rest are TODO.
 HARD = {"segments at end", "reserved at end", "live requested at end", "active_allocated block sizes at end",
         "pending-free block sizes at end", "free (inactive) blocks at end", "largest free block at end",
         "rounding of live blocks at end", "reclaimable at end", "stranded at end", "allocated at end",
         "peak allocated", "peak time", "largest reserved", "allocated at each OOM", "OOMs", "each OOM's request", "each OOM's device_free", "reserved at each OOM",
-        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]"}
+        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]", "window: peak time"}
+
+
+def middle_time(path):
+    snap = reference.load(path)
+    entries = snap["device_traces"][0] if isinstance(snap, dict) and snap.get("device_traces") else []
+    if len(entries) < 2 or not all("time_us" in e for e in entries):
+        return None
+    return entries[len(entries) // 2]["time_us"]
+
+
+def compare(label_of, ref, out, figures, results, todo, agree_everywhere):
+    series = {s["device"]: s for s in json.loads(out)["series"]}
+    for dev in ref["devices"]:
+        s = series.get("cuda:%d" % dev["device"])
+        label = label_of(dev)
+        if s is None:
+            results.append("not ok - %s: hmem has no series" % label)
+            continue
+        for fig, field, want_fn, got_fn in figures:
+            want, got = want_fn(dev), got_fn(s)
+            if want is None and field.endswith("_ts"):
+                continue  # no entries, no time: nothing to hold hmem to
+            if fig in HARD:
+                line = "%s: %s (%s) = %s" % (label, fig, field, want)
+                results.append(("ok - " if got == want else "not ok - ") + line + ("" if got == want else ", hmem %s" % got))
+            elif got != want:
+                agree_everywhere[fig] = False
+                todo.append("# TODO %s: %s: %s = %s, reference %s" % (label, fig, field, got, want))
 
 
 def who_pairs(path, dev):
@@ -161,7 +197,9 @@ def with_steps(src, dst):
 
 
 def main():
-    results, todo, agree_everywhere = [], [], {f[0]: True for f in FIGURES if f[0] not in HARD}
+    results, todo = [], []
+    agree_everywhere = {f[0]: True for f in FIGURES + WINDOW_FIGURES if f[0] not in HARD}
+    agree_everywhere["who"] = True
     with tempfile.TemporaryDirectory() as tmp:
         for path in snapshots(tmp):
             name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else "gen.py " + os.path.basename(path)
@@ -171,30 +209,27 @@ def main():
             if out.returncode != 0:
                 results.append("not ok - %s: hmem run exits %d: %s" % (name, out.returncode, out.stderr.strip()[:200]))
                 continue
+            compare(lambda d: "%s cuda:%d" % (name, d["device"]), ref, out.stdout, FIGURES, results, todo, agree_everywhere)
             series = {s["device"]: s for s in json.loads(out.stdout)["series"]}
             for dev in ref["devices"]:
-                s = series.get("cuda:%d" % dev["device"])
-                label = "%s cuda:%d" % (name, dev["device"])
-                if s is None:
-                    results.append("not ok - %s: hmem has no series" % label)
+                if "cuda:%d" % dev["device"] not in series:
                     continue
-                for fig, field, want_fn, got_fn in FIGURES:
-                    want, got = want_fn(dev), got_fn(s)
-                    if want is None and field.endswith("_ts"):
-                        continue  # no entries, no time: nothing to hold hmem to
-                    if fig in HARD:
-                        line = "%s: %s (%s) = %s" % (label, fig, field, want)
-                        results.append(("ok - " if got == want else "not ok - ") + line + ("" if got == want else ", hmem %s" % got))
-                    elif got != want:
-                        agree_everywhere[fig] = False
-                        todo.append("# TODO %s: %s: %s = %s, reference %s" % (label, fig, field, got, want))
                 pairs = who_pairs(path, dev["device"])
                 wrong = [p for p in pairs if p[0] != p[1]]
                 if wrong:
-                    agree_everywhere.setdefault("who", True)
                     agree_everywhere["who"] = False
-                    todo.append("# TODO %s: who (allocations' frame column): %d of %d alloc entries differ, e.g. hmem %r, reference %r"
-                                % (label, len(wrong), len(pairs), wrong[0][1], wrong[0][0]))
+                    todo.append("# TODO %s cuda:%d: who (allocations' frame column): %d of %d alloc entries differ, e.g. hmem %r, reference %r"
+                                % (name, dev["device"], len(wrong), len(pairs), wrong[0][1], wrong[0][0]))
+            ts = middle_time(path)
+            if ts is None:
+                continue
+            wref = json.loads(subprocess.run([sys.executable, os.path.join(HERE, "reference.py"), path, "--from", str(ts)],
+                                             capture_output=True, text=True, check=True).stdout)
+            wout = subprocess.run([HMEM, "run", "-q", "size", path, "--from", "ts:%d" % ts, "--json", "-"], capture_output=True, text=True)
+            if wout.returncode != 0:
+                results.append("not ok - %s --from ts:%d: hmem run exits %d" % (name, ts, wout.returncode))
+                continue
+            compare(lambda d: "%s cuda:%d --from ts:%d" % (name, d["device"], ts), wref, wout.stdout, WINDOW_FIGURES, results, todo, agree_everywhere)
     print("1..%d" % len(results))
     for line in results:
         print(line)

@@ -3,7 +3,7 @@
 computed from the snapshot alone with Python's standard library. It shares no code with hmem
 (nor with tests/snapshots/gen.py) and is the ground truth tests/snapshots/compare.py holds hmem to.
 
-  reference.py FILE [--device N]
+  reference.py FILE [--device N] [--from TS]
 
 FILE is a snapshot (`torch.cuda.memory._dump_snapshot`, or a pickled `_snapshot()`, plain or
 gzipped). The JSON document on standard output has, per device (only N with --device):
@@ -48,6 +48,12 @@ blocks, the largest free block, hmem's `reclaimable_bytes` (segments holding no 
 memory_viz's frame filter, and `who`, defined at `who()` below).
 
 memory_viz `stats` (`memviz_stats`, for the whole file and per device): see `memviz_stats()`.
+
+Window (`--from TS`, TS in the entries' `time_us`, as hmem's `--from ts:TS`): `window` per
+device holds `start_bytes` (allocated after the last entry before TS: everything live when the
+window opens, whenever and by whom it was allocated, the baseline included), `peak_bytes` and
+`peak_us` (the largest state from the opening to the end, first reached; TS when it is the
+opening) and `end_bytes` (after the last entry). Null without `time_us`.
 
 Steps: `annotations[]` pairs the `external_annotations` START/END records by name (a record
 function range; an END without START is dropped, a START without END lasts to the last entry);
@@ -254,7 +260,20 @@ def annotations(snap):
     return ranges
 
 
-def device_report(snap, dev, segments, entries, ranges):
+def window(entries, states, since):
+    """The states from `since` on (see the module's docstring)."""
+    if since is None or not entries or not all("time_us" in e for e in entries):
+        return None
+    start = [st for st in states if st[0] < 0 or entries[st[0]]["time_us"] < since][-1]
+    best, best_us = start, since
+    for st in states:
+        if st[0] >= 0 and entries[st[0]]["time_us"] >= since and st[1] > best[1]:
+            best, best_us = st, entries[st[0]]["time_us"]
+    return {"from_us": since, "start_bytes": start[1], "peak_bytes": best[1], "peak_us": best_us,
+            "end_bytes": states[-1][1]}
+
+
+def device_report(snap, dev, segments, entries, ranges, since=None):
     segs = [s for s in segments if s.get("device", 0) == dev]
     end, live = end_state(segs)
     actions = {}
@@ -367,6 +386,7 @@ def device_report(snap, dev, segments, entries, ranges):
                       "peak_us": start if best is start_state else entries[best[0]]["time_us"],
                       "end_bytes": (inside[-1] if inside else start_state)[1]})
     report["steps"] = steps
+    report["window"] = window(entries, states, since)
     return report
 
 
@@ -377,8 +397,13 @@ def main(argv):
         i = args.index("--device")
         device = int(args[i + 1])
         del args[i:i + 2]
+    since = None
+    if "--from" in args:
+        i = args.index("--from")
+        since = int(args[i + 1])
+        del args[i:i + 2]
     if len(args) != 1:
-        sys.stderr.write("usage: reference.py FILE [--device N]\n")
+        sys.stderr.write("usage: reference.py FILE [--device N] [--from TS]\n")
         return 2
     snap = load(args[0])
     if isinstance(snap, list):
@@ -393,7 +418,8 @@ def main(argv):
            "keys": sorted(snap) if isinstance(snap, dict) else None,
            "memviz_stats": memviz_stats(segments),
            "annotations": ranges,
-           "devices": [device_report(snap, d, segments, traces[d] if d < len(traces) else [], ranges) for d in devices]}
+           "devices": [device_report(snap, d, segments, traces[d] if d < len(traces) else [], ranges, since)
+                       for d in devices]}
     json.dump(doc, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
     return 0
