@@ -171,8 +171,15 @@ def who_pairs(path, dev):
 
 
 def snapshots(tmp):
-    real = sorted(os.path.join(ROOT, "tests/data/snapshots", f) for f in os.listdir(os.path.join(ROOT, "tests/data/snapshots"))
-                  if f.endswith(".pickle"))
+    # the committed real snapshots, and those of HMEM_REAL_SNAPSHOTS (folders, colon-separated):
+    # real files a developer has but the repository may not carry (tests/data/snapshots/README.md)
+    dirs = [os.path.join(ROOT, "tests/data/snapshots")] + [d for d in os.environ.get("HMEM_REAL_SNAPSHOTS", "").split(":") if d]
+    seen, real = set(), []
+    for d in dirs:
+        for f in sorted(os.listdir(d)):
+            if f.endswith(".pickle") and f not in seen:
+                seen.add(f)
+                real.append(os.path.join(d, f))
     subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), tmp], check=True, capture_output=True)
     gen = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith("_p4.pickle"))
     return real + gen + [with_steps(os.path.join(tmp, "2.5_p4.pickle"), os.path.join(tmp, "steps_2.5_p4.pickle"))]
