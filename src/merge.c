@@ -143,7 +143,10 @@ int hm_merge_no_rules(char **paths, int n, int argc, char **argv)
 	if (rc == 0)
 		rc = hm_partial_open(paths[0], &p, err, sizeof err);
 	if (rc) {
-		hm_eprintf("hmem: %s\n", err);
+		if (rc == HM_EXIT_USAGE)
+			hm_usage_error("%s", err);
+		else
+			hm_eprintf("hmem: %s\n", err);
 		return rc;
 	}
 	size_t len = 0;
