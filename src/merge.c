@@ -149,9 +149,12 @@ int hm_merge_no_rules(char **paths, int n, int argc, char **argv)
 			hm_eprintf("hmem: %s\n", err);
 		return rc;
 	}
+	/* Both come from the partial: a newline in them shown as \x0a, never as a line of ours. */
 	size_t len = 0;
-	char *rules = hm_xstrdup(hm_partial_meta(p, "rules"));
-	const char *hash = hm_partial_meta(p, "rules_hash");
+	const char *v = hm_partial_meta(p, "rules");
+	char *rules = hm_esc(v, strlen(v), 0, NULL);
+	v = hm_partial_meta(p, "rules_hash");
+	char *hash = hm_esc(v, strlen(v), 0, NULL);
 	put_word(cmd, sizeof cmd, &len, "hmem"), put_word(cmd, sizeof cmd, &len, "merge");
 	put_word(cmd, sizeof cmd, &len, rules);
 	for (int i = 2; i < argc; i++)
@@ -160,7 +163,7 @@ int hm_merge_no_rules(char **paths, int n, int argc, char **argv)
 		   "hmem: a merge runs only the rule file you name, with only the options you give it: a partial is "
 		   "data.\nhmem: if you trust that file, name it first (it must have that digest, with the modules it "
 		   "requires):\n  %s\nTry 'hmem --help'.\n", paths[0], rules, hash, cmd);
-	free(rules);
+	free(rules), free(hash);
 	hm_partial_close(p);
 	return HM_EXIT_USAGE;
 }

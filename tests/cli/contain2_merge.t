@@ -71,6 +71,12 @@ exit 3
 p.db
 rules.lua
 ? 0
+# -I is the merge's own too: the module the shard found on its -I is not looked for there
+# (exit 3) until the merge's command line says so.
+$ d=$(mktemp -d) && r=$PWD && cd $d && mkdir mods && printf 'return {name = "helped"}\n' > mods/helper.lua && printf 'local h = require "helper"\nfunction classify(row) return h.name end\n' > rules.lua && hmem run -q rules.lua -I mods $r/tests/tiny/y_pair_basic.json --partial p.db && hmem merge rules.lua p.db --json o.json 2>&1 | head -1; hmem merge rules.lua -I mods p.db --json - | lua5.4 $r/tests/jget.lua series.1.categories.2.name; cd $r; rm -rf $d
+hmem: rules.lua:1: module 'helper' not found (looked in the rule file's directory, -I directories, HMEM_PATH and the modules built into hmem)
+helped
+? 0
 # Another rule file than the shards' (its digest differs): refused, exit 4, both named.
 $ d=$(mktemp -d) && cp tests/tiny/rules/contain2_merge_io.lua $d/rules.lua && r=$PWD && cd $d && hmem run -q rules.lua $r/tests/tiny/y_pair_basic.json --partial p.db && echo '-- changed' >> rules.lua && hmem merge rules.lua p.db --json o.json; echo "exit $?"; ls; cd $r; rm -rf $d
 hmem: merge: the rule file rules.lua (digest 7346adf8718444fe, with the modules it requires) is not the one the partials were made with (rules.lua, digest 66d3d22a3522b82c): refused; name the rule file the shards ran (and -I DIR where it requires modules from there)
