@@ -509,8 +509,8 @@ static int merge_main(int argc, char **argv)
 	}
 	if (rc == 0 && (rc = check_outputs(&o, o.paths, o.npaths)) == 0) {
 		hm_merge *m = NULL;
-		if ((rc = hm_merge_open(o.paths, o.npaths, &m, err, sizeof err)) == 0 &&
-		    (rc = hm_merge_apply_options(m, &o, err, sizeof err)) == 0) {
+		if ((rc = hm_merge_open(o.paths, o.npaths, &m, err, sizeof err)) == 0) {
+			hm_merge_apply_options(m, &o);
 			o.merge = m;
 			o.keep_going = 1;
 			rc = run(&o);

@@ -36,6 +36,7 @@ struct hm_merge {
 	char *rules, *rules_hash;
 	optlist opts;      /* the first partial's options (the others' are the same) */
 	char **argv;       /* those options as hmem run's arguments (into opts) */
+	hm_opts shaped;    /* and as hmem run parsed them (into argv) */
 };
 
 static void opt_add(void *ctx, const char *name, const char *value)
@@ -97,7 +98,12 @@ static void opt_show(const optlist *l, char *buf, size_t sz)
 	size_t len = 0;
 	buf[0] = 0;
 	for (size_t i = 0; i < l->n; i++)
-		put_word(buf, sz, &len, l->name[i]), put_word(buf, sz, &len, l->value[i]);
+		for (int j = 0; j < 2; j++) {
+			const char *w = j ? l->value[i] : l->name[i];
+			char *e = hm_esc(w, strlen(w), 0, NULL); /* a newline as \x0a: one line */
+			put_word(buf, sz, &len, e);
+			free(e);
+		}
 	if (!l->n)
 		snprintf(buf, sz, "none");
 }
@@ -255,6 +261,36 @@ static int same_split(hm_merge *m, char *err, size_t errsz)
 	return 0;
 }
 
+/* Each row becomes the two arguments it stands for, for hmem run's own checks, into
+ * m->shaped: a name must be one of these (a partial never gives -I, --out, --allow-io,
+ * --timeout or --lua-mem), and a value is always an argument, whatever bytes it holds. */
+static int parse_options(hm_merge *m, char *err, size_t errsz)
+{
+	static const char *const shaping[] = {"--set", "--top", "--steps", "--from", "--to"};
+	m->argv = hm_xcalloc(2 * m->opts.n + 5, sizeof *m->argv);
+	m->argv[0] = "hmem", m->argv[1] = "run", m->argv[2] = "(rules)";
+	int k = 3;
+	for (size_t i = 0; i < m->opts.n; i++) {
+		size_t j = 0;
+		while (j < sizeof shaping / sizeof *shaping && strcmp(m->opts.name[i], shaping[j]))
+			j++;
+		if (j == sizeof shaping / sizeof *shaping) {
+			snprintf(err, errsz, "merge: %s gives the option '%.100s': refused; a partial gives only --set, --top, "
+				 "--steps, --from and --to (capabilities and limits come from the merge's command line)",
+				 m->path[0], m->opts.name[i]);
+			return HM_EXIT_INPUT;
+		}
+		m->argv[k++] = m->opts.name[i], m->argv[k++] = m->opts.value[i];
+	}
+	m->argv[k++] = m->path[0];
+	m->shaped.cmd = "run";
+	if (hm_parse_args(k, m->argv, &m->shaped) != 0) {
+		snprintf(err, errsz, "merge: the options in %s are not those of hmem run (see above): refused", m->path[0]);
+		return HM_EXIT_INPUT;
+	}
+	return 0;
+}
+
 int hm_merge_open(char **paths, int n, hm_merge **out, char *err, size_t errsz)
 {
 	*out = NULL;
@@ -286,7 +322,8 @@ int hm_merge_open(char **paths, int n, hm_merge **out, char *err, size_t errsz)
 				hm_merge_close(m);
 				return HM_EXIT_INPUT;
 			}
-	if ((rc = same_options(m, err, errsz)) != 0 || (rc = same_split(m, err, errsz)) != 0) {
+	if ((rc = same_options(m, err, errsz)) != 0 || (rc = same_split(m, err, errsz)) != 0 ||
+	    (rc = parse_options(m, err, errsz)) != 0) {
 		hm_merge_close(m);
 		return rc;
 	}
@@ -335,6 +372,7 @@ void hm_merge_close(hm_merge *m)
 	free(m->p), free(m->owner), free(m->skipped), free(m->why), free(m->events), free(m->cats);
 	opt_free(&m->opts);
 	free(m->rules), free(m->rules_hash), free(m->argv);
+	free(m->shaped.paths), free(m->shaped.inc), free(m->shaped.set), free(m->shaped.fail_above);
 	free(m);
 }
 
@@ -381,39 +419,12 @@ hm_runopt *hm_merge_options_of(const hm_opts *o, size_t *n)
 	return r;
 }
 
-/* Each row becomes the two arguments it stands for, for hmem run's own checks: a name must
- * be one of these (a partial never gives -I, --out, --allow-io, --timeout or --lua-mem),
- * and a value is always an argument, whatever bytes it holds. */
-int hm_merge_apply_options(hm_merge *m, hm_opts *o, char *err, size_t errsz)
+void hm_merge_apply_options(hm_merge *m, hm_opts *o)
 {
-	static const char *const shaping[] = {"--set", "--top", "--steps", "--from", "--to"};
-	m->argv = hm_xcalloc(2 * m->opts.n + 5, sizeof *m->argv);
-	m->argv[0] = "hmem", m->argv[1] = "run", m->argv[2] = "(rules)";
-	int k = 3;
-	for (size_t i = 0; i < m->opts.n; i++) {
-		size_t j = 0;
-		while (j < sizeof shaping / sizeof *shaping && strcmp(m->opts.name[i], shaping[j]))
-			j++;
-		if (j == sizeof shaping / sizeof *shaping) {
-			snprintf(err, errsz, "merge: %s gives the option '%.100s': refused; a partial gives only --set, --top, "
-				 "--steps, --from and --to (capabilities and limits come from the merge's command line)",
-				 m->path[0], m->opts.name[i]);
-			return HM_EXIT_INPUT;
-		}
-		m->argv[k++] = m->opts.name[i], m->argv[k++] = m->opts.value[i];
-	}
-	m->argv[k++] = m->path[0];
-	hm_opts x = {.cmd = "run"};
-	int rc = hm_parse_args(k, m->argv, &x);
-	if (rc == 0) {
-		free(o->set);
-		o->set = x.set, o->nset = x.nset, x.set = NULL;
-		o->top = x.top, o->steps = x.steps, o->from = x.from, o->to = x.to, o->win = x.win;
-	} else {
-		snprintf(err, errsz, "merge: the options in %s are not those of hmem run (see above): refused", m->path[0]);
-	}
-	free(x.paths), free(x.inc), free(x.set), free(x.fail_above);
-	return rc ? HM_EXIT_INPUT : 0;
+	hm_opts *x = &m->shaped;
+	free(o->set);
+	o->set = x->set, o->nset = x->nset, x->set = NULL;
+	o->top = x->top, o->steps = x->steps, o->from = x->from, o->to = x->to, o->win = x->win;
 }
 
 static void intern_new(void *ctx, const char *name, size_t len)

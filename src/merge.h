@@ -49,9 +49,9 @@ uint64_t hm_merge_cache_hits(const hm_merge *m);
  * --steps, --from, --to), one row each in a fixed order; *n rows. The rows point into o;
  * the caller frees the array. */
 hm_runopt *hm_merge_options_of(const hm_opts *o, size_t *n);
-/* Set those options of o from the partials' rows (checked as hmem run checks them); a row
- * naming any other option is refused. 0, or HM_EXIT_INPUT with err. */
-int hm_merge_apply_options(hm_merge *m, hm_opts *o, char *err, size_t errsz);
+/* Set those options of o from the partials' rows (checked by hm_merge_open as hmem run
+ * checks them, a row naming any other option refused). o's --set list is m's after. */
+void hm_merge_apply_options(hm_merge *m, hm_opts *o);
 
 /* Planned trace i: 0 with *f analysed and its categories set (the categories it
  * introduced are interned into cats first, in its order) and *catev its categories per
