@@ -221,7 +221,8 @@ static int same_options(hm_merge *m, char *err, size_t errsz)
 	for (int k = 0; k < m->n; k++) {
 		optlist l = {0};
 		if (hm_partial_options(m->p[k], opt_add, k ? (void *)&l : (void *)&m->opts) != 0) {
-			snprintf(err, errsz, "merge: %s has no options table: not a partial of this hmem", m->path[k]);
+			snprintf(err, errsz, "merge: %s: its options table is missing or damaged: not a partial of this hmem",
+				 m->path[k]);
 			return HM_EXIT_INPUT;
 		}
 		if (k && !opt_same(&m->opts, &l)) {

@@ -370,12 +370,13 @@ int hm_partial_options(hm_partial *p, void (*fn)(void *ctx, const char *name, co
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT name, value FROM options ORDER BY pos", -1, &st, NULL) != SQLITE_OK)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0), *value = (const char *)sqlite3_column_text(st, 1);
 		fn(ctx, name ? name : "", value ? value : "");
 	}
 	sqlite3_finalize(st);
-	return 0;
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 void hm_partial_plan(hm_partial *p, hm_plan *plan)

@@ -32,7 +32,8 @@ typedef struct hm_runinfo {
 				   * any window (-1: zero bytes) */
 	size_t *cat_from;         /* nfiles + 1: file i introduced the categories [cat_from[i],
 				   * cat_from[i + 1]) (those not seen in earlier files) */
-	const hm_runopt *opts;    /* the options that shape results, in command-line order */
+	const hm_runopt *opts;    /* the options that shape results, in a fixed order (each --set
+				   * in its command-line order) */
 	size_t nopts;
 	const char *rules_hash;   /* of the rule file and every module it required */
 	int complete;             /* aggregations and done(report) ran: a whole report */
@@ -54,7 +55,7 @@ void hm_partial_close(hm_partial *p);
 /* meta's value for key ("" when absent); valid until the next call or close. */
 const char *hm_partial_meta(hm_partial *p, const char *key);
 /* Its options table (hm_runopt), in order: calls fn for each row (a NULL value is "");
- * -1 when it has no such table. */
+ * -1 when it has no such table or it cannot be read whole. */
 int hm_partial_options(hm_partial *p, void (*fn)(void *ctx, const char *name, const char *value), void *ctx);
 /* The plan it was made from: fills p (paths, canonical names, sizes, hash from meta). */
 void hm_partial_plan(hm_partial *p, hm_plan *plan);
