@@ -50,6 +50,12 @@ exit 4
 p.db
 rules.lua
 ? 0
+# A partial without its options table is not merged as if it had none: refused, exit 4.
+$ d=$(mktemp -d) && r=$PWD && cd $d && hmem run -q size $r/tests/tiny/y_pair_basic.json --set k=v --partial p.db && sqlite3 p.db "DROP TABLE options" && hmem merge size p.db --json o.json; echo "exit $?"; ls; cd $r; rm -rf $d
+hmem: merge: p.db: its options table is missing or damaged: not a partial of this hmem
+exit 4
+p.db
+? 0
 # --out and --timeout are the merge's own: a shard's --out DIR is not where the merge's
 # rule file writes (without --out, hmem.write fails: exit 3), and a shard's --timeout 0 does
 # not lift the merge's limit (done loops; the merge's --timeout 0.3 stops it: exit 3).
