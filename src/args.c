@@ -25,8 +25,9 @@ static const char usage[] =
 	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
 	"       hmem diff [RULES] BEFORE AFTER [options]  what changed between two runs\n"
 	"       hmem plan PATH... [--shard I/N]   the traces one run reads, with sizes and a hash\n"
-	"       hmem merge RULES PARTIAL... [options]  finish the report of shards: RULES is the\n"
-	"                                         rule file they ran (checked by its digest)\n"
+	"       hmem merge RULES PARTIAL... [output options of run] [options]  finish the report of\n"
+	"                                         shards: RULES is the rule file they ran (checked\n"
+	"                                         by its digest)\n"
 	"       hmem --help | -V, --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
@@ -61,10 +62,9 @@ static const char usage_run[] =
 static const char usage_alloc[] =
 	"allocations options: -I, --out, --allow-io, --timeout and --lua-mem as for run, and\n";
 static const char usage_common[] =
-	"merge options: the outputs, --summary, --format and --color of run; -I, --out,\n"
-	"  --allow-io, --timeout and --lua-mem for RULES, from this command line only (never from\n"
-	"  a partial: a partial is data); --set, --top, --steps, --from and --to come from the\n"
-	"  partials, which must agree on them\n"
+	"merge options: -I, --out, --allow-io, --timeout and --lua-mem as for run, for RULES, from\n"
+	"  this command line only, never from a partial: a partial is data. The partials give the\n"
+	"  options that shape results (--set, --top, --steps, --from, --to) and must agree on them\n"
 	"common options (run, events, allocations, merge):\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
 	"                    the others, then exit with 4\n"

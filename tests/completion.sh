@@ -93,9 +93,10 @@ plan_merge() {
 	plan=$(complete_words hmem plan - | tr '\n' ' ')
 	merge=$(complete_words hmem merge -)
 	[ "$plan" = "--help --shard " ] && grep -qx -e --json <<<"$merge" && grep -qx -e --summary <<<"$merge" &&
-		! grep -qxE -e '--(partial|top|set|steps|timeout|lua-mem|out)|-I' <<<"$merge"
+		grep -qx -e --timeout <<<"$merge" && grep -qx -e -I <<<"$merge" &&
+		! grep -qxE -e '--(partial|top|set|steps|from|to)' <<<"$merge"
 }
-check "hmem plan -<TAB> and hmem merge -<TAB> (the outputs of run, not the shards' options)" plan_merge
+check "hmem plan -<TAB> and hmem merge -<TAB> (run's outputs and the merge's own limits, not the options the partials give)" plan_merge
 values() {
 	[ "$(complete_words hmem run --format '' | tr '\n' ' ')" = "csv json text " ] &&
 		[ "$(complete_words hmem run --color a | tr '\n' ' ')" = "always auto " ]
