@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 	 * hmem.write files being written go with it. */
 	hm_watchdog_at_kill(hm_out_remove_tmp);
 	if (argc < 2)
-		return hm_usage_error("%s", "missing command (run, events, allocations or packs)");
+		return hm_usage_error("%s", "missing command (run, events, allocations, packs, diff, plan or merge)");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		hm_print_usage(stdout);
