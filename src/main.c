@@ -388,6 +388,11 @@ static int run(const hm_opts *o)
 		hm_budget_parse(&budgets, o->fail_above[i], err, sizeof err); /* checked by parse_args */
 	if (script)
 		hm_budgets_merge(&budgets, hm_script_verdict(script));
+	/* Checked before the outputs, which show the verdict; said on standard error after them. */
+	hm_verdict verdict = {0};
+	int judge = !o->sink && !o->out[OUT_PARTIAL];
+	if (judge)
+		hm_budget_eval(&budgets, &rep, &verdict), rep.verdict = &verdict;
 	stage_s[ST_FINISH] += hm_now() - t0;
 	t0 = hm_now();
 	if (o->sink)
@@ -426,9 +431,10 @@ static int run(const hm_opts *o)
 	 * exit 6 only when nothing else failed (README "Errors and exit codes"). */
 	if (o->merge && rc == HM_EXIT_OK && hm_merge_problems(o->merge))
 		rc = HM_EXIT_INPUT; /* a trace missing, twice, or unreadable: said, the rest written */
-	if (!o->sink && !o->out[OUT_PARTIAL] && (rc == HM_EXIT_OK || rc == HM_EXIT_INPUT) &&
-	    hm_budget_check(&budgets, &rep, o->quiet) && rc == HM_EXIT_OK)
+	if (judge && (rc == HM_EXIT_OK || rc == HM_EXIT_INPUT) && hm_budget_report(&verdict, &rep, o->quiet) &&
+	    rc == HM_EXIT_OK)
 		rc = HM_EXIT_BUDGET;
+	hm_verdict_free(&verdict);
 	hm_budgets_free(&budgets);
 done:
 	hm_loader_stop(loader);
