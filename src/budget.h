@@ -101,7 +101,7 @@ char *hm_budget_line(const hm_report *r, size_t i);
 void hm_budget_json(FILE *f, const hm_report *r);
 void hm_budget_summary(FILE *f, const hm_report *r);
 
-/* Where budget i was declared, for the outputs: "--fail-above cuda=4GiB" on the command
+/* Where bg was declared, for the outputs: "--fail-above cuda=4GiB" on the command
  * line, else "rules.lua:3" (the hmem.budget call); *cmdline says which. */
 const char *hm_budget_declared(const hm_budget *bg, int *cmdline);
 
