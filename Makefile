@@ -179,22 +179,27 @@ build/gen-trace: scripts/gen-trace.c | build
 
 # make install PREFIX=...: the binary; the Lua side (hmem, hmem.testing, the shipped packs
 # hmem.rules.*) as Lua 5.4 modules, where lua5.4 and busted look (PREFIX/share/lua/5.4, on
-# their default path for /usr/local and /usr); the man page hmem(1); bash completion.
+# their default path for /usr/local and /usr); the man page hmem(1); bash completion; the
+# examples (rule files, a pack with its spec, two traces) where hmem(1) says they are.
 LUADIR   := $(PREFIX)/share/lua/5.4
 MANDIR   := $(PREFIX)/share/man/man1
 BASHDIR  := $(PREFIX)/share/bash-completion/completions
+EXDIR    := $(PREFIX)/share/doc/hmem/examples
+EXAMPLES := $(filter-out examples/report.png,$(shell find examples -type f | sort))
 INSTALLED := $(DESTDIR)$(PREFIX)/bin/hmem $(LUA_MODS:lua/%=$(DESTDIR)$(LUADIR)/%) \
-             $(DESTDIR)$(MANDIR)/hmem.1 $(DESTDIR)$(BASHDIR)/hmem
+             $(DESTDIR)$(MANDIR)/hmem.1 $(DESTDIR)$(BASHDIR)/hmem $(EXAMPLES:examples/%=$(DESTDIR)$(EXDIR)/%)
 install: hmem build/hmem.bash
 	install -D -m 755 hmem $(DESTDIR)$(PREFIX)/bin/hmem
 	for f in $(LUA_MODS:lua/%=%); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
 	install -D -m 644 man/hmem.1 $(DESTDIR)$(MANDIR)/hmem.1
 	install -D -m 644 build/hmem.bash $(DESTDIR)$(BASHDIR)/hmem
+	for f in $(EXAMPLES:examples/%=%); do install -D -m 644 examples/$$f $(DESTDIR)$(EXDIR)/$$f || exit 1; done
 
 # Removes what install put there, and the Lua directories it made when they are left empty.
 uninstall:
 	rm -f $(INSTALLED)
 	-rmdir $(DESTDIR)$(LUADIR)/hmem/rules $(DESTDIR)$(LUADIR)/hmem/testing $(DESTDIR)$(LUADIR)/hmem 2>/dev/null
+	-rmdir $(sort $(dir $(EXAMPLES:examples/%=$(DESTDIR)$(EXDIR)/%))) $(DESTDIR)$(EXDIR) $(DESTDIR)$(PREFIX)/share/doc/hmem 2>/dev/null
 
 # The benchmark's generated traces (build/bench) survive: they take minutes to make.
 clean:

@@ -392,6 +392,11 @@ static int run(const hm_opts *o)
 		hm_budget_parse(&budgets, o->fail_above[i], err, sizeof err); /* checked by parse_args */
 	if (script)
 		hm_budgets_merge(&budgets, hm_script_verdict(script));
+	/* Checked before the outputs, which show the verdict; said on standard error after them. */
+	hm_verdict verdict = {0};
+	int judge = !o->sink && !o->out[OUT_PARTIAL];
+	if (judge)
+		hm_budget_eval(&budgets, &rep, &verdict), rep.verdict = &verdict;
 	stage_s[ST_FINISH] += hm_now() - t0;
 	t0 = hm_now();
 	if (o->sink)
@@ -430,9 +435,10 @@ static int run(const hm_opts *o)
 	 * exit 6 only when nothing else failed (README "Errors and exit codes"). */
 	if (o->merge && rc == HM_EXIT_OK && hm_merge_problems(o->merge))
 		rc = HM_EXIT_INPUT; /* a trace missing, twice, or unreadable: said, the rest written */
-	if (!o->sink && !o->out[OUT_PARTIAL] && (rc == HM_EXIT_OK || rc == HM_EXIT_INPUT) &&
-	    hm_budget_check(&budgets, &rep, o->quiet) && rc == HM_EXIT_OK)
+	if (judge && (rc == HM_EXIT_OK || rc == HM_EXIT_INPUT) && hm_budget_report(&verdict, &rep, o->quiet) &&
+	    rc == HM_EXIT_OK)
 		rc = HM_EXIT_BUDGET;
+	hm_verdict_free(&verdict);
 	hm_budgets_free(&budgets);
 done:
 	hm_loader_stop(loader);
@@ -531,7 +537,7 @@ int main(int argc, char **argv)
 	 * hmem.write files being written go with it. */
 	hm_watchdog_at_kill(hm_out_remove_tmp);
 	if (argc < 2)
-		return hm_usage_error("%s", "missing command (run, events, allocations or packs)");
+		return hm_usage_error("%s", "missing command (run, events, allocations, packs, diff, plan or merge)");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		hm_print_usage(stdout);
