@@ -1,11 +1,15 @@
+#define _GNU_SOURCE /* open_memstream */
 #include "html.h"
 #include "budget.h"
+#include "explain.h"
 #include "explainout.h"
+#include "jsonw.h"
 #include "fields.h"
 #include "ranks.h"
 #include "timeline.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,10 +30,79 @@ static const char *const palette[HM_HTML_LEGIBLE] = {
 #define HM_HTML_BEFORE_COLOR "#d9d9d9"
 #define HM_HTML_OTHER_COLOR "#d8c9a8"
 
+/* Two colours a reader tells apart: at least this far (CIE76 delta E) in normal vision and
+ * as protanopes and deuteranopes see them (the palette's closest pair is 13.5 apart), and
+ * no colour this close to black, which is the Total Reserved line's. tests/html.lua
+ * computes the same. */
+#define HM_HTML_MIN_DELTA 12.0
+#define HM_HTML_MIN_BLACK 25.0
+
+static double srgb_linear(int c)
+{
+	double v = c / 255.0;
+	return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+}
+
+static double lab_f(double t)
+{
+	return t > 0.008856 ? cbrt(t) : 7.787 * t + 16.0 / 116.0;
+}
+
+/* "#rrggbb" as CIE L*a*b* (D65), seen by vision v: 0 normal, 1 protanopia, 2 deuteranopia
+ * (Machado, Oliveira and Fernandes 2009, severity 1, in linear RGB). */
+static void to_lab(const char *hex, int v, double lab[3])
+{
+	static const double cvd[3][3][3] = {
+		{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
+		{{0.152286, 1.052583, -0.204868}, {0.114503, 0.786281, 0.099216}, {-0.003882, -0.048116, 1.051998}},
+		{{0.367322, 0.860646, -0.227968}, {0.280085, 0.672501, 0.047413}, {-0.011820, 0.042940, 0.968881}},
+	};
+	unsigned r = 0, g = 0, b = 0;
+	sscanf(hex, "#%2x%2x%2x", &r, &g, &b);
+	double in[3] = {srgb_linear((int)r), srgb_linear((int)g), srgb_linear((int)b)}, c[3];
+	for (int i = 0; i < 3; i++) {
+		c[i] = cvd[v][i][0] * in[0] + cvd[v][i][1] * in[1] + cvd[v][i][2] * in[2];
+		c[i] = c[i] < 0 ? 0 : c[i] > 1 ? 1 : c[i];
+	}
+	double x = (0.4124 * c[0] + 0.3576 * c[1] + 0.1805 * c[2]) / 0.95047;
+	double y = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+	double z = (0.0193 * c[0] + 0.1192 * c[1] + 0.9505 * c[2]) / 1.08883;
+	lab[0] = 116 * lab_f(y) - 16, lab[1] = 500 * (lab_f(x) - lab_f(y)), lab[2] = 200 * (lab_f(y) - lab_f(z));
+}
+
+/* How far apart two colours are for the reader who tells them apart least. */
+static double color_distance(const char *a, const char *b)
+{
+	double best = INFINITY;
+	for (int v = 0; v < 3; v++) {
+		double p[3], q[3];
+		to_lab(a, v, p);
+		to_lab(b, v, q);
+		double d = sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+		if (d < best)
+			best = d;
+	}
+	return best;
+}
+
+/* Whether c can join the colours taken so far: not near black, apart from each of them. */
+static int color_fits(const char *c, char (*taken)[8], size_t ntaken)
+{
+	if (color_distance(c, "#000000") < HM_HTML_MIN_BLACK)
+		return 0;
+	for (size_t i = 0; i < ntaken; i++)
+		if (color_distance(c, taken[i]) < HM_HTML_MIN_DELTA)
+			return 0;
+	return 1;
+}
+
 /* Each category's colour and whether it goes to "other". The categories are ranked by their
  * largest peak on any series (then by id): the first HM_HTML_LEGIBLE - 1 keep their colour
  * (the pack's declared one, else the next palette entry in rank order), and so do all when
- * there are no more than HM_HTML_LEGIBLE. */
+ * there are no more than HM_HTML_LEGIBLE. A declared colour that is near black (it would
+ * read as the Total Reserved line) or too like one a higher-ranked category has is replaced
+ * by the next palette entry that is unlike them all (the pytorch pack's "input" is black,
+ * its "parameter" green and "activation" red are one colour to a deuteranope). */
 typedef struct colors {
 	char (*color)[8];
 	uint8_t *other;
@@ -60,10 +133,25 @@ static int by_rank(const void *a, const void *b)
 	return x->score != y->score ? (x->score < y->score ? 1 : -1) : (x->c > y->c) - (x->c < y->c);
 }
 
+/* The next palette entry, from *next on, that fits among taken (the least bad when none
+ * does: more categories than the palette tells apart). */
+static const char *next_palette(size_t *next, char (*taken)[8], size_t ntaken)
+{
+	for (size_t i = 0; i < HM_HTML_LEGIBLE; i++) {
+		const char *c = palette[(*next + i) % HM_HTML_LEGIBLE];
+		if (color_fits(c, taken, ntaken)) {
+			*next += i + 1;
+			return c;
+		}
+	}
+	return palette[(*next)++ % HM_HTML_LEGIBLE];
+}
+
 static void colors_init(colors *k, const hm_report *r)
 {
-	size_t n = r->cats->n, used = 0, next = 0;
+	size_t n = r->cats->n, used = 0, next = 0, ntaken = 0;
 	ranked *order = hm_xcalloc(n + 1, sizeof *order);
+	char(*taken)[8] = hm_xcalloc(n + 1, sizeof *taken);
 	k->color = hm_xcalloc(n + 1, sizeof *k->color);
 	k->other = hm_xcalloc(n + 1, 1);
 	for (size_t c = 1; c < n; c++) {
@@ -79,14 +167,18 @@ static void colors_init(colors *k, const hm_report *r)
 		if (used > HM_HTML_LEGIBLE && j >= HM_HTML_LEGIBLE - 1) {
 			k->other[c] = 1;
 			memcpy(k->color[c], HM_HTML_OTHER_COLOR, 8);
-		} else if (c < r->ncolors && r->colors[c][0])
+			continue;
+		}
+		if (c < r->ncolors && r->colors[c][0] && color_fits(r->colors[c], taken, ntaken))
 			memcpy(k->color[c], r->colors[c], 8);
 		else
-			memcpy(k->color[c], palette[next++ % HM_HTML_LEGIBLE], 8);
+			memcpy(k->color[c], next_palette(&next, taken, ntaken), 8);
+		memcpy(taken[ntaken++], k->color[c], 8);
 	}
 	for (size_t c = 1; c < n; c++) /* never used: shown nowhere, but the data names one */
 		if (!k->color[c][0])
 			memcpy(k->color[c], c < r->ncolors && r->colors[c][0] ? r->colors[c] : HM_HTML_OTHER_COLOR, 8);
+	free(taken);
 	free(order);
 }
 
@@ -350,6 +442,40 @@ static void explain_json(FILE *f, const hm_series *s, int64_t t0)
 	for (size_t i = 0; i < s->nooms; i++)
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", i ? "," : "", s->ooms[i].ts - t0, s->ooms[i].bytes);
 	putc(']', f);
+	fputs(",\"gap_t\":", f);
+	if (s->max_reserved_unallocated != HM_NONE && s->max_reserved_unallocated_ts != HM_NONE)
+		fprintf(f, "%" PRId64, s->max_reserved_unallocated_ts - t0);
+	else
+		fputs("null", f);
+}
+
+/* The series' explain members exactly as --json writes them (hm_json_explain: the gap, the
+ * leak verdict, the steps, the OOMs, a snapshot's segments), as the object "explain" of the
+ * page's data, so its sections show the figures of --json and of the summary. '<', '>' and
+ * '&' occur only inside its strings: written as \u escapes, no name can end the script. */
+static void explain_blob(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+	if (!m) {
+		fputs(",\n \"explain\":null", f);
+		return;
+	}
+	fputs("{\"device\":", m);
+	hm_json_str(m, s->device, strlen(s->device), 0);
+	hm_json_explain(m, r, hf, s);
+	putc('}', m);
+	fclose(m);
+	fputs(",\n \"explain\":", f);
+	for (size_t i = 0; i < n; i++) {
+		char c = buf[i];
+		if (c == '<' || c == '>' || c == '&')
+			fprintf(f, "\\u%04x", (unsigned)c);
+		else
+			putc(c, f);
+	}
+	free(buf);
 }
 
 static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_file *hf, const hm_series *s)
@@ -420,6 +546,7 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 	}
 	fprintf(f, "],\n \"peak_i\":%zu", peak_i);
 	live_json(f, ctx, hf, s, keep);
+	explain_blob(f, r, hf, s);
 	putc('}', f);
 	free(res.v);
 	free(ch);
@@ -434,7 +561,7 @@ static void data_json(FILE *f, const hm_report *r, const colors *k)
 		json_cstr(f, r->rules);
 	else
 		fputs("null", f);
-	fprintf(f, ",\"columns\":%d,\n\"categories\":[", HM_HTML_COLUMNS);
+	fprintf(f, ",\"columns\":%d,\"leak_min_steps\":%d,\n\"categories\":[", HM_HTML_COLUMNS, HM_LEAK_MIN_STEPS);
 	for (size_t c = 0; c < r->cats->n; c++) {
 		fputs(c ? ",\n {\"name\":" : "\n {\"name\":", f);
 		hm_json_str(f, r->cats->str[c], r->cats->len[c], 1);
@@ -751,9 +878,9 @@ void hm_write_html(FILE *f, const hm_report *r)
 		      "<button type=button id=reset hidden>Reset zoom</button>\n"
 		      "</nav>\n<main>\n<section id=single>\n<div id=plotrow><div id=chart></div><aside id=side></aside></div>\n"
 		      "<ul id=legend></ul>\n<section id=live-at hidden></section>\n"
-		      "<p class=hint>Hover for the bytes of every category; click for what is live; drag to zoom into a time range, "
+		      "<p class=hint id=hint>Hover for the bytes of every category; click for what is live; drag to zoom into a time range, "
 		      "double-click to reset; click a legend entry to hide or show a category.</p>\n"
-		      "</section>\n<section id=multiples hidden></section>\n", f);
+		      "</section>\n<section id=multiples hidden></section>\n<section id=findings hidden></section>\n", f);
 		size_t idx = 0;
 		for (size_t i = 0; i < r->nfiles; i++)
 			for (size_t si = 0; si < r->files[i]->nseries; si++)

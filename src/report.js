@@ -7,7 +7,7 @@
   var data = JSON.parse(document.getElementById("hmem-data").textContent);
   var SVG = "http://www.w3.org/2000/svg";
   var UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  var state = { series: 0, view: "single", domain: null, hidden: {} };
+  var state = { series: 0, view: "single", domain: null, opening: false, hidden: {} };
   var chartEl = document.getElementById("chart");
   if (!chartEl) return; /* no series: the page says so */
 
@@ -91,6 +91,18 @@
       neg: neg };
     return s.d;
   }
+  /* The span the single view opens on: between the first and the last memory event, a
+   * little to each side, when that is less than half of the trace (a 40 ms burst in 380 ms
+   * would otherwise open as a flat line); null: the whole trace. */
+  function opening(s) {
+    var d = decode(s);
+    if (d.n < 3) return null;
+    var a = d.t[1], b = d.t[d.n - 1];
+    (s.ooms || []).forEach(function (oo) { a = Math.min(a, oo[0]); b = Math.max(b, oo[0]); });
+    if (b - a >= d.end / 2) return null;
+    var pad = Math.max((b - a) / 20, 1000);
+    return [Math.max(a - pad, 0), Math.min(b + pad, d.end)];
+  }
   /* The last point at or before time x (-1 if none): the state a time shows. */
   function pointAt(t, x) {
     var lo = 0, hi = t.length - 1, r = -1;
@@ -172,6 +184,8 @@
     var x = linear(dom[0], dom[1], m.l, W - m.r), y = linear(ymin, ytop, H - m.b, m.t);
     svg.setAttribute("data-ymin", ymin);
     svg.setAttribute("data-ymax", ymax);
+    svg.setAttribute("data-x0", dom[0]);
+    svg.setAttribute("data-x1", dom[1]);
     var id = "clip" + Math.random().toString(36).slice(2);
     var clip = el("clipPath", { id: id }, el("defs", {}, svg));
     el("rect", { x: m.l, y: m.t - 12, width: W - m.l - m.r, height: H - m.t - m.b + 12 }, clip);
@@ -207,13 +221,22 @@
 
     var plot = el("g", { "clip-path": "url(#" + id + ")" }, svg);
     /* Steps (ProfilerStep slices) as alternating bands behind the areas, numbered. */
+    /* Each step's number sits on a tab at the band's top: a marker the single view lifts
+     * above the pointer's layer, so a click on it opens the step's row (marks, below). */
+    var marks = [];
     (s.steps || []).forEach(function (st, j) {
       var a = Math.max(x(st[0]), m.l), b = Math.min(x(st[1]), W - m.r);
       if (b <= a) return;
       var band = el("rect", { "class": "step" + (j % 2 ? " odd" : ""), x: a, y: m.t, width: b - a, height: H - m.t - m.b,
         "data-step": st[2] }, plot);
       el("title", {}, band).textContent = "step " + st[2] + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms";
-      if (!o.small && b - a > 36) el("text", { "class": "steplabel", x: a + 3, y: m.t + 10 }, plot).textContent = "step " + st[2];
+      var label = "step " + st[2], w = 7 + 6 * label.length;
+      if (o.small || b - a < w) return;
+      var tab = el("g", { "class": "steptab", "data-step-index": j, "data-finding": "step-" + j }, plot);
+      el("rect", { x: a, y: m.t, width: w, height: 13 }, tab);
+      el("text", { "class": "steplabel", x: a + 3, y: m.t + 10 }, tab).textContent = label;
+      el("title", {}, tab).textContent = "step " + st[2] + ": click for its row in the steps table";
+      marks.push(tab);
     });
     var np = i1 - i0 + 1, lower = new Float64Array(np), upper = new Float64Array(np);
     var pos = new Float64Array(np), neg = new Float64Array(np);
@@ -270,13 +293,27 @@
     if (rp.length) el("path", { "class": "reserved", d: rp.join(" ") }, plot);
 
     /* [OutOfMemory] events: a red line and mark at each, the request in its title. */
-    (s.ooms || []).forEach(function (oo) {
+    (s.ooms || []).forEach(function (oo, j) {
       if (oo[0] < dom[0] || oo[0] > dom[1]) return;
-      var g = el("g", { "class": "oom", "data-t": oo[0] }, svg), ox = x(oo[0]);
+      var g = el("g", { "class": "oom", "data-t": oo[0], "data-oom": j, "data-finding": "oom-" + j }, svg), ox = x(oo[0]);
       el("line", { x1: ox, x2: ox, y1: m.t, y2: H - m.b }, g);
       el("path", { d: "M" + (ox - 5) + " " + (H - m.b + 1) + "l5 -8l5 8z" }, g);
-      el("title", {}, g).textContent = "out of memory at +" + fmtMs(oo[0]) + " ms: a request of " + fmtBytes(oo[1]);
+      el("rect", { "class": "hit", x: ox - 4, y: m.t, width: 8, height: H - m.t - m.b + 2 }, g);
+      el("title", {}, g).textContent = "out of memory at +" + fmtMs(oo[0]) + " ms: a request of " + fmtBytes(oo[1]) +
+        (o.small ? "" : "; click for what the summary says of it");
+      marks.push(g);
     });
+    /* Where the allocator held the most back (reserved minus allocated): a diamond on the
+     * reserved line. */
+    if (s.gap_t != null && s.gap_t >= dom[0] && s.gap_t <= dom[1] && whole && !o.small) {
+      var gi = Math.max(pointAt(d.t, s.gap_t), 0), gr = isNaN(d.res[gi]) ? null : d.res[gi];
+      var gx = x(s.gap_t), gy = gr == null ? m.t : Math.max(y(gr), m.t);
+      var gm = el("g", { "class": "gapmark", "data-t": s.gap_t, "data-finding": "gap" }, svg);
+      el("path", { d: "M" + gx + " " + (gy - 6) + "l6 6l-6 6l-6 -6z" }, gm);
+      el("title", {}, gm).textContent = "the most held back by the allocator (reserved, not allocated): " +
+        (s.explain ? fmtBytes(s.explain.max_reserved_unallocated) : "") + " at +" + fmtMs(s.gap_t) + " ms; click for the figures";
+      marks.push(gm);
+    }
     /* The peak's dot sits on what is drawn there: the visible stack at the peak's state. */
     if (s.events && s.peak_t >= dom[0] && s.peak_t <= dom[1]) {
       var shown = whole ? s.peak : stackAt(visible(d), peakIndex(d, s));
@@ -289,7 +326,7 @@
           "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms" + (whole ? "" : " (" + fmtBytes(shown) + " shown)");
       }
     }
-    return { x: x, y: y, m: m, W: W, H: H, d: d, dom: dom };
+    return { x: x, y: y, m: m, W: W, H: H, d: d, dom: dom, marks: marks };
   }
 
   /* ---- the single-series view ---- */
@@ -312,6 +349,13 @@
     svg.appendChild(cursor);
     svg.appendChild(selection);
     svg.appendChild(overlay);
+    /* The markers (OOMs, step tabs, the most held back) lie above the pointer's layer: a
+     * click on one opens its section; hovering one still reads out the time there. */
+    ctx.marks.forEach(function (g) {
+      svg.appendChild(g);
+      g.addEventListener("mousemove", showReadout);
+      g.addEventListener("click", function () { openFinding(g.getAttribute("data-finding")); });
+    });
     var m = ctx.m;
     overlay.setAttribute("x", m.l);
     overlay.setAttribute("y", m.t);
@@ -319,10 +363,17 @@
     overlay.setAttribute("height", ctx.H - m.t - m.b);
     cursor.setAttribute("y1", m.t);
     cursor.setAttribute("y2", ctx.H - m.b);
-    document.getElementById("reset").hidden = !state.domain;
+    var rb = document.getElementById("reset");
+    rb.hidden = !state.domain;
+    rb.textContent = "Whole trace (0 to " + fmtMs(ctx.d.end) + " ms)";
+    rb.title = state.opening ? "The chart opened on +" + fmtMs(state.domain[0]) + " to +" + fmtMs(state.domain[1]) +
+      " ms, between the first and last memory event; this shows the whole trace" : "Undo the zoom";
     legend(s);
-    var hint = document.querySelector("#single .hint");
-    hint.textContent = "Hover for the bytes of every category; click for what is live there; drag to zoom into a time range, double-click to reset; " +
+    var hint = document.getElementById("hint");
+    hint.textContent = (state.opening ? "The chart opens on the span where memory changes (+" + fmtMs(state.domain[0]) +
+      " to +" + fmtMs(state.domain[1]) + " ms of " + fmtMs(ctx.d.end) + "): 'Whole trace' shows all of it. " : "") +
+      "Hover for the bytes of every category; click for what is live there; drag to zoom into a time range, double-click for the whole trace; " +
+      "click a marker (an OOM, a step's tab, the diamond where the allocator held the most back) for its section; " +
       "click a legend entry to hide or show a category." + (s.reduced ? " This series has " + s.events +
       " memory events: the chart keeps " + (s.t.length - 1) + " of them, each pixel column's lowest and highest " +
       "states (so no peak is lost); the hover shows the kept state at or before the pointer." : "");
@@ -372,6 +423,15 @@
     cursor.setAttribute("visibility", "visible");
     readout.textContent = "";
     html("div", "time", "+" + fmtMs(tns) + " ms", readout);
+    /* The step and the OOM under the pointer, named. */
+    (s.steps || []).forEach(function (st) {
+      if (tns >= st[0] && tns <= st[1]) html("div", "where step", "in step " + st[2] + " (+" + fmtMs(st[0]) + " to +" +
+        fmtMs(st[1]) + " ms)", readout).setAttribute("data-step", st[2]);
+    });
+    (s.ooms || []).forEach(function (oo, j) {
+      if (Math.abs(ctx.x(oo[0]) - px) <= 4) html("div", "where oomline", "out of memory at +" + fmtMs(oo[0]) +
+        " ms: asked for " + fmtBytes(oo[1]), readout).setAttribute("data-oom", j);
+    });
     if (i < 0) {
       readout.hidden = false;
       return;
@@ -515,16 +575,283 @@
     var t0 = ctx.x.inv(Math.max(a, ctx.m.l)), t1 = ctx.x.inv(Math.min(b, ctx.W - ctx.m.r));
     if (t1 - t0 < 1) return; /* 1 ns is as far as time goes */
     state.domain = [t0, t1];
+    state.opening = false;
     render();
   });
   overlay.addEventListener("dblclick", function () {
     state.domain = null;
+    state.opening = false;
     render();
   });
   document.getElementById("reset").addEventListener("click", function () {
     state.domain = null;
+    state.opening = false;
     render();
   });
+
+  /* ---- the findings: what the summary says under a series, each as a section ---- */
+  /* The figures come from the series' "explain" object, which html.c writes with the very
+   * code that writes --json (hm_json_explain): OOMs, the allocator's gap, steps and the leak
+   * verdict, a snapshot's segments. Each figure is an element with data-k (its path in the
+   * series' --json object) and data-v (the value), so a test can check it against --json.
+   * Sections and chart markers link both ways: a marker opens its section (openFinding), a
+   * section's "show on the chart" zooms there (zoomTo). */
+  var findingsEl = document.getElementById("findings");
+  var LABELS = {
+    bytes: "asked for", allocated: "allocated (hmem's replay of the trace)",
+    total_allocated: "Total Allocated (the event's)", total_reserved: "Total Reserved (the event's)",
+    reserved_unallocated: "reserved but unallocated: cached by the allocator, which it could not release",
+    capacity: "the device's capacity", freed_after: "freed after it, to the end of the trace",
+    device_free: "device free (cudaMemGetInfo)", segments: "segments", reserved_bytes: "reserved by the segments",
+    requested_bytes: "requested by live blocks", stranded_bytes: "free in segments that hold a live block",
+    reclaimable_bytes: "reclaimable (segments that hold none)", allocated_bytes: "in allocated blocks",
+    pending_free_bytes: "in blocks pending a free", free_bytes: "in free blocks", largest_free_bytes: "the largest free block",
+    internal_waste_bytes: "internal waste (live blocks' rounded minus requested bytes)",
+    internal_free_bytes: "internal free (memory_viz stats: allocated blocks' rounding)",
+    external_free_bytes: "external free (memory_viz stats: every block not allocated)"
+  };
+  var INTS = { segments: true, blocks: true, step: true, steps: true, frames_total: true };
+  function isBytes(k) { return !INTS[k] && !/_ts$/.test(k) && (/bytes/.test(k) || /reserved_unallocated/.test(k) || k in LABELS); }
+  /* A figure: its text, and its --json path and value for whoever checks it. */
+  function fig(parent, path, v, text) {
+    var e = html("span", "v", text != null ? text : v == null ? "-" : typeof v === "number" && isBytes(path.split(".").pop()) ?
+      fmtBytes(v) : String(v), parent);
+    e.setAttribute("data-k", path);
+    e.setAttribute("data-v", JSON.stringify(v));
+    if (typeof v === "number" && isBytes(path.split(".").pop())) e.title = v + " bytes";
+    return e;
+  }
+  /* A two-column table of an object's figures: the known keys in LABELS order, then any
+   * other number (a field a newer hmem adds shows under its own name). */
+  function figTable(parent, obj, path, keys) {
+    var tb = html("tbody", null, null, html("table", "figs", null, parent));
+    var ks = (keys || Object.keys(LABELS)).filter(function (k) { return k in obj; });
+    Object.keys(obj).forEach(function (k) {
+      if (ks.indexOf(k) < 0 && typeof obj[k] === "number" && !keys) ks.push(k);
+    });
+    ks.forEach(function (k) {
+      var tr = html("tr", null, null, tb);
+      html("th", null, LABELS[k] || k.replace(/_bytes$/, "").replace(/_/g, " "), tr);
+      fig(html("td", "num", null, tr), path + "." + k, obj[k]);
+    });
+    return tb;
+  }
+  function msOf(s, us) { return us == null ? null : (us - parseFloat(s.t0)) * 1000; }
+  function zoomButton(parent, a, b, what) {
+    var z = html("button", "zoom", "show on the chart", parent);
+    z.type = "button";
+    z.setAttribute("data-t0", a);
+    z.setAttribute("data-t1", b);
+    z.title = "Zoom the chart to +" + fmtMs(a) + " to +" + fmtMs(b) + " ms" + (what ? ", " + what : "");
+    z.addEventListener("click", function (ev) { ev.stopPropagation(); zoomTo(a, b); });
+    return z;
+  }
+  /* A window around time t: a twentieth of the whole axis, centred, inside the axis. */
+  function around(s, t) {
+    var end = decode(s).end, h = Math.max(end / 40, 1000), a = Math.max(t - h, 0), b = Math.min(t + h, end);
+    return [a, Math.max(b, a + 1)];
+  }
+  function stepOf(s, t) {
+    var st = (s.steps || []).filter(function (x) { return t >= x[0] && t <= x[1]; });
+    return st.length ? st[st.length - 1] : null;
+  }
+  function zoomTo(a, b) {
+    if (state.view !== "single") setView("single");
+    state.domain = [a, b];
+    state.opening = false;
+    render();
+    chartEl.scrollIntoView({ block: "nearest" });
+  }
+  function openFinding(id) {
+    var e = document.getElementById("f-" + id);
+    if (!e) return;
+    findingsEl.querySelectorAll(".flash").forEach(function (x) { x.classList.remove("flash"); });
+    for (var p = e; p && p !== findingsEl; p = p.parentNode) if (p.tagName === "DETAILS") p.open = true;
+    e.classList.add("flash");
+    e.scrollIntoView({ block: "center" });
+  }
+  function section(id, cls, title) {
+    var sec = html("section", "finding " + cls, null, findingsEl);
+    sec.id = "f-" + id;
+    html("h3", null, title, sec);
+    return sec;
+  }
+
+  function findings(s) {
+    findingsEl.textContent = "";
+    var x = s.explain;
+    findingsEl.hidden = true;
+    if (!x) return;
+    (x.ooms || []).forEach(function (o, j) { oomSection(s, x, o, j); });
+    gapSection(s, x);
+    stepsSection(s, x);
+    leakSection(x);
+    if (x.snapshot) segmentsSection(x.snapshot);
+    findingsEl.hidden = !findingsEl.firstChild;
+  }
+
+  function oomSection(s, x, o, j) {
+    var t = s.ooms[j] ? s.ooms[j][0] : msOf(s, o.ts), sec = section("oom-" + j, "oom", null), h = sec.firstChild;
+    h.appendChild(document.createTextNode("Out of memory at +" + fmtMs(t) + " ms (ts " + fmtTs(s.t0, t) + "): asked for "));
+    fig(h, "ooms." + j + ".bytes", o.bytes);
+    if (o.op != null) { h.appendChild(document.createTextNode(" in ")); fig(h, "ooms." + j + ".op", o.op); }
+    if (o.step != null) { h.appendChild(document.createTextNode(", step ")); fig(h, "ooms." + j + ".step", o.step); }
+    var st = stepOf(s, t), w = st ? [Math.min(st[0], t), Math.max(st[1], t)] : around(s, t);
+    zoomButton(h, w[0], w[1], st ? "the step it happened in" : "around it");
+    figTable(sec, o, "ooms." + j, ["allocated", "total_allocated", "total_reserved", "reserved_unallocated", "capacity",
+      "freed_after", "device_free"]);
+    var who = html("p", "who", null, sec);
+    if (o.ops && o.ops.length) { who.appendChild(document.createTextNode("in ")); fig(who, "ooms." + j + ".ops", o.ops, o.ops.join(" > ")); }
+    if (o.thread != null) { who.appendChild(document.createTextNode((o.ops && o.ops.length ? ", " : "") + "on thread ")); fig(who, "ooms." + j + ".thread", o.thread); }
+    if ("frame" in o) { who.appendChild(document.createTextNode("; asked by ")); fig(who, "ooms." + j + ".frame", o.frame,
+      o.frame == null ? "no user frame recorded" : null); }
+    if (o.segments) {
+      html("h4", null, "The allocator's segments at the OOM", sec);
+      figTable(sec, o.segments, "ooms." + j + ".segments");
+    } else if ("segments" in o) html("p", "note", "Segments at the OOM: unknown (the snapshot's entries do not replay " +
+      "from the end's segments).", sec);
+    var cats = (o.categories || []).map(function (c, k) { return [c, k]; }).filter(function (c) { return c[0].bytes; });
+    cats.sort(function (a, b) { return Math.abs(b[0].bytes) - Math.abs(a[0].bytes); });
+    if (cats.length) {
+      html("h4", null, "By category at the OOM", sec);
+      var tb = html("tbody", null, null, html("table", "figs", null, sec));
+      cats.forEach(function (c) {
+        var tr = html("tr", null, null, tb), th = html("th", null, null, tr), cat = catNamed(c[0].name);
+        if (cat) swatchOf({ cat: cat.id, color: cat.color }, th);
+        th.appendChild(document.createTextNode(c[0].name));
+        fig(html("td", "num", null, tr), "ooms." + j + ".categories." + c[1] + ".bytes", c[0].bytes);
+      });
+    }
+    if (o.live && o.live.length) {
+      html("h4", null, "Largest allocations live at the OOM", sec);
+      var lt = html("tbody", null, null, html("table", "live", null, sec)), hr = html("tr", null, null, lt);
+      ["bytes", "category", "allocated at", "who"].forEach(function (c) { html("th", null, c, hr); });
+      o.live.forEach(function (a, k) {
+        var tr = html("tr", null, null, lt);
+        fig(html("td", "num", null, tr), "ooms." + j + ".live." + k + ".bytes", a.bytes);
+        fig(html("td", null, null, tr), "ooms." + j + ".live." + k + ".category", a.category);
+        html("td", "num", a.ts == null ? "-" : "+" + fmtMs(msOf(s, a.ts)) + " ms", tr);
+        fig(html("td", "who", null, tr), "ooms." + j + ".live." + k + ".who", a.who);
+      });
+    }
+    if (o.frames && o.frames.length) {
+      var det = html("details", null, null, sec);
+      html("summary", null, "the failing allocation's stack (" + (o.frames_total || o.frames.length) + " frames, innermost first)", det);
+      html("pre", null, o.frames.map(function (f) { return f.file + "(" + f.line + "): " + f.name; }).join("\n"), det);
+    }
+  }
+  function catNamed(name) {
+    for (var i = 0; i < data.categories.length; i++)
+      if (data.categories[i].name === name) return { id: i, color: data.categories[i].color };
+    return null;
+  }
+
+  function gapSection(s, x) {
+    if (x.max_reserved_unallocated == null) return;
+    var sec = section("gap", "gap", "Reserved but unallocated (cached by the allocator)");
+    html("p", "note", "What the allocator holds in its segments beyond what is allocated: memory no other process can " +
+      "use, and which an out-of-memory error leaves unreleased when no cached block fits the request.", sec);
+    var ul = html("ul", null, null, sec), li;
+    if (x.reserved_unallocated_at_peak != null) {
+      li = html("li", null, "at the peak: ", ul);
+      fig(li, "reserved_unallocated_at_peak", x.reserved_unallocated_at_peak);
+      var pw = around(s, s.peak_t);
+      zoomButton(li, pw[0], pw[1], "around the peak");
+    }
+    li = html("li", null, "at most: ", ul);
+    fig(li, "max_reserved_unallocated", x.max_reserved_unallocated);
+    li.appendChild(document.createTextNode(" at "));
+    fig(li, "max_reserved_unallocated_ts", x.max_reserved_unallocated_ts, "+" + fmtMs(s.gap_t) + " ms");
+    var gw = around(s, s.gap_t);
+    zoomButton(li, gw[0], gw[1], "around the most held back (the diamond)");
+    (x.ooms || []).forEach(function (o, j) {
+      if (!("reserved_unallocated" in o)) return;
+      li = html("li", null, "at the OOM at +" + fmtMs(s.ooms[j][0]) + " ms: ", ul);
+      fig(li, "ooms." + j + ".reserved_unallocated", o.reserved_unallocated, o.reserved_unallocated == null ?
+        "unknown (the event has no Total Reserved)" : null);
+      var b = html("button", "link", "its section", li);
+      b.type = "button";
+      b.addEventListener("click", function () { openFinding("oom-" + j); });
+      li.insertBefore(document.createTextNode(" "), b);
+    });
+  }
+
+  function stepsSection(s, x) {
+    if (!x.steps || !x.steps.length) return;
+    var sec = section("steps", "steps", "Steps (" + x.steps.length + ")");
+    html("p", "note", "Each ProfilerStep: allocated at its start, its peak and end; growth is end minus start; survivors are " +
+      "what the step allocated and the trace never frees. Click a row to zoom the chart to its step.", sec);
+    var tb = html("tbody", null, null, html("table", "steps", null, sec)), hr = html("tr", null, null, tb);
+    ["step", "start", "start", "peak", "peak at", "end", "growth", "survivors", ""].forEach(function (c, i) {
+      html("th", i === 1 ? "num" : null, i === 1 ? "start ms" : c, hr);
+    });
+    x.steps.forEach(function (st, j) {
+      var band = s.steps[j], tr = html("tr", "step", null, tb), p = "steps." + j;
+      tr.id = "f-step-" + j;
+      fig(html("td", "num", null, tr), p + ".step", st.step);
+      fig(html("td", "num", null, tr), p + ".start_ts", st.start_ts, "+" + fmtMs(band[0]));
+      ["start_bytes", "peak_bytes"].forEach(function (k) { fig(html("td", "num", null, tr), p + "." + k, st[k]); });
+      fig(html("td", "num", null, tr), p + ".peak_ts", st.peak_ts, "+" + fmtMs(msOf(s, st.peak_ts)));
+      ["end_bytes", "growth_bytes", "survivors_bytes"].forEach(function (k) { fig(html("td", "num", null, tr), p + "." + k, st[k]); });
+      zoomButton(html("td", null, null, tr), band[0], band[1], "step " + st.step);
+      tr.title = "click: zoom the chart to step " + st.step;
+      tr.addEventListener("click", function () { zoomTo(band[0], band[1]); });
+    });
+  }
+
+  function leakSection(x) {
+    var l = x.leak;
+    if (!l || (l.verdict === "unknown" && !l.steps)) return;
+    var sec = section("leak", "leak leak-" + l.verdict, "Leak verdict: "), h = sec.firstChild;
+    fig(h, "leak.verdict", l.verdict);
+    var p = html("p", null, null, sec);
+    if (l.verdict === "unknown") {
+      p.textContent = "No verdict on fewer than " + data.leak_min_steps + " steps (";
+      fig(p, "leak.steps", l.steps);
+      p.appendChild(document.createTextNode(" here)."));
+      return;
+    }
+    if (l.verdict === "none") {
+      p.textContent = "None: the end of step does not grow every step, nor do allocations survive every step (over ";
+      fig(p, "leak.steps", l.steps);
+      p.appendChild(document.createTextNode(" steps)."));
+      return;
+    }
+    p.textContent = "A leak: ";
+    fig(p, "leak.per_step_bytes", l.per_step_bytes);
+    p.appendChild(document.createTextNode(" per step over "));
+    fig(p, "leak.steps", l.steps);
+    p.appendChild(document.createTextNode(" steps (" + (l.verdict === "growth" ? "allocated at each step's end grows every step" :
+      "allocations of every step but the last are never freed") + ")."));
+    if (l.made_by && l.made_by.length) {
+      html("h4", null, "Made by", sec);
+      var tb = html("tbody", null, null, html("table", "figs", null, sec));
+      l.made_by.forEach(function (m, k) {
+        var tr = html("tr", null, null, tb);
+        fig(html("th", "who", null, tr), "leak.made_by." + k + ".name", m.name);
+        fig(html("td", "num", null, tr), "leak.made_by." + k + ".bytes", m.bytes);
+      });
+    }
+  }
+
+  function segmentsSection(sn) {
+    var sec = section("segments", "segments", "The allocator's segments at the end of the snapshot" +
+      (sn.pinned_host ? " (pinned host memory)" : ""));
+    if (sn.at_end) figTable(sec, sn.at_end, "snapshot.at_end");
+    var segs = sn.segments || [];
+    if (!segs.length) return;
+    var det = html("details", null, null, sec);
+    html("summary", null, segs.length + " segments, in address order", det);
+    var tb = html("tbody", null, null, html("table", "segs", null, det)), hr = html("tr", null, null, tb);
+    var cols = ["total_bytes", "allocated_bytes", "pending_free_bytes", "free_bytes", "largest_free_bytes", "blocks", "requested_bytes"];
+    html("th", null, "address", hr);
+    cols.forEach(function (c) { html("th", "num", c.replace(/_bytes$/, "").replace(/_/g, " "), hr); });
+    segs.forEach(function (g, k) {
+      var tr = html("tr", null, null, tb);
+      html("td", "num", "0x" + g.address.toString(16), tr);
+      cols.forEach(function (c) { fig(html("td", "num", null, tr), "snapshot.segments." + k + "." + c, g[c]); });
+    });
+  }
 
   /* ---- small multiples: every series on one page ---- */
   /* Each on its own memory scale unless "same memory scale" is ticked; series that never
@@ -585,7 +912,9 @@
   function select(i) {
     state.series = i;
     liveBox.hidden = true;
-    state.domain = null;
+    state.domain = opening(data.series[i]);
+    state.opening = !!state.domain;
+    findings(data.series[i]);
     document.getElementById("series").value = String(i);
     document.querySelectorAll(".series-tables").forEach(function (t) {
       t.hidden = t.getAttribute("data-series") !== String(i);
