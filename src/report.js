@@ -637,7 +637,9 @@
     return tb;
   }
   function msOf(s, us) { return us == null ? null : (us - parseFloat(s.t0)) * 1000; }
+  /* No button where the window is the whole axis (a snapshot's entries all at one time). */
   function zoomButton(parent, a, b, what) {
+    if (a <= 0 && b >= decode(data.series[state.series]).end) return null;
     var z = html("button", "zoom", "show on the chart", parent);
     z.type = "button";
     z.setAttribute("data-t0", a);

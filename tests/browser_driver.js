@@ -17,11 +17,12 @@
     var svg = document.querySelector("#chart svg");
     function areas() { return document.querySelectorAll("#chart path.area").length; }
     function overlay() { return document.querySelector("#chart rect.overlay"); }
-    /* Client coordinates of time t (ns) in the unzoomed chart of series s. */
+    /* Client coordinates of time t (ns) in the chart as it shows now (its visible range is
+     * the svg's data-x0 to data-x1). */
     function clientAt(s, t) {
       var o = overlay(), r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
-      var end = axisEnd(s);
-      var x = +o.getAttribute("x") + t / end * +o.getAttribute("width");
+      var x0 = +svg.getAttribute("data-x0"), x1 = +svg.getAttribute("data-x1");
+      var x = +o.getAttribute("x") + (t - x0) / (x1 - x0) * +o.getAttribute("width");
       var y = +o.getAttribute("y") + +o.getAttribute("height") / 2;
       return { x: r.left + x * r.width / vb.width, y: r.top + y * r.height / vb.height };
     }
@@ -43,6 +44,11 @@
         function (e) { return e.textContent; });
     }
 
+    if (cfg.mode === "findings") {
+      findingsProbe();
+      finish();
+      return;
+    }
     out.nseries = data.series.length;
     out.default_series = +sel.value;
     sel.value = String(cfg.series);
@@ -135,6 +141,7 @@
     out.scale_back = yscale();
 
     /* Drag to zoom from 25% to 50% of the time axis, then double-click to reset. */
+    if (!document.getElementById("reset").hidden) document.getElementById("reset").click();
     var end = axisEnd(s), before = ticks();
     var a = clientAt(s, end * 0.25), b = clientAt(s, end * 0.5);
     mouse("mousedown", a);
@@ -181,4 +188,92 @@
     out.errors.push("driver: " + e + " " + (e.stack || ""));
   }
   if (!cfg.screenshot) finish();
+
+  /* The findings (issue 27), for every series: each figure of the sections as the page
+   * shows it (its data-k path in --json, data-v value and text); a click on each marker
+   * (OOMs, step tabs, the diamond) and which section it opened, and whether that is in
+   * view; the visible x-range after each "show on the chart" and after a click on each
+   * step's row; the readout's step and OOM lines when hovering each OOM and each step's
+   * middle; the range the chart opens on. */
+  function findingsProbe() {
+    var sel = document.getElementById("series"), svg = document.querySelector("#chart svg");
+    function range() { return [+svg.getAttribute("data-x0"), +svg.getAttribute("data-x1")]; }
+    function flashed() {
+      var f = document.querySelector("#findings .flash");
+      if (!f) return null;
+      var r = f.getBoundingClientRect();
+      return { id: f.id, in_view: r.bottom > 0 && r.top < window.innerHeight };
+    }
+    function center(e) {
+      var r = e.getBoundingClientRect();
+      return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+    }
+    function at(p, type) {
+      var t = document.elementFromPoint(p.x, p.y);
+      if (!t) return null;
+      t.dispatchEvent(new MouseEvent(type, { clientX: p.x, clientY: p.y, bubbles: true, cancelable: true, button: 0, view: window }));
+      return t;
+    }
+    function readoutWhere() {
+      return Array.prototype.map.call(document.querySelectorAll("#readout .where"), function (w) {
+        return { cls: w.className, step: w.getAttribute("data-step"), oom: w.getAttribute("data-oom"), text: w.textContent };
+      });
+    }
+    function whole() { if (!document.getElementById("reset").hidden) document.getElementById("reset").click(); }
+    out.series = [];
+    for (var i = 0; i < data.series.length; i++) {
+      sel.value = String(i);
+      sel.dispatchEvent(new Event("change"));
+      var s = data.series[i], r = { opening: range(), reset_shown: !document.getElementById("reset").hidden };
+      whole();
+      r.whole = range();
+      r.sections = Array.prototype.map.call(document.querySelectorAll("#findings section.finding"), function (x) { return x.id; });
+      r.figures = Array.prototype.map.call(document.querySelectorAll("#findings [data-k]"), function (e) {
+        return { k: e.getAttribute("data-k"), v: JSON.parse(e.getAttribute("data-v")), text: e.textContent };
+      });
+      /* Markers: a click where each is drawn, on whatever the pointer hits there. */
+      r.marks = [];
+      ["g.oom", "g.steptab", "g.gapmark"].forEach(function (q) {
+        document.querySelectorAll("#chart " + q).forEach(function (g, k) {
+          window.scrollTo(0, 0);
+          var target = (q === "g.oom" && g.querySelector(".hit")) || g, p = center(target);
+          var hit = document.elementFromPoint(p.x, p.y);
+          var m = { kind: q, index: k, finding: g.getAttribute("data-finding"), hit_is_marker: !!(hit && g.contains(hit)) };
+          if (q === "g.oom") {
+            at(p, "mousemove");
+            m.readout = readoutWhere();
+          }
+          at(p, "click");
+          m.opened = flashed();
+          r.marks.push(m);
+          whole();
+        });
+      });
+      /* Hover at each step's middle, in the whole view. */
+      r.step_hover = (s.steps || []).map(function (st) {
+        window.scrollTo(0, 0);
+        var o = document.querySelector("#chart rect.overlay"), R = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
+        var x0 = +svg.getAttribute("data-x0"), x1 = +svg.getAttribute("data-x1"), t = (st[0] + st[1]) / 2;
+        var x = +o.getAttribute("x") + (t - x0) / (x1 - x0) * +o.getAttribute("width");
+        var p = { x: R.left + x * R.width / vb.width, y: R.top + (+o.getAttribute("y") + 20) * R.height / vb.height };
+        at(p, "mousemove");
+        return readoutWhere();
+      });
+      /* Every "show on the chart", then every step row: the range the chart shows after. */
+      r.zooms = Array.prototype.map.call(document.querySelectorAll("#findings button.zoom"), function (b) {
+        whole();
+        b.click();
+        var sec = b.closest("section");
+        return { section: sec && sec.id, row: (b.closest("tr") || {}).id || null, t0: +b.getAttribute("data-t0"),
+          t1: +b.getAttribute("data-t1"), range: range(), reset_shown: !document.getElementById("reset").hidden };
+      });
+      r.rows = Array.prototype.map.call(document.querySelectorAll("#findings tr.step"), function (tr) {
+        whole();
+        tr.querySelector("td").click();
+        return { id: tr.id, range: range() };
+      });
+      whole();
+      out.series.push(r);
+    }
+  }
 })();
