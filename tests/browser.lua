@@ -43,6 +43,14 @@ local function points(d, s)
   return pts
 end
 
+-- hm_fmt_bytes, through C's printf as hmem uses it: the page must print the same text.
+local function fmt_bytes(b)
+  local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1
+  while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < 6 do v, u = v / 1024, u + 1 end
+  local sign = b < 0 and "-" or ""
+  if u == 1 then return ("%s%.0f B"):format(sign, v) end
+  return ("%s%.2f %s"):format(sign, v, units[u])
+end
 local chromium
 for _, c in ipairs { "chromium", "chromium-browser", "google-chrome" } do
   if os.execute("command -v " .. c .. " >/dev/null 2>&1") then chromium = c break end
@@ -235,14 +243,7 @@ local function run_case(rules, traces, take_shot)
   end
   check(sorted and not res.readout_overlaps_plot, pre .. "the readout lists the categories largest first, off the plot",
     cjson.encode(res.readout_order) .. " overlaps: " .. tostring(res.readout_overlaps_plot))
-  -- hm_fmt_bytes, through C's printf as hmem uses it: the page must print the same text.
-  local function fmt_bytes(b)
-    local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1
-    while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < 6 do v, u = v / 1024, u + 1 end
-    local sign = b < 0 and "-" or ""
-    if u == 1 then return ("%s%.0f B"):format(sign, v) end
-    return ("%s%.2f %s"):format(sign, v, units[u])
-  end
+  -- fmt_bytes is hm_fmt_bytes: the page must print the same text.
   local texts_ok, bad = true, nil
   for name, cell in pairs(res.readout) do
     if cell.bytes ~= cjson.null and cell.text ~= fmt_bytes(tonumber(cell.bytes)) then texts_ok, bad = false, name .. ": " .. cell.text end
@@ -407,13 +408,6 @@ steps_case()
 -- click on each OOM marker, step tab and the diamond opens its section, in view; "show on
 -- the chart" and a click on a step's row zoom the chart to the times --json gives; hovering
 -- an OOM names it, hovering a step names it.
-local function fmt_bytes(b)
-  local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1
-  while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < 6 do v, u = v / 1024, u + 1 end
-  local sign = b < 0 and "-" or ""
-  if u == 1 then return ("%s%.0f B"):format(sign, v) end
-  return ("%s%.2f %s"):format(sign, v, units[u])
-end
 -- The scalars of a series' explain members in --json, by path ("ooms.0.bytes": indices
 -- from 0, as the page's data-k), those the page need not show left out: times it shows
 -- relative to the start, names beside values, the stack (folded), addresses, nulls.
