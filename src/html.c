@@ -242,6 +242,22 @@ static void bytes_cell(FILE *f, int64_t b)
 	fprintf(f, "<td class=num title=\"%" PRId64 " bytes\">%s</td>", b, t);
 }
 
+/* A figure of --json's top level in a table cell: its path there (data-k) and value (data-v)
+ * for whoever checks the page against --json, bytes in binary units with the exact count
+ * on hover. */
+static void json_cell(FILE *f, const char *path, size_t i, const char *key, int64_t v, int bytes)
+{
+	char t[32];
+	if (bytes)
+		hm_fmt_bytes(t, sizeof t, v);
+	else
+		snprintf(t, sizeof t, "%" PRId64, v);
+	fprintf(f, "<td class=num data-k=\"%s.%zu.%s\" data-v=%" PRId64, path, i, key, v);
+	if (bytes)
+		fprintf(f, " title=\"%" PRId64 " bytes\"", v);
+	fprintf(f, ">%s</td>", t);
+}
+
 /* "path  rank N  device": how the page names a series. */
 static void series_label(char *buf, size_t n, const hm_file *hf, const hm_series *s)
 {
@@ -249,6 +265,59 @@ static void series_label(char *buf, size_t n, const hm_file *hf, const hm_series
 		snprintf(buf, n, "%s  rank %" PRId64 "  %s", hf->t->path, hf->t->rank, s->device);
 	else
 		snprintf(buf, n, "%s  %s", hf->t->path, s->device);
+}
+
+/* A file's path as the page shows it: past HM_HTML_PATH bytes only its last components, after
+ * "…/" (the caller gives the whole on hover); a line may break after each '/', never inside
+ * a name. */
+#define HM_HTML_PATH 60
+
+static void html_path(FILE *f, const char *p)
+{
+	size_t n = strlen(p), from = 0;
+	if (n > HM_HTML_PATH) {
+		const char *cut = strchr(p + n - HM_HTML_PATH, '/');
+		if (cut && cut[1]) {
+			fputs("\xe2\x80\xa6", f);
+			from = (size_t)(cut - p);
+		}
+	}
+	for (const char *q = p + from, *e = p + n; q < e;) {
+		const char *sl = memchr(q, '/', (size_t)(e - q));
+		size_t len = sl ? (size_t)(sl - q) + 1 : (size_t)(e - q);
+		html_str(f, q, len);
+		if (sl && sl + 1 < e)
+			fputs("<wbr>", f);
+		q += len;
+	}
+}
+
+/* A series named in a table or heading: its path (shortened, html_path), rank and device,
+ * the whole label on hover. */
+static void series_name(FILE *f, const hm_file *hf, const hm_series *s)
+{
+	char label[1200];
+	series_label(label, sizeof label, hf, s);
+	fputs("<span class=series-name title=\"", f);
+	html_cstr(f, label);
+	fputs("\">", f);
+	html_path(f, hf->t->path);
+	if (hf->t->rank != HM_NONE)
+		fprintf(f, "  rank %" PRId64, hf->t->rank);
+	fputs(" ", f);
+	html_cstr(f, s->device);
+	fputs("</span>", f);
+}
+
+/* The position of s among the report's series (the page's series index). */
+static size_t series_index(const hm_report *r, const hm_series *s)
+{
+	size_t idx = 0;
+	for (size_t i = 0; i < r->nfiles; i++)
+		for (size_t si = 0; si < r->files[i]->nseries; si++, idx++)
+			if (&r->files[i]->series[si] == s)
+				return idx;
+	return 0;
 }
 
 /* Per category of a series, its (position, value) pairs where the value changes. */
@@ -672,10 +741,9 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 
 static void series_tables(FILE *f, const hm_report *r, const colors *k, const hm_file *hf, const hm_series *s, size_t idx)
 {
-	char label[1200], b1[32], b2[32], b3[32], us[40];
-	series_label(label, sizeof label, hf, s);
+	char b1[32], b2[32], b3[32], us[40];
 	fprintf(f, "<section class=series-tables data-series=\"%zu\"%s>\n<h2>", idx, idx ? " hidden" : "");
-	html_cstr(f, label);
+	series_name(f, hf, s);
 	hm_fmt_bytes(b1, sizeof b1, s->peak);
 	hm_fmt_bytes(b2, sizeof b2, s->end_bytes);
 	hm_fmt_us(us, s->peak_ts);
@@ -769,7 +837,7 @@ static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
 	fputs("<section id=ranks>\n<h2>All series, largest peak first</h2>\n<table class=agg><thead><tr><th>peak</th>"
 	      "<th>rank</th><th>device</th><th>trace</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < n; i++) {
-		fputs("<tr>", f);
+		fprintf(f, "<tr class=open data-series=%zu title=\"click: show this series\">", all[i].pos);
 		bytes_cell(f, all[i].s->peak);
 		if (all[i].f->t->rank != HM_NONE)
 			fprintf(f, "<td class=num>%" PRId64 "</td><td>", all[i].f->t->rank);
@@ -777,8 +845,11 @@ static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
 			fputs("<td>-</td><td>", f);
 		html_cstr(f, all[i].s->device);
 		fputs("</td><td>", f);
+		fputs("<span title=\"", f);
 		html_cstr(f, all[i].f->t->path);
-		fputs("</td></tr>\n", f);
+		fputs("\">", f);
+		html_path(f, all[i].f->t->path);
+		fputs("</span></td></tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
 	free(all);
@@ -790,23 +861,25 @@ static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
 		      "<tbody>\n", f);
 	for (size_t i = 0; i < k.n; i++) {
 		const hm_rankrow *w = &k.rows[i];
-		char ratio[32], at[1200];
-		fputs("<tr><td>", f);
+		char ratio[32];
+		fprintf(f, "<tr data-rank-row=%zu><td>", i);
 		html_cstr(f, w->kind);
 		fputs("</td><td>", f);
 		if (w->cat == HM_RANKS_DEVICE)
 			fputs("<b>(device peak)</b>", f);
 		else
 			html_str(f, r->cats->str[w->cat], r->cats->len[w->cat]);
-		fprintf(f, "</td><td class=num>%zu</td>", w->n);
-		bytes_cell(f, w->max);
-		bytes_cell(f, w->min);
-		bytes_cell(f, w->median);
-		bytes_cell(f, w->mean);
+		fputs("</td>", f);
+		json_cell(f, "ranks", i, "series", (int64_t)w->n, 0);
+		json_cell(f, "ranks", i, "max_bytes", w->max, 1);
+		json_cell(f, "ranks", i, "min_bytes", w->min, 1);
+		json_cell(f, "ranks", i, "median_bytes", w->median, 1);
+		json_cell(f, "ranks", i, "mean_bytes", w->mean, 1);
 		hm_ranks_fmt_milli(ratio, sizeof ratio, w->imbalance);
-		fprintf(f, "<td class=num>%s</td><td>", *ratio ? ratio : "-");
-		series_label(at, sizeof at, w->max_f, w->max_s);
-		html_cstr(f, at);
+		fprintf(f, "<td class=num data-k=\"ranks.%zu.imbalance\" data-v=\"%s\">%s</td>", i, *ratio ? ratio : "null",
+			*ratio ? ratio : "-");
+		fprintf(f, "<td class=open data-series=%zu>", series_index(r, w->max_s));
+		series_name(f, w->max_f, w->max_s);
 		fputs("</td></tr>\n", f);
 	}
 	if (k.n)

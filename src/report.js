@@ -24,6 +24,27 @@
     return (neg ? "-" : "") + s.slice(0, -2) + "." + s.slice(-2) + " " + UNITS[u];
   }
   function fmtMs(ns) { return (ns / 1e6).toFixed(3); }
+  /* A path as the page shows it (html.c's html_path): past 60 characters its last
+   * components after "…/"; the whole goes on hover. */
+  var PATH_MAX = 60;
+  function shortPath(p) {
+    if (p.length <= PATH_MAX) return p;
+    var cut = p.indexOf("/", p.length - PATH_MAX);
+    return cut >= 0 && cut < p.length - 1 ? "\u2026" + p.slice(cut) : p;
+  }
+  function shortLabel(s) {
+    return shortPath(s.path) + (s.rank != null ? "  rank " + s.rank : "") + "  " + s.device;
+  }
+  /* A series' name into e: a line may break after each '/' (never inside a name), the
+   * whole label on hover. */
+  function nameOf(s, e) {
+    shortLabel(s).split(/(?<=\/)/).forEach(function (part, i) {
+      if (i) e.appendChild(document.createElement("wbr"));
+      e.appendChild(document.createTextNode(part));
+    });
+    e.title = s.label;
+    return e;
+  }
   /* The trace's own timestamp (µs, as hm_fmt_us prints it), exact through BigInt. */
   function fmtTs(t0, ns) {
     var m = /^(-?)(\d+)(?:\.(\d{1,3}))?$/.exec(t0);
@@ -442,7 +463,7 @@
     function row(cls, color, name, bytes) {
       var tr = html("tr", cls, null, tb), td = html("td", null, null, tr);
       if (color) swatchOf(color, td);
-      html("td", null, name, tr);
+      html("td", null, name, tr).title = name;
       var v = html("td", "num", bytes == null ? "-" : fmtBytes(bytes), tr);
       if (bytes != null) v.setAttribute("data-bytes", bytes);
       rows.push(tr);
@@ -884,7 +905,7 @@
       var b = html("button", "multiple", null, box);
       b.type = "button";
       b.setAttribute("data-series", i);
-      html("div", "label", s.label, b);
+      nameOf(s, html("div", "label", null, b));
       html("div", "peakv", "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms", b);
       var sv = el("svg", { role: "img", "aria-label": s.label }, b);
       draw(sv, s, { width: 340, height: 150, small: true, extent: shared ? ext : null,
@@ -894,7 +915,8 @@
     if (!small.length) return;
     var p = html("p", "trivial", small.length + " series with a peak under 1 MiB, not drawn: ", box);
     small.forEach(function (i, j) {
-      var s = data.series[i], b = html("button", "link", s.label + " (" + fmtBytes(s.peak) + ")", p);
+      var s = data.series[i], b = html("button", "link", shortLabel(s) + " (" + fmtBytes(s.peak) + ")", p);
+      b.title = s.label;
       b.type = "button";
       b.setAttribute("data-series", i);
       b.addEventListener("click", open(i));
@@ -930,7 +952,8 @@
 
   var sel = document.getElementById("series");
   data.series.forEach(function (s, i) {
-    var o = html("option", null, s.label, sel);
+    var o = html("option", null, shortLabel(s), sel);
+    o.title = s.label;
     o.value = String(i);
   });
   sel.addEventListener("change", function () {
@@ -950,6 +973,14 @@
     requestAnimationFrame(function () {
       pending = false;
       if (state.view === "single") render();
+    });
+  });
+  /* The tables' series (all series, a cross-rank row's "max at") open that series' chart. */
+  document.querySelectorAll("[data-series].open").forEach(function (e) {
+    e.addEventListener("click", function () {
+      select(+e.getAttribute("data-series"));
+      if (state.view !== "single") setView("single"); else update();
+      chartEl.scrollIntoView({ block: "nearest" });
     });
   });
   /* Open on the series with the largest peak: usually the GPU that ran out. */

@@ -467,6 +467,33 @@ local function findings_case(rules, trace, opts)
   if not check(res ~= nil, pre .. "Chromium ran the page and the probe") then return end
   res = cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
   check(#res.errors == 0, pre .. "no script error", table.concat(res.errors, "\n"))
+  check(res.broken and #res.broken == 0 and #res.broken_multiples == 0,
+    pre .. "no word is broken across lines, in the single view nor the small multiples",
+    cjson.encode({ res.broken, res.broken_multiples }))
+  if opts.paths then
+    local ok, why = #res.shortened >= opts.paths, #res.shortened .. " shortened"
+    for _, e in ipairs(res.shortened) do
+      local tail = e.text:match("\u{2026}(/[^ ]+)")
+      if not (e.title and tail and e.title:find(tail, 1, true) and #e.title > #e.text) then ok, why = false, cjson.encode(e) end
+    end
+    check(ok, ("%slong paths are shortened (%d places), the whole on hover"):format(pre, #res.shortened), why)
+  end
+  -- The cross-rank table's figures are --json's ranks.
+  do
+    local ok, why, n = true, nil, 0
+    for _, r in ipairs(res.series[1] and res.series[1].figures or {}) do
+      if r.k:find("^ranks%.") then
+        n = n + 1
+        local want = json_at(rep, r.k)
+        if want == nil or not same(r.v, want) or (r.k:find("bytes$") and r.text ~= fmt_bytes(want)) then
+          ok, why = false, ("%s: page %s %q, --json %s"):format(r.k, cjson.encode(r.v), r.text, cjson.encode(want))
+        end
+      end
+    end
+    local rows = #(rep.ranks or {})
+    check(ok and n == rows * 6, ("%sthe cross-rank table has --json's %d rows, each with its 6 figures"):format(pre, rows),
+      why or (n .. " figures"))
+  end
   for i, js_s in ipairs(rep.series) do
     local r, sp = res.series[i], pre .. js_s.device .. ": "
     if not check(r ~= nil, sp .. "the probe read the series") then goto next_series end
@@ -475,6 +502,7 @@ local function findings_case(rules, trace, opts)
     -- Every figure on the page is --json's; bytes read as the summary prints them.
     local shown, ok, why = {}, true, nil
     for _, f in ipairs(r.figures) do
+      if f.k:find("^ranks%.") then goto next_figure end
       shown[f.k] = f
       local want = json_at(js_s, f.k)
       if want == nil or not same(f.v, want) then
@@ -482,6 +510,7 @@ local function findings_case(rules, trace, opts)
       elseif math.type(want) and f.k:find("bytes") and not f.k:find("_ts$") and f.text ~= fmt_bytes(want) then
         ok, why = false, ("%s: page prints %q, the summary %q"):format(f.k, f.text, fmt_bytes(want))
       end
+      ::next_figure::
     end
     -- Every figure --json has is on the page.
     local want = {}
@@ -584,6 +613,14 @@ else
   print("# skipped: the snapshot with an OOM (python3 tests/snapshots/gen.py hostile failed)")
 end
 findings_case("examples/size_buckets.lua", "examples/traces/")
+findings_case("tests/tiny/rules/by_kind.lua", "tests/tiny/y_rank-3.json tests/tiny/y_mismatch.json tests/tiny/y_2021.json")
+-- Paths past 60 characters are shortened to their last components, the whole on hover: the
+-- selector, the tables' headings, the small multiples, the cross-rank table.
+do
+  local deep = tmp .. "/a_directory_with_a_rather_long_name/and_another_one_below_it_also_long"
+  assert(os.execute("mkdir -p " .. deep .. " && cp tests/tiny/y_html_steps_oom.json tests/tiny/y_pair_basic.json " .. deep))
+  findings_case("size", deep .. "/y_html_steps_oom.json " .. deep .. "/y_pair_basic.json", { paths = 4 })
+end
 
 run_case("examples/size_buckets.lua", "examples/traces/", shot)
 -- A 2021 trace (no Addr: categories of the op pack go negative) with a reduced series.

@@ -189,6 +189,43 @@
   }
   if (!cfg.screenshot) finish();
 
+  /* Words the page breaks across lines (issue 27): every word of visible text (a word ends
+   * at a space, or just after a '/' or '-', where lines may break), laid out on more than one
+   * line. Beside each, whether the text is cut. */
+  function brokenWords(root) {
+    var bad = [], walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT), range = document.createRange();
+    for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+      var p = n.parentElement;
+      if (!p || p.closest("script, pre, svg, [hidden], select, #hmem-test") || !p.getClientRects().length) continue;
+      var re = /[^\s\/\-]+[\/\-]?/g, m;
+      while ((m = re.exec(n.data))) {
+        range.setStart(n, m.index);
+        range.setEnd(n, m.index + m[0].length);
+        var rects = range.getClientRects(), tops = {}, lines = 0;
+        for (var i = 0; i < rects.length; i++) {
+          var t = Math.round(rects[i].top);
+          if (rects[i].width > 0 && !tops[t]) { tops[t] = true; lines++; }
+        }
+        if (lines > 1) bad.push(m[0]);
+      }
+    }
+    return bad;
+  }
+  /* Where the page shows a shortened path ("…/"): the text, and whether the whole is on hover
+   * (the title of the element or of one around it). */
+  function shortened() {
+    var out = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.data.indexOf("\u2026/") < 0 || !n.parentElement || n.parentElement.closest("script, #hmem-test")) continue;
+      var t = n.parentElement.closest("[title]");
+      out.push({ text: t ? t.textContent : n.data, title: t ? t.getAttribute("title") : null });
+    }
+    document.querySelectorAll("option").forEach(function (o) {
+      if (o.textContent.indexOf("\u2026/") >= 0) out.push({ text: o.textContent, title: o.title || null });
+    });
+    return out;
+  }
+
   /* The findings (issue 27), for every series: each figure of the sections as the page
    * shows it (its data-k path in --json, data-v value and text); a click on each marker
    * (OOMs, step tabs, the diamond) and which section it opened, and whether that is in
@@ -221,6 +258,11 @@
     }
     function whole() { if (!document.getElementById("reset").hidden) document.getElementById("reset").click(); }
     out.series = [];
+    out.broken = brokenWords(document.body);
+    out.shortened = shortened();
+    document.getElementById("view").click();
+    out.broken_multiples = brokenWords(document.body);
+    document.getElementById("view").click();
     for (var i = 0; i < data.series.length; i++) {
       sel.value = String(i);
       sel.dispatchEvent(new Event("change"));
@@ -228,7 +270,7 @@
       whole();
       r.whole = range();
       r.sections = Array.prototype.map.call(document.querySelectorAll("#findings section.finding"), function (x) { return x.id; });
-      r.figures = Array.prototype.map.call(document.querySelectorAll("#findings [data-k]"), function (e) {
+      r.figures = Array.prototype.map.call(document.querySelectorAll("#findings [data-k], #ranks [data-k]"), function (e) {
         return { k: e.getAttribute("data-k"), v: JSON.parse(e.getAttribute("data-v")), text: e.textContent };
       });
       /* Markers: a click where each is drawn, on whatever the pointer hits there. */
