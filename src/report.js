@@ -120,7 +120,7 @@
     if (d.n < 3) return null;
     var a = d.t[1], b = d.t[d.n - 1];
     (s.ooms || []).forEach(function (oo) { a = Math.min(a, oo[0]); b = Math.max(b, oo[0]); });
-    if (b - a >= d.end / 2) return null;
+    if (b <= a || b - a >= d.end / 2) return null;
     var pad = Math.max((b - a) / 20, 1000);
     return [Math.max(a - pad, 0), Math.min(b + pad, d.end)];
   }
@@ -224,15 +224,19 @@
       el("line", { x1: m.l, x2: W - m.r, y1: y(v), y2: y(v) }, grid);
       el("text", { x: m.l - 6, y: y(v) + 4, "text-anchor": "end" }, axis).textContent = trimNum(v / U);
     }
-    var span = dom[1] - dom[0] || 1, xstep = niceStep(span / 1e6, o.small ? 4 : 8) * 1e6;
+    /* Time in ms, or in µs or ns when less than that is shown (a snapshot whose entries have
+     * no time spans 1 ns). */
+    var span = dom[1] - dom[0] || 1, T = span >= 1e6 ? 1e6 : span >= 1e3 ? 1e3 : 1, tname = T === 1e6 ? "ms" : T === 1e3 ?
+      "\u00b5s" : "ns";
+    var xstep = Math.max(niceStep(span / T, o.small ? 4 : 8) * T, 1);
     for (var tx = Math.ceil(dom[0] / xstep) * xstep; tx <= dom[1]; tx += xstep) {
       el("line", { x1: x(tx), x2: x(tx), y1: H - m.b, y2: H - m.b + 4 }, axis);
-      el("text", { x: x(tx), y: H - m.b + 15, "text-anchor": "middle" }, axis).textContent = trimNum(tx / 1e6);
+      el("text", { x: x(tx), y: H - m.b + 15, "text-anchor": "middle" }, axis).textContent = trimNum(tx / T);
     }
     el("line", { x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b }, axis);
     if (!o.small) {
       el("text", { "class": "title", x: (m.l + W - m.r) / 2, y: H - 6, "text-anchor": "middle" }, axis).textContent =
-        "time since the trace's start (ms)";
+        "time since the trace's start (" + tname + ")";
       el("text", { "class": "title", x: 14, y: (m.t + H - m.b) / 2, "text-anchor": "middle",
         transform: "rotate(-90 14 " + (m.t + H - m.b) / 2 + ")" }, axis).textContent = UNITS[unit] + " (binary: 1 " +
         (unit ? UNITS[unit] + " = 2^" + 10 * unit + " bytes)" : "byte)");
