@@ -259,7 +259,6 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	lua_pushlightuserdata(L, &c);
 	limits_arm(s, "loading the rule file");
 	int status = hm_lua_docall(L, 1, 0);
-	limits_done(s);
 	if (status != LUA_OK) {
 		if (!limits_report(s, err, errsz))
 			error_text(L, err, errsz);
@@ -267,7 +266,8 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 		return NULL;
 	}
 	s->ctx->decls.closed = 1; /* hmem.aggregate and cache_by declare while the rules load */
-	hm_classify_init(&s->cls, L);
+	hm_classify_init(&s->cls, L); /* allocates: still armed */
+	limits_done(s);
 	s->ctx->rows.view = &s->cls.view;
 	snprintf(s->digest_hex, sizeof s->digest_hex, "%016" PRIx64, s->digest);
 	return s;
