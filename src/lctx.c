@@ -36,7 +36,7 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	hm_lctx *s = ud;
 	size_t old = ptr ? osize : 0;
-	if (s->check_armed && nsize > old && s->wcall && s->wcall->ncalls && !s->wcall->call && !s->closing)
+	if (s->check_armed && nsize > old && s->wcall && s->wcall->ncalls != s->ncalls0 && !s->wcall->call && !s->closing)
 		unarmed_alloc(s);
 	if (nsize == 0) {
 		if (POOLED(old) && s->npool < POOL_MAX) {
@@ -101,6 +101,7 @@ hm_lctx *hm_lctx_new(size_t mem_limit, double timeout_s, const char *who, void *
 	if (timeout_s > 0)
 		s->wd = hm_watchdog_start(timeout_s, who, stop_lua, s);
 	s->wcall = hm_watchdog_call(s->wd);
+	s->ncalls0 = s->wcall->ncalls;
 	const char *check = getenv("HMEM_CHECK_ARMED");
 	s->check_armed = check && *check && strcmp(check, "0");
 	return s;
