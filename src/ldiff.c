@@ -168,9 +168,12 @@ int hm_diff_compute(const hm_diff_req *q, hm_diff_res *res, char *err, size_t er
 	int status = hm_lua_docall(L, 2, 0);
 	int limit = status != LUA_OK && (c->killed || c->mem_hit);
 	if (limit) {
-		snprintf(err, errsz, "diff: comparing %s and %s %s (%s raises the limit)", q->name[0], q->name[1],
-			 c->killed ? "ran longer than --timeout" : "used more Lua memory than --lua-mem",
-			 c->killed ? "--timeout SEC" : "--lua-mem MB");
+		if (c->killed)
+			snprintf(err, errsz, "diff: comparing %s and %s ran longer than --timeout %g s (--timeout SEC "
+				 "raises the limit)", q->name[0], q->name[1], q->timeout_s);
+		else
+			snprintf(err, errsz, "diff: comparing %s and %s used more than --lua-mem %zu MB of Lua memory "
+				 "(--lua-mem MB raises the limit)", q->name[0], q->name[1], q->mem_limit >> 20);
 	} else if (status != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		snprintf(err, errsz, "%.*s", (int)strcspn(msg ? msg : "?", "\n"), msg ? msg : "?");

@@ -22,11 +22,18 @@ hmem: warning: --fail-above-delta *x*=1% matches no series f
 
 # --lua-mem bounds the comparison (the old code had no limit: exit 0).
 $ d=$(mktemp -d); lua5.4 -e 'local t = {} for i = 1, 5000 do t[i] = ("{\"path\": \"a.json\", \"rank\": 0, \"device\": \"cuda:0\", \"peak_bytes\": %d}"):format(i) end io.write("{\"version\": 1, \"series\": [", table.concat(t, ","), "]}\n")' > "$d/r.json"; hmem diff "$d/r.json" "$d/r.json" --lua-mem 1 --json /dev/null 2>&1 | sed "s|$d|DIR|g"; echo "exit $?"; rm -rf "$d"
-hmem: diff: comparing DIR/r.json and DIR/r.json used more Lua memory than --lua-mem (--lua-mem MB raises the limit)
+hmem: diff: comparing DIR/r.json and DIR/r.json used more than --lua-mem 1 MB of Lua memory (--lua-mem MB raises the limit)
 exit 0
 ? 0
 
 $ d=$(mktemp -d); lua5.4 -e 'local t = {} for i = 1, 5000 do t[i] = ("{\"path\": \"a.json\", \"rank\": 0, \"device\": \"cuda:0\", \"peak_bytes\": %d}"):format(i) end io.write("{\"version\": 1, \"series\": [", table.concat(t, ","), "]}\n")' > "$d/r.json"; hmem diff "$d/r.json" "$d/r.json" --lua-mem 1 --json /dev/null 2>/dev/null; echo "exit $?"; rm -rf "$d"
+exit 3
+? 0
+
+# --timeout bounds it too (the hook stops it, or, inside cjson's decoder, the watchdog ends
+# the run): exit 3 either way.
+$ d=$(mktemp -d); lua5.4 -e 'local t = {} for i = 1, 5000 do t[i] = ("{\"path\": \"a.json\", \"rank\": 0, \"device\": \"cuda:0\", \"peak_bytes\": %d}"):format(i) end io.write("{\"version\": 1, \"series\": [", table.concat(t, ","), "]}\n")' > "$d/r.json"; timeout -s KILL 20 hmem diff "$d/r.json" "$d/r.json" --timeout 0.01 --json /dev/null 2>&1 | grep -o -- '--timeout SEC raises the limit'; timeout -s KILL 20 hmem diff "$d/r.json" "$d/r.json" --timeout 0.01 --json /dev/null 2>/dev/null; echo "exit $?"; rm -rf "$d"
+--timeout SEC raises the limit
 exit 3
 ? 0
 
