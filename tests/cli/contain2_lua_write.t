@@ -41,3 +41,10 @@ $ d=$(mktemp -d); mkdir "$d/r.txt"; hmem run tests/tiny/rules/contain2_write.lua
 hmem: tests/tiny/rules/contain2_write.lua:9: hmem.write: DIR/r.txt: write failed: Is a directory
 r.txt
 ? 0
+
+# --out DIR itself may be a link (you named it): it is followed, once, when the first file
+# is written.
+$ d=$(mktemp -d); mkdir "$d/real"; ln -s "$d/real" "$d/out"; hmem run tests/tiny/rules/contain2_write.lua tests/tiny/y_pair_basic.json -q --set name=r.txt --out "$d/out" --json /dev/null; echo "exit $?"; ls "$d/real"; rm -rf "$d"
+exit 0
+r.txt
+? 0
