@@ -20,13 +20,12 @@
 /* An allocation outside an armed call, once the rule file has run (its first call): a GC
  * step there could run a finalizer that nobody watches (issue 24). With HMEM_CHECK_ARMED
  * set, the tests make this a crash with a core to read; without it, nothing is checked. */
-static void unarmed_alloc(hm_lctx *s)
+static void unarmed_alloc(void)
 {
 	static const char msg[] = "hmem: internal error: the Lua state allocated outside an armed call "
 				  "(a finalizer there would escape --timeout)\n";
-	(void)s;
-	if (write(2, msg, sizeof msg - 1) < 0)
-		abort();
+	ssize_t n = write(2, msg, sizeof msg - 1);
+	(void)n;
 	abort();
 }
 
@@ -37,7 +36,7 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	hm_lctx *s = ud;
 	size_t old = ptr ? osize : 0;
 	if (s->check_armed && nsize > old && s->wcall && s->wcall->ncalls != s->ncalls0 && !s->wcall->call && !s->closing)
-		unarmed_alloc(s);
+		unarmed_alloc();
 	if (nsize == 0) {
 		if (POOLED(old) && s->npool < POOL_MAX) {
 			*(void **)ptr = s->pool;
