@@ -290,7 +290,7 @@ static hm_pkv *sparse_slot(rd *r, uint64_t idx, int add)
 	}
 	if (!r->scap)
 		return NULL;
-	for (size_t i = (idx * UINT64_C(0x9e3779b97f4a7c15)) >> 17 & (r->scap - 1);; i = (i + 1) & (r->scap - 1)) {
+	for (size_t i = hm_pk_hash(idx) & (r->scap - 1);; i = (i + 1) & (r->scap - 1)) {
 		if (r->skey[i] == idx + 1)
 			return &r->sval[i];
 		if (!r->skey[i]) {
@@ -611,7 +611,7 @@ static void index_dict(cont *c)
 	c->index[0] = (uint32_t)(cap - 1);
 	for (uint32_t i = 0; i < pairs; i++) {
 		hm_pkv k = c->items[2 * i];
-		for (size_t h = (k * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (cap - 1);; h = (h + 1) & (cap - 1)) {
+		for (size_t h = hm_pk_hash(k) & (cap - 1);; h = (h + 1) & (cap - 1)) {
 			uint32_t *slot = &c->index[1 + h];
 			if (!*slot || c->items[2 * (*slot - 1)] == k) {
 				*slot = i + 1;
@@ -766,7 +766,7 @@ hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom)
 	hm_pkv want = TAG(HM_PK_STR) | atom;
 	if (c->index) {
 		size_t mask = c->index[0];
-		for (size_t h = (want * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & mask;; h = (h + 1) & mask) {
+		for (size_t h = hm_pk_hash(want) & mask;; h = (h + 1) & mask) {
 			uint32_t slot = c->index[1 + h];
 			++*p->work;
 			if (!slot)
@@ -791,6 +791,15 @@ uint64_t hm_pk_work(const hm_pk *p)
 uint64_t hm_pk_dropped(const hm_pk *p)
 {
 	return p->dropped;
+}
+
+uint64_t hm_pk_hash(uint64_t x)
+{
+	static const char here = 0;
+	x ^= (uint64_t)(uintptr_t)&here * UINT64_C(0x9e3779b97f4a7c15); /* (PIE and ASLR move it) */
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
 }
 
 uint32_t hm_pk_node(hm_pkv v)
