@@ -344,17 +344,19 @@ static int memo_get(rd *r, uint64_t off, uint64_t idx)
 #define BUDGET_PER_BYTE 256
 #define BUDGET_BASE (UINT64_C(256) << 20)
 
+/* The stack counts too: a million values under one MARK are held there before APPENDS. */
 static int spend(rd *r, uint64_t off, uint64_t bytes)
 {
 	r->kept += bytes;
-	if (r->kept <= r->budget)
+	uint64_t held = r->kept + r->capstack * sizeof *r->stack;
+	if (held <= r->budget)
 		return 0;
 	uint64_t in = r->src ? hm_src_file_pos(r->src) : r->hi;
 	r->budget = in * BUDGET_PER_BYTE + BUDGET_BASE;
-	if (r->kept <= r->budget)
+	if (held <= r->budget)
 		return 0;
 	return fail(r, off, "the values read so far take %llu MiB, more than %d times the %llu bytes of input read "
-			    "(a compression bomb?)", (unsigned long long)(r->kept >> 20), BUDGET_PER_BYTE, (unsigned long long)in);
+			    "(a compression bomb?)", (unsigned long long)(held >> 20), BUDGET_PER_BYTE, (unsigned long long)in);
 }
 
 /* Whether a long string at the top of the stack-to-be could be read by hmem: it is the
@@ -447,7 +449,7 @@ static int step(rd *r)
 		return r->eof == 2 ? -1 : fail(r, pos(r), "the pickle ends before its STOP opcode (truncated)");
 	uint64_t off = pos(r);
 	unsigned op = r->buf[r->lo++];
-	if (r->kept > r->budget && spend(r, off, 0))
+	if (r->kept + r->capstack * sizeof *r->stack > r->budget && spend(r, off, 0))
 		return -1;
 	const unsigned char *a;
 	hm_pkv v;

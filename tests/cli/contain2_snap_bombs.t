@@ -37,6 +37,13 @@ $ command -v /usr/bin/time > /dev/null || { echo "SKIP: no /usr/bin/time"; exit 
 dropped string bytes 134217728
 peak under 120 MB
 ? 0
+# A gzip bomb of 150 million empty dicts (290 KB; 6 GB of tree before): the tree may take 256
+# bytes per byte of the file read, plus 256 MiB.
+$ python3 tests/snapshots/contain2.py empty_dicts $T/ed.pickle.gz 150 && { hmem run size $T/ed.pickle.gz; echo "exit $?"; } 2>&1 | sed "s#$T#T#; s/:[0-9]*: the values/:N: the values/; s/take [0-9]* MiB/take N MiB/; s/the [0-9]* bytes of input/the N bytes of input/"
+hmem: T/ed.pickle.gz:N: the values read so far take N MiB, more than 256 times the N bytes of input read (a compression bomb?)
+hmem: stopped; use --keep-going to skip traces that cannot be read
+exit 4
+? 0
 # 1,000 oom entries sharing one stack of 20,000 frames (452 bytes of gzip; old: 1.26 GB of
 # --json, 126 MB for 100 of them): --json writes the first 64 frames of each OOM and
 # frames_total, the summary 4 and how many more.

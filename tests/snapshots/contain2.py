@@ -18,6 +18,7 @@ KIND (N scales the ones that grow, for the tests that check work grows linearly)
   oom_frames     N oom entries sharing one stack of 20,000 frames
   clock          an entry at time_us just below 2^62 ns, then N entries without time_us
   trailing       a valid snapshot, then N bytes after its STOP
+  empty_dicts    a list of N million empty dicts (2 bytes each; gzip makes 150 million 290 KB)
 A FILE ending in .gz is gzipped.
 
   contain2.py regressions DIR
@@ -101,6 +102,8 @@ def build(kind, n):
         top = (1 << 62) // 1000 - 1  # time_us at 2^62 ns, less one microsecond
         trace = [alloc(0x7f0000000000, time_us=top)] + [alloc(0x7f0000000000 + 512 * (i + 1)) for i in range(n)]
         return snapshot([trace])
+    if kind == "empty_dicts":
+        return b"\x80\x04]" + b"}a" * (n * 1000000) + b"."
     if kind == "trailing":
         return snapshot([[alloc(0x7f0000000000)]]) + b"\n" * n
     sys.exit("contain2.py: unknown kind " + kind)
