@@ -470,7 +470,7 @@ static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
-		if (us >= HM_STORE_TS_LIMIT / 1000 || us <= -HM_STORE_TS_LIMIT / 1000)
+		if (us > HM_STORE_TS_LIMIT / 1000 || us < -HM_STORE_TS_LIMIT / 1000)
 			return fail(x, e, "time_us %lld is out of range (times within +-2^62 ns)", (long long)us);
 		*clock = us * 1000;
 	} else if ((*clock += 1000) >= HM_STORE_TS_LIMIT) {

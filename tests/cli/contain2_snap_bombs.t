@@ -54,10 +54,11 @@ under 8 MB
 nil
             (19996 more frames; --json has the first 64)
 ? 0
-# An entry timed just below 2^62 ns and entries without time_us after it: each comes 1 us
-# later, past the clock's range (old: times past 2^62 ns, and lifetimes that wrapped).
-$ python3 tests/snapshots/contain2.py clock $T/ck.pickle 3 && { hmem run size $T/ck.pickle; echo "exit $?"; } 2>&1 | sed "s#$T#T#"
-hmem: T/ck.pickle:151: memory snapshot: an entry without 'time_us', 1 us after one at 4611686018427387000 ns, is past the clock's range (times within +-2^62 ns)
+# Allocations at time_us -2^62 and 2^62 ns, entries without time_us after them (each 1 us
+# later), and a free of the first: old, the clock passed 2^62 ns and `hmem allocations`
+# printed a lifetime of -9223372036854773.616 ms. The clock is checked at each step.
+$ python3 tests/snapshots/contain2.py clock $T/ck.pickle 3 && { hmem allocations size $T/ck.pickle; echo "exit $?"; } 2>&1 | sed "s#$T#T#"
+hmem: T/ck.pickle:162: memory snapshot: an entry without 'time_us', 1 us after one at 4611686018427387000 ns, is past the clock's range (times within +-2^62 ns)
 hmem: stopped; use --keep-going to skip traces that cannot be read
 exit 4
 ? 0

@@ -16,7 +16,7 @@ KIND (N scales the ones that grow, for the tests that check work grows linearly)
   devices        a 1.13 snapshot (a list of segments) of N devices, one block each
   shared_blocks  a 1.13 snapshot of N segments sharing one list of 8 blocks
   oom_frames     N oom entries sharing one stack of 20,000 frames
-  clock          an entry at time_us just below 2^62 ns, then N entries without time_us
+  clock          allocs at time_us -2^62 and 2^62 ns, N entries without time_us, a free of the first
   trailing       a valid snapshot, then N bytes after its STOP
   empty_dicts    a list of N million empty dicts (2 bytes each; gzip makes 150 million 290 KB)
 A FILE ending in .gz is gzipped.
@@ -99,9 +99,10 @@ def build(kind, n):
                 for _ in range(n)]
         return snapshot([[alloc(0x7f0000000000)] + ooms])
     if kind == "clock":
-        top = (1 << 62) // 1000 - 1  # time_us at 2^62 ns, less one microsecond
-        trace = [alloc(0x7f0000000000, time_us=top)] + [alloc(0x7f0000000000 + 512 * (i + 1)) for i in range(n)]
-        return snapshot([trace])
+        top = (1 << 62) // 1000  # the largest time_us within 2^62 ns
+        trace = [alloc(0x7f0000000000, time_us=-top), alloc(0x7f0000001000, time_us=top)]
+        trace += [alloc(0x7f0000002000 + 512 * i) for i in range(n)]
+        return snapshot([trace + [{"action": "free_completed", "addr": 0x7f0000000000, "size": 512, "stream": 0}]])
     if kind == "empty_dicts":
         return b"\x80\x04]" + b"}a" * (n * 1000000) + b"."
     if kind == "trailing":
