@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
@@ -496,6 +497,96 @@ static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_serie
 	free(pt);
 }
 
+/* Every allocation of a series, for a click anywhere on its chart (issue 27): one row per
+ * allocation made in the trace (and per free of memory allocated before it), as columns of
+ * little-endian numbers, deflated (the page inflates them with DecompressionStream) and in
+ * base64, in a script element of its own. The columns, each n long, in this order:
+ *   bytes, alloc_t, free_t: float64 (ns since the trace's start; -1: before the trace, never freed)
+ *   from, to: uint32, the event positions + 1 between which it is live (the state after event
+ *     k is live[k + 1]; the start is 0; to = 2^32 - 1: never freed)
+ *   ctx, who: uint32, ids in the page's contexts and whos (its stack, one slice a line; who
+ *     allocated it, as the summary says)
+ *   step: int32 (-1: none), cat: uint16 (its category id).
+ * A row is live at the state after event k when from <= k + 1 < to. */
+typedef struct all_block {
+	char *b64; /* NULL: the series has no Addr */
+	size_t n, raw;
+} all_block;
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static char *base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = hm_xcalloc((n + 2) / 3 * 4 + 1, 1), *o = out;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	return out;
+}
+
+static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_report *r, const hm_file *hf, const hm_series *s)
+{
+	all_block blk = {0};
+	const hm_mem *m = &hf->t->mem;
+	if (!s->has_addr)
+		return blk;
+	size_t n = 0;
+	for (size_t k = 0; k < s->n; k++)
+		n += m->bytes[s->ev[k]] > 0 || (m->bytes[s->ev[k]] < 0 && s->before[k]);
+	size_t width = 3 * 8 + 5 * 4 + 2, raw = n * width;
+	unsigned char *col = hm_xcalloc(raw + 1, 1);
+	unsigned char *c_bytes = col, *c_at = c_bytes + 8 * n, *c_ft = c_at + 8 * n, *c_from = c_ft + 8 * n;
+	unsigned char *c_to = c_from + 4 * n, *c_ctx = c_to + 4 * n, *c_who = c_ctx + 4 * n, *c_step = c_who + 4 * n;
+	unsigned char *c_cat = c_step + 4 * n;
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	text b = {0};
+	char who[1024];
+	size_t i = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t by = m->bytes[s->ev[k]];
+		int before = by < 0 && s->before[k];
+		if (by <= 0 && !before)
+			continue;
+		hm_rowref ref = {hf, s, (uint32_t)k};
+		hm_value step;
+		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
+		hm_explain_who(&ref, who, sizeof who);
+		double at = before ? -1 : (double)(m->ts[s->ev[k]] - t0);
+		double ft = before ? (double)(m->ts[s->ev[k]] - t0) : s->partner[k] >= 0 ? (double)(m->ts[s->ev[s->partner[k]]] - t0) : -1;
+		double bd = (double)(by < 0 ? -by : by);
+		uint64_t u;
+		memcpy(&u, &bd, 8), put_le(c_bytes + 8 * i, u, 8);
+		memcpy(&u, &at, 8), put_le(c_at + 8 * i, u, 8);
+		memcpy(&u, &ft, 8), put_le(c_ft + 8 * i, u, 8);
+		put_le(c_from + 4 * i, before ? 0 : k + 1, 4);
+		put_le(c_to + 4 * i, before ? k + 1 : s->partner[k] >= 0 ? (uint64_t)s->partner[k] + 1 : UINT32_MAX, 4);
+		put_le(c_ctx + 4 * i, context_of(ctx, hf, s, (uint32_t)k, &b), 4);
+		put_le(c_who + 4 * i, hm_strtab_intern(whos, who, strlen(who)), 4);
+		put_le(c_step + 4 * i, (uint32_t)(step.type == HM_V_INT ? (int32_t)step.i : -1), 4);
+		put_le(c_cat + 2 * i, (uint16_t)(s->cat[k] >= 0 ? s->cat[k] : 0), 2);
+		i++;
+	}
+	free(b.p);
+	uLongf zn = compressBound((uLong)raw);
+	unsigned char *z = hm_xcalloc(zn + 1, 1);
+	if (compress2(z, &zn, col, (uLong)raw, 6) == Z_OK) {
+		blk.b64 = base64(z, zn);
+		blk.n = n, blk.raw = raw;
+	}
+	free(z);
+	free(col);
+	return blk;
+}
+
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
@@ -547,7 +638,8 @@ static void explain_blob(FILE *f, const hm_report *r, const hm_file *hf, const h
 	free(buf);
 }
 
-static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_file *hf, const hm_series *s)
+static void series_json(FILE *f, hm_strtab *ctx, hm_strtab *whos, all_block *all, const hm_report *r, const hm_file *hf,
+			const hm_series *s)
 {
 	const hm_mem *m = &hf->t->mem;
 	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
@@ -577,6 +669,10 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 	for (size_t k = 0; k < s->n; k++)
 		if (keep[k])
 			fprintf(f, ",%" PRId64, m->ts[s->ev[k]] - t0);
+	fputs("],\n \"pk\":[0", f); /* each point's event position + 1, for the every-allocation columns */
+	for (size_t k = 0; k < s->n; k++)
+		if (keep[k])
+			fprintf(f, ",%zu", k + 1);
 	fputs("],\n \"res\":", f);
 
 	changes *ch = hm_xcalloc(ncats + 1, sizeof *ch), res = {0};
@@ -615,6 +711,11 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 	}
 	fprintf(f, "],\n \"peak_i\":%zu", peak_i);
 	live_json(f, ctx, hf, s, keep);
+	*all = all_allocations(ctx, whos, r, hf, s);
+	if (all->b64)
+		fprintf(f, ",\n \"all\":{\"n\":%zu,\"raw\":%zu}", all->n, all->raw);
+	else
+		fputs(",\n \"all\":null", f);
 	explain_blob(f, r, hf, s);
 	putc('}', f);
 	free(res.v);
@@ -623,7 +724,9 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 	free(keep);
 }
 
-static void data_json(FILE *f, const hm_report *r, const colors *k)
+/* The page's data; each series' every-allocation block into all[] (the caller writes and
+ * frees them: they follow the data, in script elements of their own). */
+static void data_json(FILE *f, const hm_report *r, const colors *k, all_block *all)
 {
 	fputs("{\"version\":\"" HM_VERSION "\",\"rules\":", f);
 	if (r->rules)
@@ -637,21 +740,24 @@ static void data_json(FILE *f, const hm_report *r, const colors *k)
 		fprintf(f, ",\"color\":\"%s\"%s}", k->color[c], k->other[c] ? ",\"other\":true" : "");
 	}
 	fputs("],\n\"series\":[", f);
-	hm_strtab ctx = {0};
-	int first = 1;
+	hm_strtab ctx = {0}, whos = {0};
+	size_t n = 0;
 	for (size_t i = 0; i < r->nfiles; i++)
-		for (size_t si = 0; si < r->files[i]->nseries; si++) {
-			fputs(first ? "\n" : ",\n", f);
-			first = 0;
-			series_json(f, &ctx, r, r->files[i], &r->files[i]->series[si]);
+		for (size_t si = 0; si < r->files[i]->nseries; si++, n++) {
+			fputs(n ? ",\n" : "\n", f);
+			series_json(f, &ctx, &whos, &all[n], r, r->files[i], &r->files[i]->series[si]);
 		}
-	fputs("],\n\"contexts\":[", f);
-	for (size_t i = 0; i < ctx.n; i++) {
-		fputs(i ? ",\n" : "\n", f);
-		hm_json_str(f, ctx.str[i], ctx.len[i], 1);
+	const hm_strtab *lists[] = {&ctx, &whos};
+	for (int l = 0; l < 2; l++) {
+		fputs(l ? "],\n\"whos\":[" : "],\n\"contexts\":[", f);
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			fputs(i ? ",\n" : "\n", f);
+			hm_json_str(f, lists[l]->str[i], lists[l]->len[i], 1);
+		}
 	}
 	fputs("]}", f);
 	hm_strtab_free(&ctx);
+	hm_strtab_free(&whos);
 }
 
 
@@ -968,8 +1074,16 @@ void hm_write_html(FILE *f, const hm_report *r)
 		fputs("</p>\n", f);
 	}
 	fputs("<script id=hmem-data type=\"application/json\">\n", f);
-	data_json(f, r, &k);
-	fputs("\n</script>\n<script>\n", f);
+	all_block *all = hm_xcalloc(nseries + 1, sizeof *all);
+	data_json(f, r, &k, all);
+	fputs("\n</script>\n", f);
+	for (size_t i = 0; i < nseries; i++) {
+		if (all[i].b64)
+			fprintf(f, "<script type=application/octet-stream id=hmem-all-%zu>%s</script>\n", i, all[i].b64);
+		free(all[i].b64);
+	}
+	free(all);
+	fputs("<script>\n", f);
 	fputs(hm_html_script, f);
 	fputs("</script>\n</body>\n</html>\n", f);
 	colors_free(&k);

@@ -514,6 +514,16 @@
         liveBox);
       return;
     }
+    /* Every allocation, once the page has inflated them; the largest only, where it cannot. */
+    if (s.all && !s.noAll) {
+      if (s.cols) return liveAll(s, d, i, mark);
+      var idx = state.series, wait = html("p", "note", "Reading every allocation of this series\u2026", liveBox);
+      allOf(s, idx).then(function (c) {
+        if (!c) s.noAll = true;
+        if (state.series === idx && wait.parentNode === liveBox) showLive(tns, mark);
+      });
+      return;
+    }
     var rows = s.live.a.filter(function (a) { return a[0] <= i && (a[1] < 0 || i < a[1]); }), sum = 0, early = 0;
     rows.sort(function (a, b) { return b[2] - a[2]; });
     rows.forEach(function (a) { sum += a[2]; if (a[5] < 0) early += a[2]; });
@@ -551,6 +561,143 @@
       }
       if (mark && +mark.bytes === a[2] && +mark.t === a[5]) tr.className = "alloc marked";
     });
+  }
+  /* Every allocation of a series (html.c, all_allocations): its columns inflated once, on
+   * first need (DecompressionStream; typed arrays read them little-endian, as every platform
+   * a browser runs on is). Resolves to null where they cannot be read. */
+  function allOf(s, idx) {
+    if (s.allP) return s.allP;
+    var src = document.getElementById("hmem-all-" + idx);
+    if (!s.all || !src || typeof DecompressionStream !== "function") return (s.allP = Promise.resolve(null));
+    var bin = atob(src.textContent.trim()), u8 = new Uint8Array(bin.length);
+    for (var j = 0; j < bin.length; j++) u8[j] = bin.charCodeAt(j);
+    s.allP = new Response(new Blob([u8]).stream().pipeThrough(new DecompressionStream("deflate"))).arrayBuffer()
+      .then(function (buf) {
+        var n = s.all.n, o = 0;
+        function take(T) { var a = new T(buf, o, n); o += T.BYTES_PER_ELEMENT * n; return a; }
+        s.cols = { n: n, bytes: take(Float64Array), at: take(Float64Array), ft: take(Float64Array), from: take(Uint32Array),
+          to: take(Uint32Array), ctx: take(Uint32Array), who: take(Uint32Array), step: take(Int32Array), cat: take(Uint16Array) };
+        return s.cols;
+      }).catch(function () { return null; });
+    return s.allP;
+  }
+
+  /* What is live at point i, every allocation of it: a search box (who, op, module, frame,
+   * category), sortable columns, the largest LIVE_ROWS first and more on demand, each
+   * allocation's stack on demand. */
+  var SORTS = {
+    bytes: function (c, j) { return c.bytes[j]; },
+    category: function (c, j) { return (data.categories[c.cat[j]] || { name: "" }).name; },
+    who: function (c, j) { return data.whos[c.who[j]] || ""; },
+    step: function (c, j) { return c.step[j]; },
+    lifetime: function (c, j) { return c.at[j] < 0 ? -1 : c.ft[j] < 0 ? Infinity : c.ft[j] - c.at[j]; },
+    allocated: function (c, j) { return c.at[j]; }
+  };
+  var liveView = { sort: "bytes", desc: true, q: "", shown: LIVE_ROWS };
+  function lifeText(c, j) {
+    if (c.at[j] < 0) return "before the trace";
+    return c.ft[j] < 0 ? "never freed" : fmtMs(c.ft[j] - c.at[j]) + " ms";
+  }
+  function liveAll(s, d, i, mark) {
+    var c = s.cols, kp = s.pk[i], live = [], sum = 0;
+    for (var j = 0; j < c.n; j++) if (c.from[j] <= kp && kp < c.to[j]) { live.push(j); sum += c.bytes[j]; }
+    var unlisted = d.total[i] - sum;
+    var note = html("p", "note", live.length + " allocation" + (live.length === 1 ? "" : "s") + " live, " + fmtBytes(sum) +
+      (unlisted ? ". Not listed: " + fmtBytes(unlisted) + " allocated before the trace and not freed in it (no single " +
+      "allocations known)" : "") + ".", liveBox);
+    note.setAttribute("data-unlisted", unlisted);
+    note.setAttribute("data-count", live.length);
+    note.setAttribute("data-total", sum);
+    note.setAttribute("data-pk", kp);
+    var bar = html("div", "livebar", null, liveBox), box = html("input", null, null, bar);
+    box.type = "search";
+    box.id = "live-search";
+    box.placeholder = "search: who, op, module, frame, category";
+    box.value = liveView.q;
+    var found = html("span", "found", null, bar);
+    var table = html("table", "live all", null, liveBox), head = html("tr", null, null, html("thead", null, null, table));
+    var tb = html("tbody", null, null, table), more = html("button", "more", null, liveBox);
+    more.type = "button";
+    [["bytes", "bytes"], ["category", "category"], ["step", "step"], ["lifetime", "lifetime"], ["allocated", "allocated at"],
+      ["who", "who (its stack on a click)"]].forEach(function (h) {
+      var th = html("th", null, null, head), b = html("button", "sort", h[1], th);
+      b.type = "button";
+      b.setAttribute("data-sort", h[0]);
+      b.addEventListener("click", function () {
+        liveView.desc = liveView.sort === h[0] ? !liveView.desc : h[0] !== "category" && h[0] !== "who";
+        liveView.sort = h[0];
+        liveView.shown = LIVE_ROWS;
+        fill();
+      });
+    });
+    /* A query matches a row when its who, its stack (ops, annotations, Python frames,
+     * modules) or its category holds it, case aside: tested once per distinct string. */
+    function matcher(q) {
+      if (!q) return null;
+      q = q.toLowerCase();
+      var memo = {};
+      function has(list, id, key) {
+        var k = key + id;
+        if (!(k in memo)) memo[k] = (list[id] || "").toLowerCase().indexOf(q) >= 0;
+        return memo[k];
+      }
+      var cats = data.categories.map(function (x) { return x.name; });
+      return function (j) { return has(data.whos, c.who[j], "w") || has(data.contexts, c.ctx[j], "c") || has(cats, c.cat[j], "k"); };
+    }
+    function fill() {
+      var m = matcher(liveView.q), rows = m ? live.filter(m) : live.slice(), key = SORTS[liveView.sort], sgn = liveView.desc ? -1 : 1;
+      var kv = new Map();
+      rows.forEach(function (j) { kv.set(j, key(c, j)); });
+      rows.sort(function (a, b) {
+        var x = kv.get(a), y = kv.get(b);
+        return x < y ? -sgn : x > y ? sgn : c.bytes[b] - c.bytes[a] || a - b;
+      });
+      var fb = 0;
+      rows.forEach(function (j) { fb += c.bytes[j]; });
+      found.textContent = m ? rows.length + " of " + live.length + " match, " + fmtBytes(fb) : "";
+      found.setAttribute("data-count", rows.length);
+      head.querySelectorAll("button.sort").forEach(function (b) {
+        var on = b.getAttribute("data-sort") === liveView.sort;
+        b.className = "sort" + (on ? liveView.desc ? " desc" : " asc" : "");
+      });
+      tb.textContent = "";
+      rows.slice(0, liveView.shown).forEach(function (j) {
+        var tr = html("tr", "alloc", null, tb), cat = data.categories[c.cat[j]] || { name: "-", color: "#fff" };
+        tr.setAttribute("data-bytes", c.bytes[j]);
+        tr.setAttribute("data-t", c.at[j]);
+        tr.setAttribute("data-row", j);
+        html("td", "num", fmtBytes(c.bytes[j]), tr).title = c.bytes[j] + " bytes";
+        var ct = html("td", null, null, tr);
+        swatchOf({ cat: c.cat[j], color: cat.color }, ct);
+        ct.appendChild(document.createTextNode(cat.name));
+        html("td", "num", c.step[j] < 0 ? "-" : String(c.step[j]), tr);
+        html("td", "num", lifeText(c, j), tr);
+        html("td", "num", c.at[j] < 0 ? "before the trace" : "+" + fmtMs(c.at[j]) + " ms", tr);
+        var w = html("td", "where", null, tr), det = html("details", null, null, w);
+        html("b", null, data.whos[c.who[j]] || "-", html("summary", null, null, det));
+        var marked = mark && +mark.bytes === c.bytes[j] && +mark.t === c.at[j];
+        function stack() {
+          if (det.querySelector("pre")) return;
+          var lines = (data.contexts[c.ctx[j]] || "").split("\n").filter(function (x) { return x; });
+          html("pre", null, lines.length ? "enclosing (outermost first):\n" + lines.join("\n") : "no enclosing slice", det);
+        }
+        det.addEventListener("toggle", stack);
+        if (marked) { tr.className = "alloc marked"; det.open = true; stack(); }
+      });
+      more.hidden = rows.length <= liveView.shown;
+      more.textContent = "show " + Math.min(LIVE_ROWS, rows.length - liveView.shown) + " more of " +
+        (rows.length - liveView.shown);
+    }
+    box.addEventListener("input", function () {
+      liveView.q = box.value;
+      liveView.shown = LIVE_ROWS;
+      fill();
+    });
+    more.addEventListener("click", function () {
+      liveView.shown += LIVE_ROWS;
+      fill();
+    });
+    fill();
   }
   document.querySelectorAll("table.live tbody tr[data-bytes]").forEach(function (tr) {
     tr.addEventListener("click", function () {
@@ -943,6 +1090,14 @@
     state.domain = opening(data.series[i]);
     state.opening = !!state.domain;
     findings(data.series[i]);
+    /* Inflate the shown series' allocations while the reader looks, so a click answers at
+     * once; the body's data-allocations says when they are read (ready, or none). */
+    document.body.setAttribute("data-allocations", "loading");
+    setTimeout(function () {
+      allOf(data.series[i], i).then(function (c) {
+        if (state.series === i) document.body.setAttribute("data-allocations", c ? "ready" : "none");
+      });
+    }, 0);
     document.getElementById("series").value = String(i);
     document.querySelectorAll(".series-tables").forEach(function (t) {
       t.hidden = t.getAttribute("data-series") !== String(i);

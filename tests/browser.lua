@@ -97,6 +97,41 @@ local function run_case(rules, traces, take_shot)
   local t0 = csv.ns(data.series[series].t0)
   local want = rows[k]
   local cfg = { series = series - 1, t_ns = (rows[k].ts_ns + rows[k + 1].ts_ns) // 2 - t0 }
+  -- issue 27: a second click, where the most allocations made in the trace are live (the
+  -- middle of two events at different times: no event shares the time of the state shown),
+  -- lists them all; the page is given a search: the op of the largest live there.
+  local allocs
+  if data.series[series].live ~= cjson.null then -- the trace has Addr
+    local h = io.popen(("hmem allocations -q %s %s"):format(rules, traces))
+    local recs = csv.records(h:read("a"))
+    h:close()
+    local col = {}
+    for i, name in ipairs(recs[1]) do col[name] = i end
+    allocs = {}
+    for i = 2, #recs do
+      local r = recs[i]
+      if r[col.path] == rep.series[series].path and r[col.device] == dev and r[col.alloc_ts] ~= "" then
+        allocs[#allocs + 1] = { at = csv.ns(r[col.alloc_ts]), free = r[col.free_ts] ~= "" and csv.ns(r[col.free_ts]) or nil,
+          bytes = math.tointeger(tonumber(r[col.bytes])), life = r[col.lifetime] == "" and math.huge or tonumber(r[col.lifetime]),
+          text = table.concat({ r[col.op], r[col.module], r[col.frame], r[col.context], r[col.category] }, "\n"):lower(),
+          op = r[col.op] }
+      end
+    end
+    local best, bi = -1, nil
+    for i = 1, n1 - 1 do
+      local made = rows[i].allocated - (rows[i].cats["(before trace)"] or 0)
+      if rows[i + 1].ts_ns > rows[i].ts_ns and made > best then best, bi = made, i end
+    end
+    if bi then
+      cfg.click_ns = (rows[bi].ts_ns + rows[bi + 1].ts_ns) // 2 - t0
+      local biggest
+      for _, a in ipairs(allocs) do
+        if a.at <= rows[bi].ts_ns and (not a.free or a.free > rows[bi].ts_ns) and a.op ~= "" and
+            (not biggest or a.bytes > biggest.bytes) then biggest = a end
+      end
+      cfg.search = biggest and biggest.op
+    end
+  end
 
   local driver = read("tests/browser_driver.js")
   local capture = [[<script>window.HMEM_ERRORS = [];
@@ -234,6 +269,57 @@ local function run_case(rules, traces, take_shot)
       check(ok2 and lr.heading:find("(the peak)", 1, true) and marked >= 1,
         pre .. "clicking a live-at-peak row lists what is live at the peak, --json's live_at_peak first, the row marked",
         why2 .. " " .. cjson.encode(lr))
+    end
+  end
+  -- issue 27: a click lists every allocation live there, exactly those of hmem allocations
+  -- (the page's rows allocated before the trace, and what is not listed, are the CSV's
+  -- "(before trace)"); sorted by lifetime they are longest first; a search for an op lists
+  -- those whose op, module, frame, stack or category holds it.
+  if allocs and cfg.click_ns then
+    local a = res.all_click
+    -- The state the click shows is after event pk - 1 of the series (rows[pk]).
+    local pk = a and a.pk or 0
+    local T = rows[pk] and rows[pk].ts_ns
+    local live_csv = {}
+    for _, l in ipairs(allocs) do
+      if T and l.at <= T and (not l.free or l.free > T) then live_csv[#live_csv + 1] = l end
+    end
+    local function key(t, b) return ("%d:%d"):format(math.tointeger(t), math.tointeger(b)) end
+    local want_n, got = {}, {}
+    for _, l in ipairs(live_csv) do want_n[key(l.at - t0, l.bytes)] = (want_n[key(l.at - t0, l.bytes)] or 0) + 1 end
+    local ok, why, early = a ~= nil and T ~= nil, "no listing"
+    early = 0
+    if ok and rows[pk + 1] and rows[pk + 1].ts_ns == T then ok, why = false, "the state shown shares its time with the next event" end
+    for _, r in ipairs(a and a.rows or {}) do
+      if r[1] < 0 then early = early + r[2] else got[key(r[1], r[2])] = (got[key(r[1], r[2])] or 0) + 1 end
+    end
+    for kk, n in pairs(want_n) do if got[kk] ~= n then ok, why = false, ("%s: page %s, hmem allocations %d"):format(kk, got[kk], n) end end
+    for kk, n in pairs(got) do if want_n[kk] ~= n then ok, why = false, ("%s: page %d, hmem allocations %s"):format(kk, n, want_n[kk]) end end
+    local before = T and rows[pk].cats["(before trace)"] or 0
+    if ok and (a.count ~= #a.rows or early + a.unlisted ~= before) then
+      ok, why = false, ("count %d, rows %d; before the trace %d + unlisted %d, CSV %d"):format(a.count, #a.rows, early, a.unlisted, before)
+    end
+    check(ok and #live_csv > 0, ("%sa click at +%.3f ms lists every allocation live then: the %d of hmem allocations, and (before trace)")
+      :format(pre, cfg.click_ns / 1e6, #live_csv), why)
+    local life = {}
+    for _, l in ipairs(live_csv) do life[key(l.at - t0, l.bytes)] = l.life end
+    local sorted, last = true, math.huge
+    for _, r in ipairs(a and a.by_lifetime or {}) do
+      if r[1] >= 0 then
+        local v = life[key(r[1], r[2])]
+        if not v or v > last then sorted = false end
+        last = v or last
+      end
+    end
+    check(sorted and a and #a.by_lifetime == a.count, pre .. "sorted by lifetime, the longest first (never freed first)",
+      a and #a.by_lifetime)
+    if cfg.search then
+      local q, n, fr = cfg.search:lower(), 0, {}
+      for _, l in ipairs(live_csv) do if l.text:find(q, 1, true) then n = n + 1 end end
+      for _, r in ipairs(a and a.search and a.search.rows or {}) do if r[1] >= 0 then fr[#fr + 1] = r end end
+      check(a and a.search and #fr == n and n > 0,
+        ("%sa search for %q lists the %d of them whose op, module, frame, stack or category holds it"):format(pre, cfg.search, n),
+        a and a.search and #fr)
     end
   end
   -- issue 17: largest first, and beside the plot, never over it.
@@ -623,6 +709,8 @@ do
 end
 
 run_case("examples/size_buckets.lua", "examples/traces/", shot)
+-- A real trace with thousands of allocations live at once, its series reduced (issue 27).
+run_case("pytorch", "tests/data/hta/df_index_resolver_rank1_v100.json.gz")
 -- A 2021 trace (no Addr: categories of the op pack go negative) with a reduced series.
 run_case("op", "tests/data/kineto_tb_plugin/resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz")
 os.execute("rm -rf " .. tmp)

@@ -5,6 +5,22 @@
 (function () {
   "use strict";
   var cfg = window.HMEM_TEST, out = { errors: window.HMEM_ERRORS || [] };
+  /* The test's series first, then wait until the page has read its every-allocation columns
+   * (the body's data-allocations: ready, or none for a series without them). */
+  var sel0 = document.getElementById("series");
+  if (sel0 && cfg.mode !== "findings") {
+    sel0.value = String(cfg.series);
+    sel0.dispatchEvent(new Event("change"));
+  }
+  var waited = 0;
+  (function wait() {
+    if (sel0 && cfg.mode !== "findings" && document.body.getAttribute("data-allocations") === "loading" && waited++ < 500) {
+      setTimeout(wait, 10);
+      return;
+    }
+    main();
+  })();
+  function main() {
   function finish() {
     var pre = document.createElement("pre");
     pre.id = "hmem-test";
@@ -22,6 +38,7 @@
     function clientAt(s, t) {
       var o = overlay(), r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
       var x0 = +svg.getAttribute("data-x0"), x1 = +svg.getAttribute("data-x1");
+      if (!svg.hasAttribute("data-x1")) x0 = 0, x1 = axisEnd(s); /* a page from before issue 27 */
       var x = +o.getAttribute("x") + (t - x0) / (x1 - x0) * +o.getAttribute("width");
       var y = +o.getAttribute("y") + +o.getAttribute("height") / 2;
       return { x: r.left + x * r.width / vb.width, y: r.top + y * r.height / vb.height };
@@ -101,6 +118,44 @@
     mouse("mousedown", p);
     mouse("mouseup", p);
     out.live_click = liveOut();
+    /* Every allocation live there (issue 27): all the rows (shown 100 at a time), then sorted
+     * by lifetime, then those a search finds. */
+    function expandAll() {
+      var b;
+      for (var n = 0; n < 500 && (b = document.querySelector("#live-at button.more")) && !b.hidden; n++) b.click();
+    }
+    function liveRows() {
+      return Array.prototype.map.call(document.querySelectorAll("#live-at tr.alloc"), function (tr) {
+        return [+tr.getAttribute("data-t"), +tr.getAttribute("data-bytes")];
+      });
+    }
+    if (cfg.click_ns != null) {
+      var cp = clientAt(s, cfg.click_ns), tc = performance.now();
+      mouse("mousedown", cp);
+      mouse("mouseup", cp);
+      out.click_ms = performance.now() - tc;
+    }
+    var lnote = document.querySelector("#live-at .note");
+    if (cfg.click_ns != null && lnote && lnote.hasAttribute("data-count")) {
+      expandAll();
+      out.all_click = { count: +lnote.getAttribute("data-count"), total: +lnote.getAttribute("data-total"),
+        unlisted: +lnote.getAttribute("data-unlisted"), pk: +lnote.getAttribute("data-pk"), rows: liveRows() };
+      var t0c = performance.now();
+      document.querySelector('#live-at button.sort[data-sort="lifetime"]').click();
+      out.all_click.sort_ms = performance.now() - t0c;
+      expandAll();
+      out.all_click.by_lifetime = liveRows();
+      if (cfg.search) {
+        var sbox = document.getElementById("live-search");
+        sbox.value = cfg.search;
+        sbox.dispatchEvent(new Event("input"));
+        expandAll();
+        out.all_click.search = { count: +document.querySelector("#live-at .found").getAttribute("data-count"), rows: liveRows() };
+        sbox.value = "";
+        sbox.dispatchEvent(new Event("input"));
+      }
+      document.querySelector('#live-at button.sort[data-sort="bytes"]').click();
+    }
     var lrow = document.querySelector('.series-tables:not([hidden]) table.live tbody tr[data-bytes]');
     if (lrow) {
       lrow.click();
@@ -188,6 +243,7 @@
     out.errors.push("driver: " + e + " " + (e.stack || ""));
   }
   if (!cfg.screenshot) finish();
+  }
 
   /* Words the page breaks across lines (issue 27): every word of visible text (a word ends
    * at a space, or just after a '/' or '-', where lines may break), laid out on more than one
@@ -233,6 +289,7 @@
    * step's row; the readout's step and OOM lines when hovering each OOM and each step's
    * middle; the range the chart opens on. */
   function findingsProbe() {
+    var data = JSON.parse(document.getElementById("hmem-data").textContent);
     var sel = document.getElementById("series"), svg = document.querySelector("#chart svg");
     function range() { return [+svg.getAttribute("data-x0"), +svg.getAttribute("data-x1")]; }
     function flashed() {
