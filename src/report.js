@@ -837,6 +837,7 @@
     chartEl.scrollIntoView({ block: "nearest" });
   }
   function openFinding(id) {
+    if (/^step-/.test(id) && !document.getElementById("f-" + id)) showAllSteps();
     var e = document.getElementById("f-" + id);
     if (!e) return;
     findingsEl.querySelectorAll(".flash").forEach(function (x) { x.classList.remove("flash"); });
@@ -853,6 +854,7 @@
 
   function findings(s) {
     findingsEl.textContent = "";
+    showAllSteps = function () {};
     var x = s.explain;
     findingsEl.hidden = true;
     if (!x) return;
@@ -959,8 +961,10 @@
     ["step", "start", "start", "peak", "peak at", "end", "growth", "survivors", ""].forEach(function (c, i) {
       html("th", i === 1 ? "num" : null, i === 1 ? "start ms" : c, hr);
     });
-    x.steps.forEach(function (st, j) {
-      var band = s.steps[j], tr = html("tr", "step", null, tb), p = "steps." + j;
+    /* A long run (thousands of steps) shows its first STEP_ROWS, the rest on demand: a
+     * table of every one would take seconds to lay out as the page opens. */
+    function row(j) {
+      var st = x.steps[j], band = s.steps[j], tr = html("tr", "step", null, tb), p = "steps." + j;
       tr.id = "f-step-" + j;
       fig(html("td", "num", null, tr), p + ".step", st.step);
       fig(html("td", "num", null, tr), p + ".start_ts", st.start_ts, "+" + fmtMs(band[0]));
@@ -970,8 +974,19 @@
       zoomButton(html("td", null, null, tr), band[0], band[1], "step " + st.step);
       tr.title = "click: zoom the chart to step " + st.step;
       tr.addEventListener("click", function () { zoomTo(band[0], band[1]); });
-    });
+    }
+    for (var j = 0; j < x.steps.length && j < STEP_ROWS; j++) row(j);
+    if (x.steps.length <= STEP_ROWS) return;
+    var all = html("button", "more", "show all " + x.steps.length + " steps", sec);
+    all.type = "button";
+    showAllSteps = function () {
+      if (!all.parentNode) return;
+      for (var k = STEP_ROWS; k < x.steps.length; k++) row(k);
+      all.remove();
+    };
+    all.addEventListener("click", showAllSteps);
   }
+  var STEP_ROWS = 50, showAllSteps = function () {};
 
   function leakSection(x) {
     var l = x.leak;
