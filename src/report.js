@@ -357,6 +357,18 @@
   /* ---- the single-series view ---- */
   var svg = el("svg", { role: "img", "aria-label": "memory by category over time" }, chartEl);
   var cursor = el("line", { "class": "cursor", visibility: "hidden" });
+  /* Where the listing under the chart is of (the last click, or a live-at-peak row's peak). */
+  var clicked = el("line", { "class": "clicked", visibility: "hidden" });
+  function placeClicked() {
+    var t = state.clicked, m = ctx.m;
+    var on = t != null && state.view === "single" && t >= ctx.dom[0] && t <= ctx.dom[1];
+    clicked.setAttribute("visibility", on ? "visible" : "hidden");
+    if (!on) return;
+    clicked.setAttribute("x1", ctx.x(t));
+    clicked.setAttribute("x2", ctx.x(t));
+    clicked.setAttribute("y1", m.t);
+    clicked.setAttribute("y2", ctx.H - m.b);
+  }
   var selection = el("rect", { "class": "selection", visibility: "hidden" });
   var overlay = el("rect", { "class": "overlay" });
   /* The hover readout lives beside the plot, never over it. */
@@ -371,6 +383,7 @@
     var s = data.series[state.series];
     ctx = draw(svg, s, { width: Math.max(chartEl.clientWidth, 320), height: 420, domain: state.domain,
       baseline: document.getElementById("baseline").checked });
+    svg.appendChild(clicked);
     svg.appendChild(cursor);
     svg.appendChild(selection);
     svg.appendChild(overlay);
@@ -388,6 +401,7 @@
     overlay.setAttribute("height", ctx.H - m.t - m.b);
     cursor.setAttribute("y1", m.t);
     cursor.setAttribute("y2", ctx.H - m.b);
+    placeClicked();
     var rb = document.getElementById("reset");
     rb.hidden = !state.domain;
     rb.textContent = "Whole trace (0 to " + fmtMs(ctx.d.end) + " ms)";
@@ -507,6 +521,8 @@
     liveBox.textContent = "";
     liveBox.hidden = false;
     if (i < 0) i = 0;
+    state.clicked = d.t[i];
+    placeClicked();
     html("h3", null, "Live at +" + fmtMs(d.t[i]) + " ms" + (i === peakIndex(d, s) ? " (the peak)" : "") + ": " +
       fmtBytes(d.total[i]) + " allocated", liveBox);
     if (!s.live) {
@@ -1094,6 +1110,7 @@
     state.view = v;
     document.getElementById("single").hidden = v !== "single";
     document.getElementById("multiples").hidden = v !== "multiples";
+    findingsEl.hidden = v !== "single" || !findingsEl.firstChild;
     document.getElementById("shared-label").hidden = v !== "multiples";
     document.getElementById("view").textContent = v === "single" ? "Compare all series" : "One series";
     update();
@@ -1102,6 +1119,7 @@
   function select(i) {
     state.series = i;
     liveBox.hidden = true;
+    state.clicked = null;
     state.domain = opening(data.series[i]);
     state.opening = !!state.domain;
     findings(data.series[i]);
