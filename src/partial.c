@@ -490,7 +490,7 @@ static int check_schema(hm_partial *p, char *why, size_t whysz)
 	}
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT type, name, tbl_name, sql FROM sqlite_master", -1, &st, NULL) != SQLITE_OK) {
-		snprintf(why, whysz, "not an SQLite database of hmem's: %s", sqlite3_errmsg(p->d.h));
+		snprintf(why, whysz, "SQLite says: %s", sqlite3_errmsg(p->d.h));
 		free(want);
 		return -1;
 	}
@@ -516,10 +516,10 @@ static int check_schema(hm_partial *p, char *why, size_t whysz)
 		if (!ok && (!strcmp(name, "store") || !strcmp(tbl, "store")))
 			bad_store++;
 		else if (!ok && !bad)
-			bad++, snprintf(why, whysz, "a %s named %s that is not hmem's", type, name);
+			bad++, snprintf(why, whysz, "the %s %s is not hmem's", type, name);
 	}
 	if (s != SQLITE_DONE && !bad)
-		bad++, snprintf(why, whysz, "not an SQLite database of hmem's: %s", sqlite3_errmsg(p->d.h));
+		bad++, snprintf(why, whysz, "SQLite says: %s", sqlite3_errmsg(p->d.h));
 	sqlite3_finalize(st);
 	for (int i = 0; i < n && !bad; i++) {
 		char nm[64];
@@ -552,7 +552,7 @@ static int check_categories(hm_partial *p, char *why, size_t whysz)
 		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || sqlite3_column_int64(st, 0) != (int64_t)t.n ||
 		    sqlite3_column_type(st, 1) != SQLITE_TEXT || !name)
 			rc = -1, snprintf(why, whysz, "its categories are not the ids 0 to n-1 each with a name");
-		else if (hm_strtab_intern(&t, name, len) != t.n - 1)
+		else if ((void)hm_strtab_intern(&t, name, len), t.n != (size_t)sqlite3_column_int64(st, 0) + 1)
 			rc = -1, snprintf(why, whysz, "the category %.200s is stored twice", name);
 	}
 	if (!rc && s != SQLITE_DONE)
@@ -743,7 +743,9 @@ static void get_strtab(const blobs *b, const char *name, hm_strtab *t, int *bad)
 		memcpy(&n, p, 4);
 		if ((size_t)(end - p - 4) < n)
 			break;
-		if (hm_strtab_intern(t, p + 4, n) != t->n - 1)
+		size_t before = t->n;
+		hm_strtab_intern(t, p + 4, n);
+		if (t->n == before)
 			*bad = 1; /* a name twice: ids would shift */
 		p += 4 + n;
 	}
