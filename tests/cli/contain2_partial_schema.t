@@ -26,12 +26,13 @@ hmem: skipped x.db: the store of trace 1 is damaged: its store is not hmem's tab
 hmem: 2 of 2 traces skipped (see above)
 exit 4
 ? 0
-# A recursive view in place of another table, an extra view, a trigger, an index: refused.
+# A recursive view in place of another table, an extra view, a trigger, an index, a table
+# of hmem's missing or with other columns: refused.
 $ cd $T/schema && cp good.db x.db && sqlite3 x.db "DROP TABLE meta; CREATE VIEW meta(key, value) AS WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r) SELECT 'format', i FROM r" && timeout 60 hmem merge x.db; echo "exit $?"
 hmem: x.db: not a partial of hmem's: the view meta is not hmem's: give the files that 'hmem run ... --partial FILE' wrote
 exit 4
 ? 0
-$ cd $T/schema && for s in "CREATE VIEW v AS SELECT 1" "CREATE TRIGGER t AFTER INSERT ON files BEGIN SELECT 1; END" "CREATE INDEX i ON plan(path)" "CREATE TABLE more(x)"; do cp good.db x.db && sqlite3 x.db "$s" && timeout 60 hmem merge x.db; echo "exit $?"; done
+$ cd $T/schema && for s in "CREATE VIEW v AS SELECT 1" "CREATE TRIGGER t AFTER INSERT ON files BEGIN SELECT 1; END" "CREATE INDEX i ON plan(path)" "CREATE TABLE more(x)" "DROP TABLE aggregations" "ALTER TABLE files ADD COLUMN x"; do cp good.db x.db && sqlite3 x.db "$s" && timeout 60 hmem merge x.db; echo "exit $?"; done
 hmem: x.db: not a partial of hmem's: the view v is not hmem's: give the files that 'hmem run ... --partial FILE' wrote
 exit 4
 hmem: x.db: not a partial of hmem's: the trigger t is not hmem's: give the files that 'hmem run ... --partial FILE' wrote
@@ -40,13 +41,8 @@ hmem: x.db: not a partial of hmem's: the index i is not hmem's: give the files t
 exit 4
 hmem: x.db: not a partial of hmem's: the table more is not hmem's: give the files that 'hmem run ... --partial FILE' wrote
 exit 4
-? 0
-# A table of hmem's missing, and one with other columns.
-$ cd $T/schema && cp good.db x.db && sqlite3 x.db "DROP TABLE aggregations" && timeout 60 hmem merge x.db; echo "exit $?"
 hmem: x.db: not a partial of hmem's: no table aggregations as hmem writes it: give the files that 'hmem run ... --partial FILE' wrote
 exit 4
-? 0
-$ cd $T/schema && cp good.db x.db && sqlite3 x.db "ALTER TABLE files ADD COLUMN x" && timeout 60 hmem merge x.db; echo "exit $?"
 hmem: x.db: not a partial of hmem's: the table files is not hmem's: give the files that 'hmem run ... --partial FILE' wrote
 exit 4
 ? 0
