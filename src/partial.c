@@ -140,7 +140,8 @@ static uint64_t mix(uint64_t h, const void *p, size_t n)
 		h ^= h >> 32;
 	}
 	uint64_t w = 0;
-	memcpy(&w, s, n);
+	if (n) /* SQLite gives NULL for an empty text or blob */
+		memcpy(&w, s, n);
 	h = (h ^ w) * UINT64_C(0xc4ceb9fe1a85ec53);
 	return h ^ (h >> 29);
 }
@@ -161,8 +162,8 @@ static uint64_t mix_value(uint64_t h, sqlite3_stmt *st, int col)
 }
 
 static const char *const sum_sql[] = {
-	"SELECT path, canonical, rank, status, events, memory_events, host_slices, oom_events, cut_at, lost_bytes, why,"
-	" first_ts_ns FROM files WHERE idx = ?1",
+	("SELECT path, canonical, rank, status, events, memory_events, host_slices, oom_events, cut_at, lost_bytes, why,"
+	 " first_ts_ns FROM files WHERE idx = ?1"),
 	"SELECT pos, category FROM file_categories WHERE idx = ?1 ORDER BY pos",
 	"SELECT id, name FROM categories ORDER BY id",
 	"SELECT name, data FROM store WHERE idx = ?1 AND name != 'checksum' ORDER BY name",
