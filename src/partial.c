@@ -453,7 +453,8 @@ struct hm_partial {
 	char value[4096];
 	char errbuf[1024];
 	size_t size;         /* the file's bytes: no value read from it is longer */
-	uint64_t steps, max_steps; /* progress handler calls (every 1000 VM steps), and the cap */
+	uint64_t steps, max_steps; /* progress handler calls (every 1000 VM steps) since the
+				    * last call of a function below began, and the cap */
 	char *damaged;       /* why none of its traces can be loaded (its store or categories are
 			      * not hmem's), NULL when they can */
 	size_t ncats;        /* rows of categories (ids 0..ncats-1, each name once) */
@@ -576,10 +577,11 @@ int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 		hm_partial_close(p);
 		return HM_EXIT_IO;
 	}
-	/* No value is longer than the file, and SQLite stops after a number of steps in
-	 * proportion to it: about 60 per byte, far beyond what reading every row takes. */
+	/* No value is longer than the file, and each call below stops SQLite after a number of
+	 * steps in proportion to it: about 4 per byte, and at least a million, where reading
+	 * every row of the file takes some 20 per row. So no schema or damage can hang it. */
 	p->size = (size_t)sb.st_size;
-	p->max_steps = 100000 + p->size / 16;
+	p->max_steps = 1000 + p->size / 256;
 	sqlite3_limit(p->d.h, SQLITE_LIMIT_LENGTH, p->size < INT32_MAX ? (int)p->size + 1 : INT32_MAX);
 	sqlite3_progress_handler(p->d.h, 1000, progress, p);
 	sqlite3_db_config(p->d.h, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
@@ -628,6 +630,7 @@ void hm_partial_close(hm_partial *p)
 const char *hm_partial_meta(hm_partial *p, const char *key)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	p->value[0] = 0;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
@@ -641,6 +644,7 @@ const char *hm_partial_meta(hm_partial *p, const char *key)
 void hm_partial_plan(hm_partial *p, hm_plan *plan)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	*plan = (hm_plan){0};
 	snprintf(plan->hash, sizeof plan->hash, "%s", hm_partial_meta(p, "plan_hash"));
 	if (sqlite3_prepare_v2(p->d.h, "SELECT path, canonical, bytes FROM plan ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
@@ -662,6 +666,7 @@ void hm_partial_each_file(hm_partial *p, void (*fn)(void *ctx, int idx, int skip
 			  void *ctx)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT idx, status, why, events FROM files ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -677,6 +682,7 @@ void hm_partial_each_file(hm_partial *p, void (*fn)(void *ctx, int idx, int skip
 void hm_partial_new_categories(hm_partial *p, int idx, void (*fn)(void *ctx, const char *name, size_t len), void *ctx)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT category FROM file_categories WHERE idx = ? ORDER BY pos", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return;
@@ -690,6 +696,7 @@ void hm_partial_new_categories(hm_partial *p, int idx, void (*fn)(void *ctx, con
 void hm_partial_categories(hm_partial *p, hm_strtab *out)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	*out = (hm_strtab){0};
 	if (sqlite3_prepare_v2(p->d.h, "SELECT name FROM categories ORDER BY id", -1, &st, NULL) != SQLITE_OK)
 		return;
@@ -1080,6 +1087,7 @@ hm_trace *hm_partial_trace(hm_partial *p, int idx, int32_t **catev, char *err, s
 	char why[512] = "";
 	char name[64];
 	*catev = NULL;
+	p->steps = 0;
 	snprintf(name, sizeof name, "trace %d", idx);
 	if (p->damaged) {
 		snprintf(err, errsz, "%s: the store of %s is damaged: %s", p->path, name, p->damaged);
