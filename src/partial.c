@@ -187,7 +187,7 @@ static int trace_sum(sqlite3 *h, int64_t idx, blobs *b, size_t bound, uint64_t *
 			return -1;
 		}
 		sqlite3_bind_int64(st, 1, idx);
-		int s;
+		int s = SQLITE_DONE;
 		while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
 			int ncol = sqlite3_column_count(st);
 			if (q == 4) {
@@ -572,7 +572,13 @@ int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 	p->path = hm_xstrdup(path);
 	*out = NULL;
 	struct stat sb;
-	if (stat(path, &sb) != 0 || sqlite3_open_v2(path, &p->d.h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	int st = stat(path, &sb);
+	if (st == 0 && !S_ISREG(sb.st_mode)) { /* a FIFO would block the open */
+		snprintf(err, errsz, "%s: not a partial of hmem's: not a regular file", path);
+		hm_partial_close(p);
+		return HM_EXIT_INPUT;
+	}
+	if (st != 0 || sqlite3_open_v2(path, &p->d.h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		snprintf(err, errsz, "%s: cannot open: %s", path, p->d.h ? sqlite3_errmsg(p->d.h) : strerror(errno));
 		hm_partial_close(p);
 		return HM_EXIT_IO;
