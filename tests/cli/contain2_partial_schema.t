@@ -53,8 +53,3 @@ exit 4
 hmem: text.db: not a partial of hmem's: SQLite says: file is not a database: give the files that 'hmem run ... --partial FILE' wrote
 exit 4
 ? 0
-# A FIFO in place of a partial (before: the open blocked for ever).
-$ cd $T/schema && rm -f fifo.db && mkfifo fifo.db && timeout 60 hmem merge fifo.db; echo "exit $?"
-hmem: fifo.db: not a partial of hmem's: not a regular file
-exit 4
-? 0
