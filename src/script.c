@@ -207,6 +207,11 @@ static int open_protected(lua_State *L)
 	} else {
 		lua_pop(L, 1);
 	}
+	const char *needs = hm_classify_view_missing(&s->cls);
+	if (needs)
+		return luaL_error(L, "%s: cache_by names %s, but the rules declare no view function: a pack made of another "
+				     "loses the inner pack's view; build it with hmem.extend(inner, {...}), or add "
+				     "view = inner.view (README \"Composing packs\")", where, needs);
 	if (src == ret) {
 		lua_getfield(L, ret, "name");
 		if (lua_isstring(L, -1)) {
