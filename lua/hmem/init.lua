@@ -148,6 +148,21 @@ end
 --   local pytorch = require "hmem.rules.pytorch"
 --   return hmem.extend(pytorch, { name = "mine", cache_by = { "bytes" },
 --     classify = function(row, inner) if row.bytes > 1 << 30 then return "big" end return inner(row) end })
+-- The entries of the lists, in order, each key (key(entry)) once: its first entry kept.
+local function union(lists, key)
+  local out, seen = {}, {}
+  for _, list in ipairs(lists) do
+    for _, v in ipairs(list) do
+      local k = key(v)
+      if not seen[k] then
+        seen[k] = true
+        out[#out + 1] = v
+      end
+    end
+  end
+  return out
+end
+
 local function category_name(c)
   return type(c) == "table" and c.name or c
 end
@@ -169,35 +184,16 @@ function hmem.extend(pack, override)
     error(("hmem.extend: classify must be a function(row, inner), not a %s"):format(type(own)), 2)
   end
   out.classify = own and function(row) return own(row, inner) end or inner
-  local cats, named = {}, {}
-  for _, list in ipairs({ override.categories or {}, pack.categories or {} }) do
-    if type(list) ~= "table" then error("hmem.extend: categories must be a list", 2) end
-    for _, c in ipairs(list) do
-      local n = category_name(c)
-      if not named[n] then
-        named[n] = true
-        cats[#cats + 1] = c
-      end
-    end
-  end
-  out.categories = cats
+  local cats = { override.categories or {}, pack.categories or {} }
+  if type(cats[1]) ~= "table" or type(cats[2]) ~= "table" then error("hmem.extend: categories must be a list", 2) end
+  out.categories = union(cats, category_name)
   local by = override.cache_by
-  if by == false or pack.cache_by == nil then
-    out.cache_by = nil
-  else
-    if by ~= nil and type(by) ~= "table" then
-      error(("hmem.extend: cache_by must be a list of row fields or false, not a %s"):format(type(by)), 2)
-    end
-    local list, seen = {}, {}
-    for _, src in ipairs({ pack.cache_by, by or {} }) do
-      for _, f in ipairs(src) do
-        if not seen[f] then
-          seen[f] = true
-          list[#list + 1] = f
-        end
-      end
-    end
-    out.cache_by = list
+  if by ~= nil and by ~= false and type(by) ~= "table" then
+    error(("hmem.extend: cache_by must be a list of row fields or false, not a %s"):format(type(by)), 2)
+  end
+  out.cache_by = nil
+  if by ~= false and pack.cache_by ~= nil then
+    out.cache_by = union({ pack.cache_by, by or {} }, function(f) return f end)
   end
   return out
 end
