@@ -189,7 +189,13 @@ local function read_side(text, name)
     error(("%s: not an hmem --json report (no \"series\" list)"):format(name), 0)
   end
   local rules = want(report.rules, "string", true, name, "rules")
-  local side = { name = name, kind = extra and "traces" or "report", rules = rules, series = {} }
+  local side = { name = name, kind = extra and "traces" or "report", rules = rules, series = {}, colors = {} }
+  if extra then -- the pack's declared colours (diffside.c), for the page
+    for k, v in pairs(want(doc.colors, "table", true, name, "colors") or {}) do
+      want(k, "string", false, name, "colors key")
+      if want(v, "string", false, name, "colors.%s", k):match("^#%x%x%x%x%x%x$") then side.colors[k] = v:lower() end
+    end
+  end
   for i, s in ipairs(report.series) do
     want(s, "table", false, name, "series[%d]", i)
     local rank = want(s.rank, "number", true, name, "series[%d].rank", i)
@@ -210,7 +216,7 @@ local function read_side(text, name)
     end
     if extra then check_extra(extra[i], name, i) end
     side.series[i] = {
-      path = want(s.path, "string", false, name, "series[%d].path", i), rank = rank,
+      path = want(s.path, "string", false, name, "series[%d].path", i), rank = rank ~= cjson.null and rank or nil,
       device = want(s.device, "string", false, name, "series[%d].device", i),
       peak = num(want(s.peak_bytes, "number", true, name, "series[%d].peak_bytes", i)),
       end_bytes = num(want(s.end_bytes, "number", true, name, "series[%d].end_bytes", i)),
@@ -430,9 +436,9 @@ local function across_text(res)
 end
 
 -- Pairs by rank (none last), then device and file: the overview's order.
-local function by_rank(res)
+local function by_rank(pairs_)
   local list = {}
-  for i, p in ipairs(res.pairs) do list[i] = p end
+  for i, p in ipairs(pairs_) do list[i] = p end
   local function r(p) return p.before.rank or math.huge end
   local function host(p) return p.before.device:find(":%d+$") and 0 or 1 end -- devices first, then cpu
   table.sort(list, function(x, y)
@@ -475,7 +481,7 @@ local function text(res)
       :format(esc(across))
   end
   if #res.pairs > 0 then
-    local list, width = by_rank(res), 6
+    local list, width = by_rank(res.pairs), 6
     for _, p in ipairs(list) do width = math.max(width, #esc(pair_device(p))) end
     out[#out + 1] = ""
     out[#out + 1] = "peak of each pair, by rank (details below, largest change first):"
@@ -596,7 +602,7 @@ function diff.run(before_text, after_text, opts)
   -- --changed-only: rows that changed, and pairs with one, after the limits are checked
   -- on every row; the overview still gives each pair's peak.
   res.all_pairs, res.changed_only, res.unchanged = res.pairs, opts.changed_only == true, 0
-  for _, p in ipairs(res.pairs) do p.peak_row = p.rows[1] end
+  for _, p in ipairs(res.pairs) do p.peak_row, p.all_rows = p.rows[1], p.rows end
   if opts.changed_only then
     local kept = {}
     for _, p in ipairs(res.pairs) do
@@ -611,6 +617,7 @@ function diff.run(before_text, after_text, opts)
     res.pairs = kept
   end
   res.label, res.row_title, res.pct_text, res.change_text = label, row_title, pct_text, change_text
+  res.across_text, res.by_rank, res.pair_device, res.pair_file = across_text, by_rank, pair_device, pair_file
   local makers = { text = text, json = json, csv = csv, html = diff.html }
   local outputs = {}
   for f in pairs(opts.formats or { text = true }) do outputs[f] = makers[f](res) end

@@ -12,11 +12,11 @@ paired across device kinds, by rank and device index (no series of the same kind
 
 peak of each pair, by rank (details below, largest change first):
   rank  device                before        after        change
-     0  cuda:0 -> hip:0     1.95 GiB     2.07 GiB   +124.49 MiB    +6.3%  Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz
-     0  cuda:0 -> hip:0    96.61 MiB   139.61 MiB    +43.00 MiB   +44.5%  gaunernst_bert-small-uncased__1016001.json.gz
-     0  cuda:0 -> hip:0     2.52 GiB     2.62 GiB    +96.00 MiB    +3.7%  google_owlv2-large-patch14-ensemble__1016001.json.gz
-     0  cpu                     16 B          8 B          -8 B   -50.0%  Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz
-     0  cpu                     16 B          8 B          -8 B   -50.0%  gaunernst_bert-small-uncased__1016001.json.gz
+     -  cuda:0 -> hip:0     1.95 GiB     2.07 GiB   +124.49 MiB    +6.3%  Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz
+     -  cuda:0 -> hip:0    96.61 MiB   139.61 MiB    +43.00 MiB   +44.5%  gaunernst_bert-small-uncased__1016001.json.gz
+     -  cuda:0 -> hip:0     2.52 GiB     2.62 GiB    +96.00 MiB    +3.7%  google_owlv2-large-patch14-ensemble__1016001.json.gz
+     -  cpu                     16 B          8 B          -8 B   -50.0%  Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz
+     -  cpu                     16 B          8 B          -8 B   -50.0%  gaunernst_bert-small-uncased__1016001.json.gz
 ? 0
 
 # 8 ranks (the Qwen trace of each vendor as ranks 0-7): 140 lines with the old code, the 8

@@ -1,0 +1,68 @@
+/* Drives an `hmem diff --html` page inside headless Chromium (tests/browser_diff.lua appends
+ * it to a copy of the page). It reads what a reader sees (visible rows, legends, colours,
+ * the text of the charts' axes), clicks as a reader would, and writes its findings as JSON
+ * into <pre id=hmem-test>, which --dump-dom prints; the runner compares them with --json. */
+(function () {
+  "use strict";
+  var out = { errors: window.HMEM_ERRORS || [] };
+  function visible(e) { return e.getClientRects().length > 0; }
+  function cells(tr) { return Array.prototype.map.call(tr.cells, function (c) { return c.textContent; }); }
+  function rows(sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)); }
+  try {
+    var pairs = rows("details.pair");
+    out.closed_at_start = pairs.filter(function (d) { return !d.open; }).length;
+    out.overview = rows("table.overview tr[data-pair]").map(function (tr) {
+      return { pair: +tr.getAttribute("data-pair"), cells: cells(tr) };
+    });
+    /* a click on an overview line's file opens its pair */
+    var link = document.querySelector("table.overview tr[data-pair] a");
+    link.click();
+    var target = document.getElementById(link.getAttribute("href").slice(1));
+    out.link_opens = !!(target && target.open);
+    /* every pair open: its rows, its legend, the colours its areas are drawn in */
+    pairs.forEach(function (d) { d.open = true; });
+    out.pairs = pairs.map(function (d) {
+      var svg = d.querySelector("svg.chart"), vb = svg.viewBox.baseVal, clipped = [];
+      Array.prototype.forEach.call(svg.querySelectorAll("text"), function (t) {
+        var b = t.getBBox();
+        if (b.x < 0 || b.y < 0 || b.x + b.width > vb.width || b.y + b.height > vb.height) clipped.push(t.textContent);
+      });
+      var fills = {};
+      Array.prototype.forEach.call(svg.querySelectorAll("polygon"), function (p) {
+        fills[p.getAttribute("data-cat")] = p.getAttribute("fill");
+      });
+      return {
+        id: d.id,
+        rows: rows("#" + d.id + " table.rows tr").slice(1).map(cells),
+        legend: rows("#" + d.id + " .legend li").map(function (li) {
+          return [li.textContent, getComputedStyle(li.querySelector(".sw")).backgroundColor];
+        }),
+        fills: fills,
+        clipped: clipped,
+        /* the bars: a row per category, wholly inside the page's width */
+        bars_inside: rows("#" + d.id + " table.bars tr").every(function (tr) {
+          return tr.getBoundingClientRect().right <= document.documentElement.clientWidth;
+        }),
+      };
+    });
+    function count() {
+      return {
+        overview: rows("table.overview tr[data-pair]").filter(visible).length,
+        pairs: rows("details.pair").filter(visible).length,
+        rows: rows("details.pair table.rows tr.same, details.pair table.rows tr.up, details.pair table.rows tr.down")
+          .filter(visible).length,
+        note: visible(document.querySelector(".note")),
+      };
+    }
+    out.before_switch = count();
+    document.querySelector("label[for=changed]").click();
+    out.after_switch = count();
+    out.switch_checked = document.getElementById("changed").checked;
+  } catch (e) {
+    out.errors.push("driver: " + e + " " + (e.stack || ""));
+  }
+  var pre = document.createElement("pre");
+  pre.id = "hmem-test";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
