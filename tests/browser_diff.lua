@@ -3,7 +3,8 @@
 -- partly an MI300's (two models), and tests/browser_diff_driver.js reads it and clicks as
 -- a reader would. Checked against `hmem diff --json` of the same sides (figures from the
 -- DOM, not from the page's own data): one overview line per pair with its peaks, every pair
--- folded, a link that opens its pair, each pair's rows, a legend per pair in the pack's
+-- folded, a link that opens its pair, each pair's rows, the pointer's readout at a peak, a
+-- legend per pair in the pack's
 -- colours (pytorch declares them), one colour per category and the areas drawn in it, no
 -- axis text outside its chart, and the "changed only" switch hiding exactly what
 -- `--changed-only` leaves out. No console message at all (nothing may be fetched).
@@ -154,6 +155,11 @@ check(#close == 0, "no two categories in colours that look alike (pytorch's blac
   .. " in the palette's orange beside its orange forward output)", table.concat(close, "\n"))
 check(#clipped == 0, "no axis text or title outside its chart", table.concat(clipped, "\n"))
 check(bars_ok, "the change bars fit the page's width")
+
+-- The pointer at the before run's peak: the readout says that peak, as --json does.
+local hp = all.pairs[tonumber(res.hover.pair:match("%d+"))]
+check(res.hover.cursor == "visible" and res.hover.text:find("before: " .. diff.human(hp.rows[1].before), 1, true) ~= nil,
+  ("the pointer on a chart at the before run's peak reads it (%s)"):format(diff.human(hp.rows[1].before)), res.hover.text)
 
 -- The switch hides what --changed-only leaves out, and nothing else.
 local total, kept = 0, 0

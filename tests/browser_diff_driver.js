@@ -45,6 +45,20 @@
         }),
       };
     });
+    /* the pointer at the time of the before run's peak: the readout gives that peak */
+    var first = pairs[0], svg0 = first.querySelector("svg.chart");
+    var pts = JSON.parse(first.querySelector("script.points").textContent).before, best = 0, bi = 0;
+    pts.ms.forEach(function (t, i) {
+      var tot = 0;
+      pts.cats.forEach(function (c) { tot += c[i]; });
+      if (tot > best) { best = tot; bi = i; }
+    });
+    var vb = svg0.viewBox.baseVal, r0 = svg0.getBoundingClientRect();
+    var xv = +svg0.dataset.l + pts.ms[bi] / +svg0.dataset.xmax * +svg0.dataset.w;
+    svg0.dispatchEvent(new MouseEvent("mousemove", { clientX: r0.left + (xv + 0.01) * r0.width / vb.width,
+      clientY: r0.top + r0.height / 3, bubbles: true }));
+    out.hover = { pair: first.id, text: first.querySelector(".readout").textContent,
+      cursor: first.querySelector("line.cursor").getAttribute("visibility") };
     function count() {
       return {
         overview: rows("table.overview tr[data-pair]").filter(visible).length,

@@ -1,11 +1,11 @@
 -- hmem.diff_html: the page of `hmem diff --html`: one self-contained file (nothing fetched;
--- a few lines of script open a pair's details from its overview line). First one line per
--- matched pair of series (peak before, after, change), each a link to its details, folded:
--- the table of changes, a legend in the pack's colours, the two runs' timelines as stacked
--- areas on one time axis (ms since each run's first event) and one memory scale, with their
--- axes, and the change of each category's peak as bars. A "changed only" switch (checked
--- with --changed-only) hides the rows and pairs that did not change. A --json side has no
--- timeline: its chart says so.
+-- a few lines of script open a pair's details from its overview line and read the charts
+-- under the pointer). First one line per matched pair of series (peak before, after,
+-- change), each a link to its details, folded: the table of changes, a legend in the pack's
+-- colours, the two runs' timelines as stacked areas on one time axis (ms since each run's
+-- first event) and one memory scale, with their axes, and the change of each category's
+-- peak as bars. A "changed only" switch (checked with --changed-only) hides the rows and
+-- pairs that did not change. A --json side has no timeline: its chart says so.
 local html = {}
 
 -- The --html report's palette (src/html.c): Okabe and Ito's colour-blind-safe colours, then
@@ -203,6 +203,26 @@ local function overview(res, human, order)
   return table.concat(out)
 end
 
+-- Both runs' timelines for the hover readout: {"before": {"ms": [...], "names": [...],
+-- "cats": [[...], ...]}, "after": {...}} (null for a --json side); "</" never appears in it.
+local function points_json(p)
+  local function side(s)
+    local q = s.points
+    if not q or #q.ms == 0 then return "null" end
+    local names, cats, ms = {}, {}, {}
+    for k = 1, #q.cats do
+      names[k] = ('"%s"'):format((s.order[k]:gsub('[%c"\\<>&]', function(c) return ("\\u%04x"):format(c:byte()) end)))
+      local v = {}
+      for i = 1, #q.ms do v[i] = ("%.0f"):format(q.cats[k][i]) end
+      cats[k] = "[" .. table.concat(v, ",") .. "]"
+    end
+    for i = 1, #q.ms do ms[i] = ("%.17g"):format(q.ms[i]) end
+    return ('{"ms":[%s],"names":[%s],"cats":[%s]}'):format(table.concat(ms, ","), table.concat(names, ","),
+      table.concat(cats, ","))
+  end
+  return ('{"before":%s,"after":%s}'):format(side(p.before), side(p.after))
+end
+
 local function details(p, res, colour, human)
   local r = p.peak_row
   local out = { ('<details class="pair %s" id="p%d"><summary>%s%s, %s: peak %s &rarr; %s, %s %s%s</summary>'):format(
@@ -221,10 +241,14 @@ local function details(p, res, colour, human)
   local xmax = math.max(duration(p.before), duration(p.after))
   local ymax = math.max(p.before.peak, p.after.peak)
   local vh = T + 2 * (H + GAP) + 4
-  out[#out + 1] = ('<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="timelines">'):format(VW, vh)
+  out[#out + 1] = ('<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="timelines" data-xmax="%.17g" data-l="%d" data-w="%d">')
+    :format(VW, vh, xmax, L, VW - L - R)
   out[#out + 1] = chart(p.before, colour, xmax, ymax, T, "before", human)
   out[#out + 1] = chart(p.after, colour, xmax, ymax, T + H + GAP, "after", human)
-  out[#out + 1] = "</svg><p class=\"s\">time: ms since each run's first event; memory: one scale for both runs</p>"
+  out[#out + 1] = ('<line class="cursor" x1="0" y1="%d" x2="0" y2="%d" visibility="hidden"/></svg>'):format(T, T + 2 * H + GAP)
+  out[#out + 1] = '<div class="readout s">point at a chart for what each run holds then</div>'
+  out[#out + 1] = ('<script type="application/json" class="points">%s</script>'):format(points_json(p))
+  out[#out + 1] = "<p class=\"s\">time: ms since each run's first event; memory: one scale for both runs</p>"
   out[#out + 1] = "<h3>Change of each category's peak</h3>" .. bars(p, colour, human, res)
   out[#out + 1] = "</details>"
   return table.concat(out, "\n")
@@ -253,6 +277,7 @@ svg.chart{width:100%;max-width:900px;height:auto;display:block}
 .legend{list-style:none;padding:0;margin:.6em 0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}
 .sw{display:inline-block;width:.9em;height:.9em;margin-right:.35em;vertical-align:-.1em;border:1px solid #0003}
 table.bars td:first-child{max-width:24em;overflow-wrap:anywhere}
+.cursor{stroke:#222;stroke-dasharray:3 2}.readout{min-height:3.9em;margin:.2em 0;white-space:pre-line}
 .note{display:none}#changed:checked~.note{display:block}
 #changed:checked~table tr.unchanged,#changed:checked~details.unchanged,#changed:checked~details tr.same{display:none}
 </style></head><body><h1>hmem diff</h1>]] }
@@ -277,11 +302,31 @@ table.bars td:first-child{max-width:24em;overflow-wrap:anywhere}
     end
     out[#out + 1] = "</ul>"
   end
-  -- A link to a pair (its overview line, or the address) opens its folded details.
+  -- A link to a pair (its overview line, or the address) opens its folded details; the
+  -- pointer over a chart reads, at its time, each run's categories and total.
   out[#out + 1] = [[<script>
 function hmemOpen(id){var d=document.getElementById(id);if(d&&d.tagName==="DETAILS")d.open=true;}
 document.addEventListener("click",function(e){var a=e.target.closest&&e.target.closest("a[href^='#p']");if(a)hmemOpen(a.getAttribute("href").slice(1));});
 if(location.hash)hmemOpen(location.hash.slice(1));
+function hmemHuman(b){var u=["B","KiB","MiB","GiB","TiB","PiB"],v=Math.abs(b),i=0;
+while((v>=1024||(i>0&&v>=1023.995))&&i<u.length-1){v/=1024;i++;}
+return (b<0?"-":"")+(i===0?v.toFixed(0)+" B":v.toFixed(2)+" "+u[i]);}
+function hmemAt(side,t){if(!side)return null;var lo=0,hi=side.ms.length-1;if(t<side.ms[0])return -1;
+while(lo<hi){var m=(lo+hi+1)>>1;if(side.ms[m]<=t)lo=m;else hi=m-1;}return lo;}
+document.querySelectorAll("svg.chart").forEach(function(svg){
+var pts=JSON.parse(svg.parentNode.querySelector("script.points").textContent),out=svg.parentNode.querySelector(".readout"),
+cur=svg.querySelector("line.cursor"),xmax=+svg.dataset.xmax,l=+svg.dataset.l,w=+svg.dataset.w;
+svg.addEventListener("mousemove",function(e){var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal,x=(e.clientX-r.left)*vb.width/r.width;
+if(x<l||x>l+w){cur.setAttribute("visibility","hidden");return;}
+var t=(x-l)/w*xmax,half=vb.width/r.width/w*xmax;cur.setAttribute("x1",x);cur.setAttribute("x2",x);cur.setAttribute("visibility","visible");
+var parts=[t.toFixed(3)+" ms:"];["before","after"].forEach(function(k){var s=pts[k];
+if(!s){parts.push(k+": no timeline");return;}var i=hmemAt(s,t-half),j=hmemAt(s,t+half);
+if(j<0||t-half>s.ms[s.ms.length-1]){parts.push(k+": not running");return;}
+if(!s.tot){s.tot=s.ms.map(function(_,n){var a=0;s.cats.forEach(function(c){a+=c[n];});return a;});}
+for(var n=Math.max(i,0),b=j;n<=b;n++)if(s.tot[n]>s.tot[j])j=n;i=j; /* the highest state under the pointer's pixel */
+var tot=0,cs=[];s.names.forEach(function(n,j){tot+=s.cats[j][i];if(s.cats[j][i])cs.push(n+" "+hmemHuman(s.cats[j][i]));});
+parts.push(k+": "+hmemHuman(tot)+(cs.length?" ("+cs.join(", ")+")":""));});out.textContent=parts.join("\n");});
+svg.addEventListener("mouseleave",function(){cur.setAttribute("visibility","hidden");});});
 </script>]]
   out[#out + 1] = "</body></html>\n"
   return table.concat(out, "\n")
