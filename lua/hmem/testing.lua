@@ -146,7 +146,8 @@ local function view_of(d, field)
   local fn = active_view
   if fn == nil then
     error(("row.%s: the rules declare no view; add view = function(name, kind) ... end to the pack"
-      .. " (see The row in the README)"):format(field), 3)
+      .. " (see The row in the README), or build a pack that wraps another with hmem.extend(inner, {...}),"
+      .. " which keeps its view"):format(field), 3)
   end
   local st = view_state[fn]
   if st == nil then
