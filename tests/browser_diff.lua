@@ -3,8 +3,8 @@
 -- partly an MI300's (two models), and tests/browser_diff_driver.js reads it and clicks as
 -- a reader would. Checked against `hmem diff --json` of the same sides (figures from the
 -- DOM, not from the page's own data): one overview line per pair with its peaks, every pair
--- folded, a link that opens its pair, each pair's rows, the pointer's readout at a peak, a
--- legend per pair in the pack's
+-- folded, a link that opens its pair, each pair's rows, the pointer's readout at a peak,
+-- drag to zoom and double-click to reset, a legend per pair in the pack's
 -- colours (pytorch declares them), one colour per category and the areas drawn in it, no
 -- axis text outside its chart, and the "changed only" switch hiding exactly what
 -- `--changed-only` leaves out. No console message at all (nothing may be fetched).
@@ -160,6 +160,17 @@ check(bars_ok, "the change bars fit the page's width")
 local hp = all.pairs[tonumber(res.hover.pair:match("%d+"))]
 check(res.hover.cursor == "visible" and res.hover.text:find("before: " .. diff.human(hp.rows[1].before), 1, true) ~= nil,
   ("the pointer on a chart at the before run's peak reads it (%s)"):format(diff.human(hp.rows[1].before)), res.hover.text)
+
+-- A drag from a quarter to a half of the plot zooms both runs there (ticks at 1/4, 3/8, 1/2 of
+-- the run, within a pixel), the readout follows; a double-click shows it all again.
+local z = res.zoom
+local function near(v, want) return math.abs(v - want) <= z.xmax / 400 end
+check(z.transformed == z.plots and z.plots == 2 and near(z.ticks[1], z.xmax / 4) and near(z.ticks[2], z.xmax * 3 / 8)
+  and near(z.ticks[3], z.xmax / 2), ("a drag zooms both runs to its span (ticks %s of %.3f ms)"):format(
+    table.concat(z.ticks, ", "), z.xmax))
+local rt = tonumber(z.readout:match("^([%d.]+) ms"))
+check(rt and near(rt, z.xmax * 3 / 8), "the readout follows the zoom (the plot's middle is 3/8 of the run)", z.readout)
+check(z.reset[1] == 0 and near(z.reset[3], z.xmax), "a double-click shows the whole run again", table.concat(z.reset, ", "))
 
 -- The switch hides what --changed-only leaves out, and nothing else.
 local total, kept = 0, 0

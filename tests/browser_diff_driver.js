@@ -59,6 +59,23 @@
       clientY: r0.top + r0.height / 3, bubbles: true }));
     out.hover = { pair: first.id, text: first.querySelector(".readout").textContent,
       cursor: first.querySelector("line.cursor").getAttribute("visibility") };
+    /* a drag from a quarter to a half of the plot zooms both runs there; a double-click
+       shows all of it again */
+    var l = +svg0.dataset.l, w = +svg0.dataset.w, xmax = +svg0.dataset.xmax;
+    function at(f) { return { clientX: r0.left + (l + f * w) * r0.width / vb.width, clientY: r0.top + r0.height / 3,
+      bubbles: true, button: 0 }; }
+    function ticks() {
+      return Array.prototype.map.call(svg0.querySelectorAll("text.xt"), function (t) { return parseFloat(t.textContent); });
+    }
+    svg0.dispatchEvent(new MouseEvent("mousedown", at(0.25)));
+    svg0.dispatchEvent(new MouseEvent("mousemove", at(0.4)));
+    svg0.dispatchEvent(new MouseEvent("mouseup", at(0.5)));
+    out.zoom = { xmax: xmax, ticks: ticks(), transformed: svg0.querySelectorAll("g.plot[transform]").length,
+      plots: svg0.querySelectorAll("g.plot").length };
+    svg0.dispatchEvent(new MouseEvent("mousemove", at(0.5)));
+    out.zoom.readout = first.querySelector(".readout").textContent;
+    svg0.dispatchEvent(new MouseEvent("dblclick", at(0.5)));
+    out.zoom.reset = ticks();
     function count() {
       return {
         overview: rows("table.overview tr[data-pair]").filter(visible).length,

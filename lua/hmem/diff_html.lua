@@ -1,11 +1,12 @@
 -- hmem.diff_html: the page of `hmem diff --html`: one self-contained file (nothing fetched;
--- a few lines of script open a pair's details from its overview line and read the charts
--- under the pointer). First one line per matched pair of series (peak before, after,
--- change), each a link to its details, folded: the table of changes, a legend in the pack's
--- colours, the two runs' timelines as stacked areas on one time axis (ms since each run's
--- first event) and one memory scale, with their axes, and the change of each category's
--- peak as bars. A "changed only" switch (checked with --changed-only) hides the rows and
--- pairs that did not change. A --json side has no timeline: its chart says so.
+-- a few lines of script open a pair's details from its overview line, read the charts
+-- under the pointer and zoom them). First one line per matched pair of series (peak
+-- before, after, change), each a link to its details, folded: the table of changes, a
+-- legend in the pack's colours, the two runs' timelines as stacked areas on one time axis
+-- (ms since each run's first event) and one memory scale, with their axes, and the change
+-- of each category's peak as bars. A "changed only" switch (checked with --changed-only)
+-- hides the rows and pairs that did not change. A --json side has no timeline: its chart
+-- says so.
 local html = {}
 
 -- The --html report's palette (src/html.c): Okabe and Ito's colour-blind-safe colours, then
@@ -87,7 +88,7 @@ end
 local VW, L, R, T, H, GAP = 900, 78, 16, 20, 140, 46
 
 -- One run's stacked areas at y0, with its y axis (0, half, max) and x axis (0, half, end).
-local function chart(s, colour, xmax, ymax, y0, name, human)
+local function chart(s, colour, xmax, ymax, y0, name, human, id)
   local out = { ('<text x="%d" y="%d" class="t">%s</text>'):format(L, y0 - 6, esc(name)) }
   local W = VW - L - R
   local function x(ms) return L + (xmax > 0 and ms / xmax or 0) * W end
@@ -99,8 +100,8 @@ local function chart(s, colour, xmax, ymax, y0, name, human)
   end
   for i = 0, 2 do
     local ms = xmax * i / 2
-    out[#out + 1] = ('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" class="ax"/><text x="%.1f" y="%d" class="s" text-anchor="%s">%s ms</text>')
-      :format(x(ms), y0 + H, x(ms), y0 + H + 4, x(ms), y0 + H + 16, ({ "start", "middle", "end" })[i + 1],
+    out[#out + 1] = ('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" class="ax"/><text x="%.1f" y="%d" class="s xt" data-f="%g" text-anchor="%s">%s ms</text>')
+      :format(x(ms), y0 + H, x(ms), y0 + H + 4, x(ms), y0 + H + 16, i / 2, ({ "start", "middle", "end" })[i + 1],
         ("%.3f"):format(ms))
   end
   local p = s.points
@@ -108,11 +109,15 @@ local function chart(s, colour, xmax, ymax, y0, name, human)
     out[#out + 1] = ('<text x="%d" y="%d" class="s">no timeline: this side is a --json report</text>'):format(L + 10, y0 + H / 2)
     return table.concat(out)
   end
+  -- the areas inside the plot only, whatever the zoom (the page's script scales .plot)
+  local clip = "clip-" .. id
+  out[#out + 1] = ('<clipPath id="%s"><rect x="%d" y="%d" width="%d" height="%d"/></clipPath><g clip-path="url(#%s)"><g class="plot">')
+    :format(clip, L, y0 - 1, W, H + 1, clip)
   local below = {}
   for i = 1, #p.ms do below[i] = 0 end
   for k, vals in ipairs(p.cats) do
     local top, pts = {}, {}
-    local function at(ms, b) pts[#pts + 1] = ("%.1f,%.1f"):format(x(ms), y(b)) end
+    local function at(ms, b) pts[#pts + 1] = ("%.2f,%.1f"):format(x(ms), y(b)) end -- x kept finer: it is zoomed
     for i = 1, #p.ms do -- memory is a step function: each state holds until the next event
       top[i] = below[i] + vals[i]
       if i > 1 then at(p.ms[i], top[i - 1]) end
@@ -127,6 +132,7 @@ local function chart(s, colour, xmax, ymax, y0, name, human)
       table.concat(pts, " "), colour[c], esc(c), esc(c), esc(human(s.cats[c] and s.cats[c].peak or 0)))
     below = top
   end
+  out[#out + 1] = "</g></g>"
   return table.concat(out)
 end
 
@@ -243,10 +249,10 @@ local function details(p, res, colour, human)
   local vh = T + 2 * (H + GAP) + 4
   out[#out + 1] = ('<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="timelines" data-xmax="%.17g" data-l="%d" data-w="%d">')
     :format(VW, vh, xmax, L, VW - L - R)
-  out[#out + 1] = chart(p.before, colour, xmax, ymax, T, "before", human)
-  out[#out + 1] = chart(p.after, colour, xmax, ymax, T + H + GAP, "after", human)
+  out[#out + 1] = chart(p.before, colour, xmax, ymax, T, "before", human, ("p%d-before"):format(p.n))
+  out[#out + 1] = chart(p.after, colour, xmax, ymax, T + H + GAP, "after", human, ("p%d-after"):format(p.n))
   out[#out + 1] = ('<line class="cursor" x1="0" y1="%d" x2="0" y2="%d" visibility="hidden"/></svg>'):format(T, T + 2 * H + GAP)
-  out[#out + 1] = '<div class="readout s">point at a chart for what each run holds then</div>'
+  out[#out + 1] = '<div class="readout s">point at a chart for what each run holds then; drag across it to zoom, double-click for the whole run</div>'
   out[#out + 1] = ('<script type="application/json" class="points">%s</script>'):format(points_json(p))
   out[#out + 1] = "<p class=\"s\">time: ms since each run's first event; memory: one scale for both runs</p>"
   out[#out + 1] = "<h3>Change of each category's peak</h3>" .. bars(p, colour, human, res)
@@ -277,7 +283,7 @@ svg.chart{width:100%;max-width:900px;height:auto;display:block}
 .legend{list-style:none;padding:0;margin:.6em 0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}
 .sw{display:inline-block;width:.9em;height:.9em;margin-right:.35em;vertical-align:-.1em;border:1px solid #0003}
 table.bars td:first-child{max-width:24em;overflow-wrap:anywhere}
-.cursor{stroke:#222;stroke-dasharray:3 2}.readout{min-height:3.9em;margin:.2em 0;white-space:pre-line}
+.cursor{stroke:#222;stroke-dasharray:3 2}.sel{fill:#0072b2;fill-opacity:.12}.readout{min-height:3.9em;margin:.2em 0;white-space:pre-line}
 .note{display:none}#changed:checked~.note{display:block}
 #changed:checked~table tr.unchanged,#changed:checked~details.unchanged,#changed:checked~details tr.same{display:none}
 </style></head><body><h1>hmem diff</h1>]] }
@@ -315,10 +321,24 @@ function hmemAt(side,t){if(!side)return null;var lo=0,hi=side.ms.length-1;if(t<s
 while(lo<hi){var m=(lo+hi+1)>>1;if(side.ms[m]<=t)lo=m;else hi=m-1;}return lo;}
 document.querySelectorAll("svg.chart").forEach(function(svg){
 var pts=JSON.parse(svg.parentNode.querySelector("script.points").textContent),out=svg.parentNode.querySelector(".readout"),
-cur=svg.querySelector("line.cursor"),xmax=+svg.dataset.xmax,l=+svg.dataset.l,w=+svg.dataset.w;
-svg.addEventListener("mousemove",function(e){var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal,x=(e.clientX-r.left)*vb.width/r.width;
+cur=svg.querySelector("line.cursor"),xmax=+svg.dataset.xmax,l=+svg.dataset.l,w=+svg.dataset.w,t1=0,t2=xmax,down=null,
+sel=document.createElementNS("http://www.w3.org/2000/svg","rect");
+sel.setAttribute("class","sel");sel.setAttribute("visibility","hidden");svg.appendChild(sel);
+function xOf(e){var r=svg.getBoundingClientRect();return (e.clientX-r.left)*svg.viewBox.baseVal.width/r.width;}
+function tOf(x){return t1+(Math.min(Math.max(x,l),l+w)-l)/w*(t2-t1);}
+/* drag across a chart to zoom both runs to that span (at most 100x); double-click: all of it */
+function zoom(a,b){t1=a;t2=b;var k=xmax/(t2-t1),s=t1/xmax*w;
+svg.querySelectorAll("g.plot").forEach(function(g){g.setAttribute("transform","translate("+(l*(1-k)-k*s)+",0) scale("+k+",1)");});
+svg.querySelectorAll("text.xt").forEach(function(x){x.textContent=(t1+(+x.dataset.f)*(t2-t1)).toFixed(3)+" ms";});}
+svg.addEventListener("mousedown",function(e){var x=xOf(e);if(x<l-4||x>l+w+4)return;down=Math.min(Math.max(x,l),l+w);e.preventDefault();});
+document.addEventListener("mouseup",function(e){if(down===null)return;var x=xOf(e),a=tOf(Math.min(down,x)),b=tOf(Math.max(down,x)),
+far=Math.abs(x-down)>=3;down=null;sel.setAttribute("visibility","hidden");if(far&&b-a>=xmax/100)zoom(a,b);});
+svg.addEventListener("dblclick",function(){zoom(0,xmax);});
+svg.addEventListener("mousemove",function(e){var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal,x=xOf(e);
+if(down!==null){sel.setAttribute("x",Math.min(down,x));sel.setAttribute("width",Math.abs(x-down));sel.setAttribute("y",0);
+sel.setAttribute("height",vb.height);sel.setAttribute("visibility","visible");}
 if(x<l||x>l+w){cur.setAttribute("visibility","hidden");return;}
-var t=(x-l)/w*xmax,half=vb.width/r.width/w*xmax;cur.setAttribute("x1",x);cur.setAttribute("x2",x);cur.setAttribute("visibility","visible");
+var t=tOf(x),half=vb.width/r.width/w*(t2-t1);cur.setAttribute("x1",x);cur.setAttribute("x2",x);cur.setAttribute("visibility","visible");
 var parts=[t.toFixed(3)+" ms:"];["before","after"].forEach(function(k){var s=pts[k];
 if(!s){parts.push(k+": no timeline");return;}var i=hmemAt(s,t-half),j=hmemAt(s,t+half);
 if(j<0||t-half>s.ms[s.ms.length-1]){parts.push(k+": not running");return;}
