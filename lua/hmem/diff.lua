@@ -57,7 +57,7 @@ end
 -- own) are shown as \xNN per byte; other text, valid UTF-8 or not, passes as it is.
 function diff.esc(s)
   s = tostring(s)
-  if not s:find("[%z\1-\31\127-\159\194]") then return s end
+  if not s:find("[\0-\31\127-\159\194]") then return s end
   local out, i, n = {}, 1, #s
   while i <= n do
     local c = s:byte(i)

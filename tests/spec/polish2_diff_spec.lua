@@ -62,6 +62,7 @@ end)
 describe("hmem.diff text", function()
   it("escapes what a terminal obeys, as hm_esc does", function()
     assert.are.equal("a\\x1b[2Jb\\x0ac\\x09", diff.esc("a\27[2Jb\nc\t"))
+    assert.are.equal("a\\x00b", diff.esc("a\0b"))
     assert.are.equal("\\x7f\\xc2\\x9b\\x80", diff.esc("\127\194\155\128")) -- DEL, C1 in UTF-8, a lone C1 byte
     assert.are.equal("é→ü\xff", diff.esc("é→ü\xff")) -- UTF-8 and a byte that is not: as they are
     assert.are.equal("\xe2\\x80", diff.esc("\xe2\x80")) -- a cut sequence: the lead as it is, the C1-range byte shown
