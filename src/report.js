@@ -412,10 +412,19 @@
     hint.textContent = (state.opening ? "The chart opens on the span where memory changes (+" + fmtMs(state.domain[0]) +
       " to +" + fmtMs(state.domain[1]) + " ms of " + fmtMs(ctx.d.end) + "): 'Whole trace' shows all of it. " : "") +
       "Hover for the bytes of every category; click for what is live there; drag to zoom into a time range, double-click for the whole trace; " +
-      "click a marker (an OOM, a step's tab, the diamond where the allocator held the most back) for its section; " +
+      markerHint(s) +
       "click a legend entry to hide or show a category." + (s.reduced ? " This series has " + s.events +
       " memory events: the chart keeps " + (s.t.length - 1) + " of them, each pixel column's lowest and highest " +
       "states (so no peak is lost); the hover shows the kept state at or before the pointer." : "");
+  }
+
+  /* The markers this chart has, for the hint. */
+  function markerHint(s) {
+    var m = [];
+    if ((s.ooms || []).length) m.push("an OOM's red line");
+    if ((s.steps || []).length) m.push("a step's tab");
+    if (s.gap_t != null) m.push("the diamond where the allocator held the most back");
+    return m.length ? "click a marker (" + m.join(", ") + ") for its section; " : "";
   }
 
   function legend(s) {
