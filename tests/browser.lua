@@ -689,6 +689,8 @@ local function findings_case(rules, trace, opts)
 end
 findings_case("size", "tests/tiny/y_html_steps_oom.json")
 findings_case("tests/tiny/rules/by_size.lua", "tests/tiny/explain/y_leak.json")
+-- Names with markup ("a & b <!-- c -->") reach the sections as --json has them.
+findings_case("tests/tiny/rules/html_names.lua", "tests/tiny/y_html_steps_oom.json")
 findings_case("tests/tiny/rules/by_size.lua", "tests/tiny/explain/y_two_ooms.json")
 -- The memory of this trace moves between +300 and +340 ms of 380 (tests/tiny/y_html_quiet.json).
 findings_case("size", "tests/tiny/y_html_quiet.json", { opening = { 300e6, 340e6 }, whole = 380e6 })
