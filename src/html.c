@@ -576,9 +576,10 @@ static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_repor
 		i++;
 	}
 	free(b.p);
+	/* Level 3: for a million allocations level 6 took 1.9 s more CPU to save 4% of the page. */
 	uLongf zn = compressBound((uLong)raw);
 	unsigned char *z = hm_xcalloc(zn + 1, 1);
-	if (compress2(z, &zn, col, (uLong)raw, 6) == Z_OK) {
+	if (compress2(z, &zn, col, (uLong)raw, 3) == Z_OK) {
 		blk.b64 = base64(z, zn);
 		blk.n = n, blk.raw = raw;
 	}
