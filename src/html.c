@@ -610,10 +610,55 @@ static void explain_json(FILE *f, const hm_series *s, int64_t t0)
 		fputs("null", f);
 }
 
+/* The OOMs the page tells in full (a snapshot may hold thousands, each with its live
+ * allocations and stack); the chart marks every one, and the rest are a table of times. */
+#define HM_HTML_OOMS 20
+
+/* The end of the JSON value that starts at p (hm_json_explain's own output: well formed),
+ * or e. */
+static const char *json_skip(const char *p, const char *e)
+{
+	int depth = 0;
+	for (; p < e; p++) {
+		if (*p == '"') {
+			for (p++; p < e && *p != '"'; p++)
+				if (*p == '\\')
+					p++;
+			if (!depth)
+				return p + 1;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (--depth <= 0)
+				return p + 1;
+		} else if (!depth && (*p == ',' || *p == '}' || *p == ']')) {
+			return p;
+		} else if (!depth && *p != ' ' && *p != '\n') {
+			const char *q = p;
+			while (q < e && *q != ',' && *q != '}' && *q != ']')
+				q++;
+			return q;
+		}
+	}
+	return e;
+}
+
+/* Writes buf[from, to) as JSON inside the page's script: '<', '>' and '&' occur only inside
+ * its strings, and as \u escapes no name can end the script. */
+static void script_json(FILE *f, const char *from, const char *to)
+{
+	for (; from < to; from++) {
+		if (*from == '<' || *from == '>' || *from == '&')
+			fprintf(f, "\\u%04x", (unsigned)(unsigned char)*from);
+		else
+			putc(*from, f);
+	}
+}
+
 /* The series' explain members exactly as --json writes them (hm_json_explain: the gap, the
  * leak verdict, the steps, the OOMs, a snapshot's segments), as the object "explain" of the
- * page's data, so its sections show the figures of --json and of the summary. '<', '>' and
- * '&' occur only inside its strings: written as \u escapes, no name can end the script. */
+ * page's data, so its sections show the figures of --json and of the summary; past
+ * HM_HTML_OOMS OOMs, the first of them and "ooms_total". */
 static void explain_blob(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
 {
 	char *buf = NULL;
@@ -629,13 +674,29 @@ static void explain_blob(FILE *f, const hm_report *r, const hm_file *hf, const h
 	putc('}', m);
 	fclose(m);
 	fputs(",\n \"explain\":", f);
-	for (size_t i = 0; i < n; i++) {
-		char c = buf[i];
-		if (c == '<' || c == '>' || c == '&')
-			fprintf(f, "\\u%04x", (unsigned)c);
-		else
-			putc(c, f);
+	const char *p = buf, *e = buf + n, *key = strstr(buf, "\"ooms\": [");
+	/* the member "ooms" of the top object: its key at depth 1 */
+	while (key && s->nooms > HM_HTML_OOMS) {
+		int depth = 0;
+		for (const char *q = buf; q < key; q = *q == '"' ? json_skip(q, key) : q + 1)
+			depth += *q == '{' || *q == '[' ? 1 : *q == '}' || *q == ']' ? -1 : 0;
+		if (depth == 1)
+			break;
+		key = strstr(key + 1, "\"ooms\": [");
 	}
+	if (key && s->nooms > HM_HTML_OOMS) {
+		const char *q = strchr(key, '[') + 1;
+		for (int i = 0; i < HM_HTML_OOMS; i++) {
+			while (q < e && (*q == ' ' || *q == '\n' || *q == ','))
+				q++;
+			q = json_skip(q, e);
+		}
+		script_json(f, p, q);
+		p = json_skip(strchr(key, '['), e);
+		fputc(']', f);
+		fprintf(f, ", \"ooms_total\": %zu", s->nooms);
+	}
+	script_json(f, p, e);
 	free(buf);
 }
 

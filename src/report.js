@@ -863,6 +863,7 @@
   }
   function openFinding(id) {
     if (/^step-/.test(id) && !document.getElementById("f-" + id)) showAllSteps();
+    if (/^oom-/.test(id) && !document.getElementById("f-" + id)) showAllOoms();
     var e = document.getElementById("f-" + id);
     if (!e) return;
     findingsEl.querySelectorAll(".flash").forEach(function (x) { x.classList.remove("flash"); });
@@ -879,11 +880,12 @@
 
   function findings(s) {
     findingsEl.textContent = "";
-    showAllSteps = function () {};
+    showAllSteps = showAllOoms = function () {};
     var x = s.explain;
     findingsEl.hidden = true;
     if (!x) return;
     (x.ooms || []).forEach(function (o, j) { oomSection(s, x, o, j); });
+    if (x.ooms_total > (x.ooms || []).length) moreOoms(s, x);
     gapSection(s, x);
     stepsSection(s, x);
     leakSection(x);
@@ -941,6 +943,35 @@
       html("pre", null, o.frames.map(function (f) { return f.file + "(" + f.line + "): " + f.name; }).join("\n"), det);
     }
   }
+  /* Past the OOMs told in full (html.c HM_HTML_OOMS), the others as a table: when, the
+   * request, its section's "show on the chart"; the first STEP_ROWS, the rest on demand. */
+  function moreOoms(s, x) {
+    var from = x.ooms.length, sec = section("ooms-more", "oom", x.ooms_total + " out-of-memory errors in all");
+    html("p", "note", "The first " + from + " are told above; hmem's --json has every one in full. The others:", sec);
+    var tb = html("tbody", null, null, html("table", "steps", null, sec)), hr = html("tr", null, null, tb);
+    ["#", "at", "asked for", ""].forEach(function (c) { html("th", null, c, hr); });
+    function row(j) {
+      var oo = s.ooms[j], tr = html("tr", "oomrow", null, tb), w = stepOf(s, oo[0]);
+      tr.id = "f-oom-" + j;
+      html("td", "num", String(j + 1), tr);
+      html("td", "num", "+" + fmtMs(oo[0]) + " ms", tr);
+      html("td", "num", fmtBytes(oo[1]), tr).title = oo[1] + " bytes";
+      var win = w ? [Math.min(w[0], oo[0]), Math.max(w[1], oo[0])] : around(s, oo[0]);
+      zoomButton(html("td", null, null, tr), win[0], win[1], w ? "the step it happened in" : "around it");
+    }
+    var shown = Math.min(s.ooms.length, from + STEP_ROWS);
+    for (var j = from; j < shown; j++) row(j);
+    if (shown >= s.ooms.length) return;
+    var all = html("button", "more", "show all " + x.ooms_total, sec);
+    all.type = "button";
+    showAllOoms = function () {
+      if (!all.parentNode) return;
+      for (var k = shown; k < s.ooms.length; k++) row(k);
+      all.remove();
+    };
+    all.addEventListener("click", showAllOoms);
+  }
+  var showAllOoms = function () {};
   function catNamed(name) {
     for (var i = 0; i < data.categories.length; i++)
       if (data.categories[i].name === name) return { id: i, color: data.categories[i].color };
@@ -1058,12 +1089,20 @@
     html("summary", null, segs.length + " segments, in address order", det);
     var tb = html("tbody", null, null, html("table", "segs", null, det)), hr = html("tr", null, null, tb);
     var cols = ["total_bytes", "allocated_bytes", "pending_free_bytes", "free_bytes", "largest_free_bytes", "blocks", "requested_bytes"];
+    /* Other fields a newer hmem adds to a segment get a column of their own. */
+    Object.keys(segs[0]).forEach(function (c) {
+      if (c !== "address" && cols.indexOf(c) < 0 && typeof segs[0][c] === "number") cols.push(c);
+    });
     html("th", null, "address", hr);
     cols.forEach(function (c) { html("th", "num", c.replace(/_bytes$/, "").replace(/_/g, " "), hr); });
-    segs.forEach(function (g, k) {
-      var tr = html("tr", null, null, tb);
-      html("td", "num", "0x" + g.address.toString(16), tr);
-      cols.forEach(function (c) { fig(html("td", "num", null, tr), "snapshot.segments." + k + "." + c, g[c]); });
+    /* Thousands of segments are laid out when unfolded, not as the page opens. */
+    det.querySelector("summary").addEventListener("click", function fill() {
+      det.querySelector("summary").removeEventListener("click", fill);
+      segs.forEach(function (g, k) {
+        var tr = html("tr", null, null, tb);
+        html("td", "num", "0x" + g.address.toString(16), tr);
+        cols.forEach(function (c) { fig(html("td", "num", null, tr), "snapshot.segments." + k + "." + c, g[c]); });
+      });
     });
   }
 

@@ -327,6 +327,9 @@
       whole();
       r.whole = range();
       r.sections = Array.prototype.map.call(document.querySelectorAll("#findings section.finding"), function (x) { return x.id; });
+      /* Folded parts (a snapshot's segments, a stack) are laid out when unfolded. */
+      document.querySelectorAll("#findings details:not([open]) > summary").forEach(function (sm) { sm.click(); });
+      r.ooms_listed = (s.explain && s.explain.ooms || []).length;
       r.figures = Array.prototype.map.call(document.querySelectorAll("#findings [data-k], #ranks [data-k]"), function (e) {
         return { k: e.getAttribute("data-k"), v: JSON.parse(e.getAttribute("data-v")), text: e.textContent };
       });
