@@ -959,19 +959,25 @@
       var win = w ? [Math.min(w[0], oo[0]), Math.max(w[1], oo[0])] : around(s, oo[0]);
       zoomButton(html("td", null, null, tr), win[0], win[1], w ? "the step it happened in" : "around it");
     }
-    var shown = Math.min(s.ooms.length, from + STEP_ROWS);
-    for (var j = from; j < shown; j++) row(j);
-    if (shown >= s.ooms.length) return;
-    var all = html("button", "more", "show all " + x.ooms_total, sec);
-    all.type = "button";
-    showAllOoms = function () {
-      if (!all.parentNode) return;
-      for (var k = shown; k < s.ooms.length; k++) row(k);
-      all.remove();
-    };
-    all.addEventListener("click", showAllOoms);
+    showAllOoms = someRows(sec, from, s.ooms.length, row, "show all " + x.ooms_total);
   }
   var showAllOoms = function () {};
+  /* Rows from to end laid out by row(j): the first STEP_ROWS now, the others when the
+   * button (label) is clicked or the returned function called. */
+  function someRows(sec, from, end, row, label) {
+    var shown = Math.min(end, from + STEP_ROWS);
+    for (var j = from; j < shown; j++) row(j);
+    if (shown >= end) return function () {};
+    var all = html("button", "more", label, sec);
+    all.type = "button";
+    function rest() {
+      if (!all.parentNode) return;
+      for (var k = shown; k < end; k++) row(k);
+      all.remove();
+    }
+    all.addEventListener("click", rest);
+    return rest;
+  }
   function catNamed(name) {
     for (var i = 0; i < data.categories.length; i++)
       if (data.categories[i].name === name) return { id: i, color: data.categories[i].color };
@@ -1031,16 +1037,7 @@
       tr.title = "click: zoom the chart to step " + st.step;
       tr.addEventListener("click", function () { zoomTo(band[0], band[1]); });
     }
-    for (var j = 0; j < x.steps.length && j < STEP_ROWS; j++) row(j);
-    if (x.steps.length <= STEP_ROWS) return;
-    var all = html("button", "more", "show all " + x.steps.length + " steps", sec);
-    all.type = "button";
-    showAllSteps = function () {
-      if (!all.parentNode) return;
-      for (var k = STEP_ROWS; k < x.steps.length; k++) row(k);
-      all.remove();
-    };
-    all.addEventListener("click", showAllSteps);
+    showAllSteps = someRows(sec, 0, x.steps.length, row, "show all " + x.steps.length + " steps");
   }
   var STEP_ROWS = 50, showAllSteps = function () {};
 
