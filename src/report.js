@@ -318,12 +318,24 @@
     if (rp.length) el("path", { "class": "reserved", d: rp.join(" ") }, plot);
 
     /* [OutOfMemory] events: a red line and mark at each, the request in its title. */
+    /* The mark under the axis is what a click hits (the plot stays the pointer's); OOMs
+     * closer than 8 px share the first one's mark. Past 100 in view each is a tick under the
+     * axis instead of a line across the plot, so thousands of them (a snapshot's) do not
+     * paint the chart red; zoomed in, the lines come back. */
+    var inView = (s.ooms || []).filter(function (oo) { return oo[0] >= dom[0] && oo[0] <= dom[1]; }).length, lastX = -Infinity;
+    var rug = inView > 100, more = el("g", { "class": "oom-more" }, svg), top = rug ? H - m.b : m.t;
     (s.ooms || []).forEach(function (oo, j) {
       if (oo[0] < dom[0] || oo[0] > dom[1]) return;
-      var g = el("g", { "class": "oom", "data-t": oo[0], "data-oom": j, "data-finding": "oom-" + j }, svg), ox = x(oo[0]);
-      el("line", { x1: ox, x2: ox, y1: m.t, y2: H - m.b }, g);
+      var ox = x(oo[0]);
+      if (ox - lastX < 8 && !o.small) {
+        el("line", { x1: ox, x2: ox, y1: top, y2: H - m.b + (rug ? 6 : 0) }, more);
+        return;
+      }
+      lastX = ox;
+      var g = el("g", { "class": "oom", "data-t": oo[0], "data-oom": j, "data-finding": "oom-" + j }, svg);
+      el("line", { x1: ox, x2: ox, y1: top, y2: H - m.b + (rug ? 6 : 0) }, g);
       el("path", { d: "M" + (ox - 5) + " " + (H - m.b + 1) + "l5 -8l5 8z" }, g);
-      el("rect", { "class": "hit", x: ox - 4, y: m.t, width: 8, height: H - m.t - m.b + 2 }, g);
+      el("rect", { "class": "hit", x: ox - 5, y: H - m.b - 8, width: 10, height: 12 }, g);
       el("title", {}, g).textContent = "out of memory at +" + fmtMs(oo[0]) + " ms: a request of " + fmtBytes(oo[1]) +
         (o.small ? "" : "; click for what the summary says of it");
       marks.push(g);
