@@ -622,10 +622,20 @@
   /* What is live at point i, every allocation of it: a search box (who, op, module, frame,
    * category), sortable columns, the largest LIVE_ROWS first and more on demand, each
    * allocation's stack on demand. */
+  /* Each sort's key as a number (names by their rank in name order, ranked once), so a
+   * click on a state with 200,000 allocations live sorts numbers, not strings. */
+  function rankOf(names) {
+    var ix = names.map(function (_, i) { return i; }), r = new Float64Array(names.length);
+    ix.sort(function (a, b) { return names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0; });
+    ix.forEach(function (id, k) { r[id] = k; });
+    return r;
+  }
+  var ranks = {};
+  function ranked(what, names) { return ranks[what] || (ranks[what] = rankOf(names)); }
   var SORTS = {
     bytes: function (c, j) { return c.bytes[j]; },
-    category: function (c, j) { return (data.categories[c.cat[j]] || { name: "" }).name; },
-    who: function (c, j) { return data.whos[c.who[j]] || ""; },
+    category: function (c, j) { return ranked("cat", data.categories.map(function (x) { return x.name; }))[c.cat[j]]; },
+    who: function (c, j) { return ranked("who", data.whos)[c.who[j]]; },
     step: function (c, j) { return c.step[j]; },
     lifetime: function (c, j) { return c.at[j] < 0 ? -1 : c.ft[j] < 0 ? Infinity : c.ft[j] - c.at[j]; },
     allocated: function (c, j) { return c.at[j]; }
@@ -672,23 +682,37 @@
     function matcher(q) {
       if (!q) return null;
       q = q.toLowerCase();
-      var memo = {};
-      function has(list, id, key) {
-        var k = key + id;
-        if (!(k in memo)) memo[k] = (list[id] || "").toLowerCase().indexOf(q) >= 0;
-        return memo[k];
+      function hits(list) {
+        var h = new Uint8Array(list.length);
+        for (var i = 0; i < list.length; i++) h[i] = (list[i] || "").toLowerCase().indexOf(q) >= 0 ? 1 : 0;
+        return h;
       }
-      var cats = data.categories.map(function (x) { return x.name; });
-      return function (j) { return has(data.whos, c.who[j], "w") || has(data.contexts, c.ctx[j], "c") || has(cats, c.cat[j], "k"); };
+      var w = hits(data.whos), x = hits(data.contexts), k = hits(data.categories.map(function (e) { return e.name; }));
+      return function (j) { return w[c.who[j]] || x[c.ctx[j]] || k[c.cat[j]]; };
+    }
+    /* The first n rows in the order chosen (ties: larger first, then as stored): a sorted
+     * buffer of n over one pass, so a page of 100 out of 200,000 costs one pass, not a sort. */
+    function firstRows(rows, n) {
+      var key = SORTS[liveView.sort], sgn = liveView.desc ? -1 : 1, kv = new Float64Array(rows.length);
+      for (var i = 0; i < rows.length; i++) kv[i] = key(c, rows[i]);
+      function before(a, b) { /* positions in rows */
+        var x = kv[a], y = kv[b];
+        if (x !== y) return (x < y ? -sgn : sgn) < 0;
+        var ba = c.bytes[rows[a]], bb = c.bytes[rows[b]];
+        return ba !== bb ? ba > bb : rows[a] < rows[b];
+      }
+      var buf = [];
+      for (i = 0; i < rows.length; i++) {
+        if (buf.length === n && !before(i, buf[n - 1])) continue;
+        var lo = 0, hi = buf.length;
+        while (lo < hi) { var mid = (lo + hi) >> 1; if (before(buf[mid], i)) lo = mid + 1; else hi = mid; }
+        buf.splice(lo, 0, i);
+        if (buf.length > n) buf.pop();
+      }
+      return buf.map(function (p) { return rows[p]; });
     }
     function fill() {
-      var m = matcher(liveView.q), rows = m ? live.filter(m) : live.slice(), key = SORTS[liveView.sort], sgn = liveView.desc ? -1 : 1;
-      var kv = new Map();
-      rows.forEach(function (j) { kv.set(j, key(c, j)); });
-      rows.sort(function (a, b) {
-        var x = kv.get(a), y = kv.get(b);
-        return x < y ? -sgn : x > y ? sgn : c.bytes[b] - c.bytes[a] || a - b;
-      });
+      var m = matcher(liveView.q), rows = m ? live.filter(m) : live;
       var fb = 0;
       rows.forEach(function (j) { fb += c.bytes[j]; });
       found.textContent = m ? rows.length + " of " + live.length + " match, " + fmtBytes(fb) : "";
@@ -698,7 +722,7 @@
         b.className = "sort" + (on ? liveView.desc ? " desc" : " asc" : "");
       });
       tb.textContent = "";
-      rows.slice(0, liveView.shown).forEach(function (j) {
+      firstRows(rows, liveView.shown).forEach(function (j) {
         var tr = html("tr", "alloc", null, tb), cat = data.categories[c.cat[j]] || { name: "-", color: "#fff" };
         tr.setAttribute("data-bytes", c.bytes[j]);
         tr.setAttribute("data-t", c.at[j]);
