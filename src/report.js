@@ -856,11 +856,11 @@
   }
   /* A two-column table of an object's figures: the known keys in LABELS order, then any
    * other number (a field a newer hmem adds shows under its own name). */
-  function figTable(parent, obj, path, keys) {
+  function figTable(parent, obj, path, keys, shownElsewhere) {
     var tb = html("tbody", null, null, html("table", "figs", null, parent));
     var ks = (keys || Object.keys(LABELS)).filter(function (k) { return k in obj; });
     Object.keys(obj).forEach(function (k) {
-      if (ks.indexOf(k) < 0 && typeof obj[k] === "number" && !keys) ks.push(k);
+      if (ks.indexOf(k) < 0 && typeof obj[k] === "number" && (!keys || (shownElsewhere || []).indexOf(k) < 0)) ks.push(k);
     });
     ks.forEach(function (k) {
       var tr = html("tr", null, null, tb);
@@ -938,7 +938,7 @@
     var st = stepOf(s, t), w = st ? [Math.min(st[0], t), Math.max(st[1], t)] : around(s, t);
     zoomButton(h, w[0], w[1], st ? "the step it happened in" : "around it");
     figTable(sec, o, "ooms." + j, ["allocated", "total_allocated", "total_reserved", "reserved_unallocated", "capacity",
-      "freed_after", "device_free"]);
+      "freed_after", "device_free"], ["ts", "bytes", "step", "step_ts", "frames_total"]);
     var who = html("p", "who", null, sec);
     if (o.ops && o.ops.length) { who.appendChild(document.createTextNode("in ")); fig(who, "ooms." + j + ".ops", o.ops, o.ops.join(" > ")); }
     if (o.thread != null) { who.appendChild(document.createTextNode((o.ops && o.ops.length ? ", " : "") + "on thread ")); fig(who, "ooms." + j + ".thread", o.thread); }
@@ -1064,7 +1064,10 @@
     function row(j) {
       var st = x.steps[j], band = s.steps[j], tr = html("tr", "step", null, tb), p = "steps." + j;
       tr.id = "f-step-" + j;
-      fig(html("td", "num", null, tr), p + ".step", st.step);
+      var sc = html("td", "num", null, tr);
+      fig(sc, p + ".step", st.step);
+      /* A step a window cuts (hmem's --from/--to) says so, as the summary does. */
+      if ("partial" in st) fig(sc, p + ".partial", st.partial, st.partial ? " partial (cut by the window)" : "");
       fig(html("td", "num", null, tr), p + ".start_ts", st.start_ts, "+" + fmtMs(band[0]));
       ["start_bytes", "peak_bytes"].forEach(function (k) { fig(html("td", "num", null, tr), p + "." + k, st[k]); });
       fig(html("td", "num", null, tr), p + ".peak_ts", st.peak_ts, "+" + fmtMs(msOf(s, st.peak_ts)));
