@@ -254,8 +254,10 @@
       if (b <= a) return;
       var band = el("rect", { "class": "step" + (j % 2 ? " odd" : ""), x: a, y: m.t, width: b - a, height: H - m.t - m.b,
         "data-step": st[2] }, plot);
-      el("title", {}, band).textContent = "step " + st[2] + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms";
-      var label = "step " + st[2], w = 7 + 6 * label.length;
+      /* st[3]: 1 when a window (--from/--to) cuts the step */
+      var label = "step " + st[2] + (st[3] ? " (partial)" : ""), w = 7 + 6 * label.length;
+      el("title", {}, band).textContent = label + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms" +
+        (st[3] ? ", cut by the window" : "");
       if (o.small || b - a < w) return;
       var tab = el("g", { "class": "steptab", "data-step-index": j, "data-finding": "step-" + j }, plot);
       el("rect", { x: a, y: m.t, width: w, height: 13 }, tab);
