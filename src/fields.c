@@ -341,7 +341,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_TS_NS: set_int(v, m->ts[e]); break;
 	case HM_F_BYTES: set_int(v, b < 0 ? -b : b); break;
 	case HM_F_KIND: set_str(v, b < 0 ? "free" : "alloc", b < 0 ? 4 : 5); break;
-	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k]; break;
+	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k] == 1; break;
 	case HM_F_ADDR: set_int(v, m->has_addr[e] ? (int64_t)hm_mem_addr(m, e) : HM_NONE); break;
 	case HM_F_DEVICE: set_str(v, r->s->device, strlen(r->s->device)); break;
 	case HM_F_DEVICE_TYPE: set_int(v, r->s->dev_type); break;

@@ -298,7 +298,7 @@ static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_serie
 	size_t n = 0;
 	for (size_t k = 0; k < s->n; k++) {
 		int64_t b = m->bytes[s->ev[k]];
-		uint32_t from = b > 0 ? pt[k] : 0, to = b > 0 ? (s->partner[k] >= 0 ? pt[s->partner[k]] : UINT32_MAX) : pt[k];
+		uint32_t from = b > 0 && s->before[k] != 2 ? pt[k] : 0, to = b > 0 ? (s->partner[k] >= 0 ? pt[s->partner[k]] : UINT32_MAX) : pt[k];
 		if ((b > 0 || s->before[k]) && from < to)
 			c[n++] = (sized){b < 0 ? -b : b, (uint32_t)k};
 	}
@@ -511,7 +511,7 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
 		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]], at = hf->t->mem.ts[s->ev[pos[i]]] - hf->t->first_ts;
 		fprintf(f, "<tr data-bytes=%" PRId64 " data-t=%" PRId64 " title=\"click: what is live at the peak\">", b < 0 ? -b : b,
-			s->before[pos[i]] ? -1 : at);
+			s->before[pos[i]] == 1 ? -1 : at);
 		bytes_cell(f, b < 0 ? -b : b);
 		fputs("<td>", f);
 		if (s->cat[pos[i]] >= 0)
@@ -531,7 +531,7 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 		else
 			fputs("never freed", f);
 		int64_t ts = hf->t->mem.ts[s->ev[pos[i]]];
-		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", s->before[pos[i]] ? "freed +" : "+",
+		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", s->before[pos[i]] == 1 ? "freed +" : "+",
 			(double)(ts - hf->t->first_ts) / 1e6);
 		char who[1024];
 		hm_explain_who(&ref, who, sizeof who);

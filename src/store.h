@@ -269,10 +269,19 @@ typedef struct hm_snapoom {
 	hm_segstate segs; /* the segments at it, by replay from the end (snapseg.h) */
 } hm_snapoom;
 
+/* Where a memory event of a snapshot comes from: a trace entry (alloc, free_completed, or a
+ * segment event as a zero-byte event carrying the totals), the zero-byte event that starts
+ * a device with the totals before its first entry, or a live block of the segments that no
+ * entry allocated: a row allocated before the first entry (analyze.c marks it live from
+ * the start, hm_series.before 2). */
+enum hm_snap_origin { HM_SNAP_ENTRY, HM_SNAP_BASELINE, HM_SNAP_BLOCK };
+
 typedef struct hm_snap {
 	size_t cap;                 /* of the columns below, indexed like hm_mem */
 	int64_t *block_bytes;       /* the rounded block size, where the segments tell; HM_NONE */
+	int64_t *segment;           /* the address of that block's segment; HM_NONE */
 	int64_t *stream;            /* HM_NONE where absent */
+	uint8_t *origin;            /* enum hm_snap_origin */
 	uint32_t *stack;            /* id in stacks; UINT32_MAX: no frames recorded */
 	uint32_t *compile_ctx, *user_meta; /* ids in hm_trace.names; UINT32_MAX: absent */
 	hm_strtab frames;           /* each the bytes of one hm_frame */

@@ -86,7 +86,7 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to)
 		int carried = m->bytes[s->ev[k]] < 0 && (s->before[k] || (p >= 0 && (size_t)p < ks));
 		s->ev[j] = s->ev[k];
 		s->partner[j] = p >= (int32_t)ks && (size_t)p < ke ? p - (int32_t)ks : -1;
-		s->before[j] = (uint8_t)(carried ? 1 : 0);
+		s->before[j] = (uint8_t)(carried ? 1 : s->before[k] == 2 ? 2 : 0);
 		s->cat[j] = carried ? 0 : s->cat[k];
 	}
 	s->n = ke - ks;
