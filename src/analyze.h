@@ -77,6 +77,9 @@ typedef struct hm_series {
 			    * allocated): its bytes are in the start state, and applying it changes
 			    * no total (hm_mem_delta) */
 	int has_addr;      /* some non-zero event carries an address (pairing used them) */
+	int64_t open_ts, open_bytes; /* a window (window.c): when it opens (ns) and the device's
+				      * Total Allocated then (after the last event before it);
+				      * HM_NONE without a window, or when no event says */
 	/* 2. classification */
 	int32_t *cat;      /* k -> category id, -1 for zero-byte events */
 	/* 3. the timeline */

@@ -2,6 +2,7 @@
 #include "explainout.h"
 #include "fields.h"
 #include "ranks.h"
+#include "snapout.h"
 #include "timeline.h"
 
 #include <inttypes.h>
@@ -495,8 +496,10 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 	uint32_t *pos = hm_xcalloc(top + 1, sizeof *pos);
 	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, top);
 	if (n == 0) {
-		fputs(s->has_addr ? "<p>Nothing allocated during the trace is live at the peak.</p>\n"
-				  : "<p>This trace has no Addr: the allocations live at the peak cannot be known.</p>\n", f);
+		fputs(hf->t->snap    ? "<p>No allocation is live at the peak.</p>\n"
+		      : s->has_addr ? "<p>Nothing allocated during the trace is live at the peak.</p>\n"
+				    : "<p>This trace has no Addr: the allocations live at the peak cannot be known.</p>\n",
+		      f);
 		free(pos);
 		return;
 	}
@@ -562,6 +565,10 @@ static void series_tables(FILE *f, const hm_report *r, const colors *k, const hm
 	if (s->mismatches)
 		fprintf(f, ", <b>%" PRIu64 " mismatches</b> with Total Allocated", s->mismatches);
 	fputs("</p>\n", f);
+	if (hm_snap_time_note(hf->t))
+		fprintf(f, "<p class=note>Times: %s.</p>\n", hm_snap_time_note(hf->t));
+	if (hm_snap_no_entries(hf, s))
+		fputs("<p class=note>Note: " HM_SNAP_NO_ENTRIES_NOTE ".</p>\n", f);
 	summary_table(f, r, k, s);
 	live_table(f, r, k, hf, s);
 	fputs("</section>\n", f);

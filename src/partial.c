@@ -178,8 +178,8 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 		COL("snap.stack", sn->stack, n), COL("snap.compile_ctx", sn->compile_ctx, n);
 		COL("snap.user_meta", sn->user_meta, n), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
 		COL("snap.segs", sn->segs, sn->nsegs), COL("snap.ooms", sn->ooms, sn->nooms);
-		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries};
-		COL("snap.counts", sc, 5);
+		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries, I(sn->untimed)};
+		COL("snap.counts", sc, 6);
 		put_strtab(d, st, idx, "snap.frames", &sn->frames);
 		put_strtab(d, st, idx, "snap.stacks", &sn->stacks);
 	}
@@ -488,9 +488,9 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	blob(b, "snap.ooms", &len);
 	s->nooms = s->capooms = len / sizeof *s->ooms;
 	s->ooms = column(b, "snap.ooms", s->nooms, sizeof *s->ooms, bad);
-	int64_t *sc = column(b, "snap.counts", 5, sizeof *sc, bad);
+	int64_t *sc = column(b, "snap.counts", 6, sizeof *sc, bad);
 	s->entries = (uint64_t)sc[0], s->skipped = (uint64_t)sc[1], s->protocol = (int)sc[2];
-	s->overflowed = (int)sc[3], s->max_entries = sc[4];
+	s->overflowed = (int)sc[3], s->max_entries = sc[4], s->untimed = (uint64_t)sc[5];
 	free(sc);
 }
 

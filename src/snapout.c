@@ -199,6 +199,15 @@ void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s)
 	summary_state(f, "    ", "at the end", &e.g);
 }
 
+/* Where the times of a snapshot's entries come from: "time_us" (each has it), "entry_number"
+ * (none has: before PyTorch 2.2), "mixed", or NULL without entries. */
+static const char *time_source(const hm_snap *sn)
+{
+	if (!sn->entries)
+		return NULL;
+	return !sn->untimed ? "time_us" : sn->untimed == sn->entries ? "entry_number" : "mixed";
+}
+
 void hm_snap_json_input(FILE *f, const hm_trace *t)
 {
 	if (!t->snap)
@@ -206,6 +215,12 @@ void hm_snap_json_input(FILE *f, const hm_trace *t)
 	fprintf(f, ", \"trace_alloc_overflowed\": %s, \"trace_alloc_max_entries\": ",
 		t->snap->overflowed < 0 ? "null" : t->snap->overflowed ? "true" : "false");
 	hm_json_opt(f, t->snap->max_entries);
+	const char *src = time_source(t->snap);
+	fprintf(f, ", \"entries\": %" PRIu64 ", \"time_source\": ", t->snap->entries);
+	if (src)
+		fprintf(f, "\"%s\"", src);
+	else
+		fputs("null", f);
 }
 
 /* The ring buffer's flag is the only sign that entries are missing: without it a free whose
@@ -223,4 +238,26 @@ void hm_snap_warn(hm_file *const *files, size_t n, int quiet)
 			   "so frees of what they allocated count as (before trace)\n",
 			   files[i]->t->path, max);
 	}
+}
+
+const char *hm_snap_time_note(const hm_trace *t)
+{
+	const char *src = t->snap ? time_source(t->snap) : NULL;
+	if (!src || !strcmp(src, "time_us"))
+		return NULL;
+	if (!strcmp(src, "entry_number"))
+		return "this snapshot's entries have no time_us (PyTorch before 2.2): times are entry numbers, entry N at +N "
+		       "us (+0.001 ms each), not milliseconds";
+	return "some of this snapshot's entries have no time_us: each of those is placed 1 us after the entry before it";
+}
+
+int hm_snap_no_entries(const hm_file *hf, const hm_series *s)
+{
+	const hm_snap *sn = hf->t->snap;
+	if (!sn || s->nooms)
+		return 0;
+	for (size_t k = 0; k < s->n; k++)
+		if (sn->origin[s->ev[k]] == HM_SNAP_ENTRY)
+			return 0;
+	return 1;
 }

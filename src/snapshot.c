@@ -408,8 +408,9 @@ static enum action action_of(const char *a)
 }
 
 /* The time of an entry in ns: time_us when present, else a clock of its own (1 us per
- * entry after the last time seen), so order is kept and the timeline stays readable. */
-static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
+ * entry after the last time seen), so order is kept and the timeline stays readable; the
+ * entries without one are counted in *untimed when it is not NULL. */
+static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
 {
 	int64_t us;
 	int rc = get_int(x, e, x->k.time_us, "time_us", &us);
@@ -421,6 +422,8 @@ static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
 		*clock = us * 1000;
 	} else {
 		*clock += 1000;
+		if (untimed)
+			++*untimed;
 	}
 	return 0;
 }
@@ -542,7 +545,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			enum action a = action_of(get_str(x, e, x->k.action));
 			int64_t size = 0, addr = 0, stream = HM_NONE, dfree = HM_NONE;
 			int has_addr;
-			if (entry_ts(x, e, &clock) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
+			if (entry_ts(x, e, &clock, pass ? &x->s->untimed : NULL) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
 			    (has_addr = get_int(x, e, x->k.addr, "addr", &addr)) < 0 ||
 			    get_int(x, e, x->k.stream, "stream", &stream) < 0 ||
 			    get_int(x, e, x->k.device_free, "device_free", &dfree) < 0)
@@ -673,7 +676,7 @@ static int read_annotations(sx *x, hm_pkv anns)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		hm_pkv a = hm_pk_item(x->p, anns, i);
-		if (hm_pk_type(a) != HM_PK_DICT || entry_ts(x, a, &clock) < 0) {
+		if (hm_pk_type(a) != HM_PK_DICT || entry_ts(x, a, &clock, NULL) < 0) {
 			rc = hm_pk_type(a) != HM_PK_DICT ? fail(x, anns, "annotation %zu is not a dict", i) : -1;
 			break;
 		}

@@ -294,6 +294,8 @@ typedef struct hm_snap {
 	size_t nooms, capooms;
 	uint64_t entries, skipped;  /* trace entries read; of them not memory events (segment
 				     * events, free_requested, snapshot, annotate, unknown actions) */
+	uint64_t untimed;           /* entries without time_us (before 2.2): each is 1 us after
+				     * the entry before it, from 0 (entry_ts in snapshot.c) */
 	int protocol;
 	int overflowed; int64_t max_entries; /* allocator_settings' trace_alloc_* (snaphost.h) */
 } hm_snap;

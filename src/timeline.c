@@ -27,6 +27,8 @@ static void start_values(hm_series *s, const hm_mem *m)
 	int64_t b0;
 	if (first_ta != HM_NONE)
 		b0 = first_ta - run_at_ta - held;
+	else if (s->open_bytes != HM_NONE) /* a window whose events do not say: its opening does */
+		b0 = s->open_bytes - held;
 	else
 		b0 = held + min_run < 0 ? -(held + min_run) : 0;
 	s->cats[HM_CAT_BEFORE].start += b0;
@@ -85,7 +87,7 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 	for (size_t c = 0; c < ncats; c++)
 		s->cats[c].end = val[c];
 	s->end_bytes = it.total;
-	s->peak_ts = s->n ? m->ts[s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]] : 0;
+	s->peak_ts = s->n ? m->ts[s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]] : s->open_ts != HM_NONE ? s->open_ts : 0;
 
 	/* Category values at the device's peak: replay up to it rather than copying every
 	 * category at every new peak (a growing trace sets a new peak at most events). */
