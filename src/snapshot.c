@@ -422,7 +422,7 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			if (is_active(state)) {
 				sg->sized &= known;
 				if (!strcmp(state, "active_allocated"))
-					sg->allocated += size;
+					sg->allocated += size, sg->allocated_requested += req;
 				else
 					sg->pending += size;
 				sg->requested += req;

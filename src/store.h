@@ -247,6 +247,7 @@ typedef struct hm_snapseg {
 	uint64_t addr;
 	int64_t total, allocated, requested, pending, inactive, blocks; /* bytes; requested:
 				 * what the allocated and pending blocks asked for */
+	int64_t allocated_requested; /* what the allocated blocks (not those pending) asked for */
 	int64_t largest_free; /* the largest inactive block */
 	int sized;            /* every live block says what it asked for (requested_size, or
 			       * real_size in 1.13's history); else requested counts its size */
