@@ -45,16 +45,17 @@ def time_of(dev, state):
 
 
 def before_trace_end(dev):
-    """(before trace) after the last entry: only the live blocks allocated before the trace
-    that say nothing of where they come from, neither frames nor a history (every other live
-    block is a row of its own)."""
-    return sum(b["requested_size"] for b in dev["live_blocks"] if not b["in_trace"] and not (b["frames"] or b["history"]))
+    """(before trace) after the last entry: nothing. Every live block is a row of its own
+    (issue 25: an alloc entry's, or one allocated before the trace, with or without frames),
+    so no live byte is left to it at the end; only frees of memory the ring buffer no longer
+    shows take bytes from it, and those are gone by the end."""
+    return 0
 
 
 def rows(dev):
     """Allocations that are rows: every alloc entry, and each live block allocated before the
-    trace that has frames or a history (as hmem already does for 1.13's histories)."""
-    return dev["actions"].get("alloc", 0) + sum(1 for b in dev["live_blocks"] if not b["in_trace"] and (b["frames"] or b["history"]))
+    trace (issue 25: every live block is a row, whatever it says of where it comes from)."""
+    return dev["actions"].get("alloc", 0) + sum(1 for b in dev["live_blocks"] if not b["in_trace"])
 
 
 def category(s, name, key):
@@ -122,7 +123,9 @@ HARD = {"segments at end", "reserved at end", "live requested at end", "active_a
         # issue 25 (items 2, 3 and 7), held since the totals ride on every event
         "allocated before the first entry", "its time", "largest reserved - allocated", "reserved - allocated at the peak",
         "reserved - allocated at each OOM", "window: allocated at end", "window: allocated at its opening", "window: peak",
-        "memory_viz stats internal free", "memory_viz stats external free"}
+        "memory_viz stats internal free", "memory_viz stats external free",
+        # issue 25 item 1: every live block is a row
+        "rows (allocations)", "(before trace) at end"}
 
 
 def middle_time(path):
