@@ -46,13 +46,25 @@ static size_t path_of(const hm_rowref *r, int field, char *buf, size_t cap, size
 	return n;
 }
 
+/* Who made a row: its module path and user frame, else its ops. A snapshot's free of memory
+ * allocated before recording began shows where it was freed, which is not who made it:
+ * "made before recording", then ", freed at FRAME". */
 void hm_explain_who(const hm_rowref *r, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = 0;
-	size_t nm = path_of(r, HM_F_MODULES, buf, n, &len);
-	hm_value fr;
+	hm_value fr, before;
 	hm_field_get(r, HM_F_FRAME, NULL, &fr);
+	hm_field_get(r, HM_F_BEFORE, NULL, &before);
+	if (r->f->t->snap && before.type == HM_V_BOOL && before.i) {
+		add(buf, n, &len, "made before recording", 21);
+		if (fr.type == HM_V_STR) {
+			add(buf, n, &len, ", freed at ", 11);
+			add(buf, n, &len, fr.s, fr.len);
+		}
+		return;
+	}
+	size_t nm = path_of(r, HM_F_MODULES, buf, n, &len);
 	if (fr.type == HM_V_STR) {
 		if (nm)
 			add(buf, n, &len, " @ ", 3);
