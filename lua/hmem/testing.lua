@@ -124,7 +124,7 @@ testing.fields = {
   "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
   "free_ops", "free_step", "stack", "category", "modules", "frame", "step_ts",
   "context", "free_context", "ops_open_at_free", "same_step", "has_addr", "series_id",
-  "frames", "block_bytes", "stream", "compile_context", "user_metadata",
+  "frames", "block_bytes", "stream", "compile_context", "user_metadata", "free_frames",
 }
 local field_list = table.concat(testing.fields, ", ") .. ", view, free_view"
 
@@ -196,7 +196,10 @@ local function view_of(d, field)
   return id
 end
 
-local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true, frames = true }
+local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true, frames = true,
+  free_frames = true }
+-- Lists cache_by may key on, as hmem does: a snapshot's stacks (equal stacks, equal keys).
+local stacks = { frames = true, free_frames = true }
 
 local FAKE_ADDR = 0x7f3a00000000
 local context_ids = { n = 0 }
@@ -458,6 +461,9 @@ function testing.row(t)
     pair("free_op", "free_ops", 3)
   end
   d.frames = d.frames or {} -- a snapshot's stack ({file=, line=, name=} tables); {} as on a trace
+  if d.free_frames == nil then -- a free row's own stack; an allocation's free has none unless given
+    d.free_frames = d.kind == "free" and copy_list(d.frames) or {}
+  end
   for i, e in ipairs(stack) do
     if (e.ts ~= nil and type(e.ts) ~= "number") or (e.dur ~= nil and type(e.dur) ~= "number") then
       error(("testing.row: stack[%d]: ts and dur must be numbers (µs)"):format(i), 2)
@@ -770,7 +776,7 @@ local function normalise(t, source, default_name, default_description)
       error(("%s: cache_by must be a list of row field names"):format(source), 3)
     end
     for _, f in ipairs(cache_by) do
-      if type(f) ~= "function" and (not known[f] or f == "category" or lists[f]) then
+      if type(f) ~= "function" and (not known[f] or f == "category" or (lists[f] and not stacks[f])) then
         error(("%s: cache_by: '%s' is not a single-valued row field"):format(source, tostring(f)), 3)
       end
     end
@@ -843,6 +849,12 @@ local function memoised(classify, fields)
           error(("cache_by: a key function returned a %s; it must return a string, number, boolean or nil"):format(t), 2)
         end
         key[i] = "f" .. ("%q"):format(v)
+      elseif stacks[f] then -- a stack: its frames' text, as hmem keys on the interned stack
+        local parts = {}
+        for j, fr in ipairs(row[f]) do
+          parts[j] = ("%q:%q:%q"):format(fr.file, fr.line, fr.name)
+        end
+        key[i] = "s" .. table.concat(parts, ";")
       else
         key[i] = ("%q"):format(row[f])
       end

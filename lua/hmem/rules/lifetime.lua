@@ -29,6 +29,12 @@
 -- The step is hmem's: the ProfilerStep#N slice the process was running at the allocation and
 -- at its free, on any of its threads (so the autograd thread has steps too); row.same_step
 -- compares the slices, not only their numbers.
+-- Memory snapshots have no ops and no steps: an allocation is "freed in the same op" when
+-- its free's stack (row.free_frames) still holds the op that made it (lifetime.stack_same_op:
+-- the maker's at::_ops::NAME::call frame, as lifetime.maker picks it, and every frame outside
+-- it), which needs stacks recorded with C++ frames (_record_memory_history(stacks="all"));
+-- anything else freed is "freed later (no step)". A free of memory allocated before
+-- recording began is "before trace", as on a trace.
 -- Cost: the category depends on the cache_by fields alone (lifetime.view: each op a factory
 -- or not, in order), so hmem calls classify once per distinct combination, whatever the op
 -- names. Figures per trace shape: README Performance.
@@ -119,17 +125,85 @@ function lifetime.step_relation(row)
   return same and "same" or "outlives"
 end
 
--- Whether a freed allocation was freed before the op that made it returned.
+-- A factory of lifetime.factory named as a snapshot's C++ frames name it, at::_ops::NAME
+-- with the overload after the op's name (empty_memory_format, zeros_like, new_empty_strided):
+-- the name, then the name without each trailing _part.
+local function factory_op(name)
+  while true do
+    if factory["aten::" .. name] then
+      return true
+    end
+    local shorter = name:match("^(.+)_[^_]*$")
+    if not shorter then
+      return false
+    end
+    name = shorter
+  end
+end
+
+-- The position in a snapshot's stack (innermost first) of the op that made an allocation,
+-- as lifetime.maker tells it from ops: the innermost at::_ops::NAME::call frame that is not
+-- a factory's, else the outermost factory's; nil when the stack shows no op (a stack
+-- recorded without C++ frames).
+function lifetime.stack_maker(frames)
+  local outer_factory
+  for i = 1, #frames do
+    local op = frames[i].name:match("^at::_ops::([%w_]+)::call%(")
+    if op then
+      if not factory_op(op) then
+        return i
+      end
+      outer_factory = i
+    end
+  end
+  return outer_factory
+end
+
+local function same_frame(a, b)
+  return a.name == b.name and a.file == b.file and a.line == b.line
+end
+
+-- Whether a snapshot's allocation was freed before the op that made it returned: the
+-- free's stack (row.free_frames) holds the maker's frame (lifetime.stack_maker) and every
+-- frame outside it, as the allocation's stack does. The same op called again from the same
+-- line has the same frames, but what it frees there is what its earlier call returned to
+-- Python, which Python frees outside the op.
+function lifetime.stack_same_op(row)
+  local frames = row.frames
+  local m = #frames > 0 and lifetime.stack_maker(frames)
+  if not m then
+    return false
+  end
+  local free = row.free_frames
+  local k = #frames - m + 1 -- the maker's frame and those outside it
+  if #free < k then
+    return false
+  end
+  for j = 0, k - 1 do
+    if not same_frame(frames[#frames - j], free[#free - j]) then
+      return false
+    end
+  end
+  return true
+end
+
+-- Whether a freed allocation was freed before the op that made it returned: by the ops'
+-- times on a trace, by the stacks of a snapshot (which has no ops).
 function lifetime.same_op(row)
   local open = row.ops_open_at_free
-  if open == nil or open == 0 then
+  if open == nil then
     return false
+  end
+  if open == 0 then -- no op ran at its free, or a snapshot: its stacks say
+    return lifetime.stack_same_op(row)
   end
   local k = lifetime.maker_of(row)
   return k > 0 and open >= k
 end
 
-lifetime.cache_by = { "before_trace", "has_addr", "kind", "view", "ops_open_at_free", "same_step" }
+-- frames and free_frames: hmem keys them on the interned stack (equal stacks, one key; every
+-- row of a trace, which has no stacks, the same key).
+lifetime.cache_by = { "before_trace", "has_addr", "kind", "view", "ops_open_at_free", "same_step", "frames", "free_frames" }
 
 function lifetime.classify(row)
   if row.before_trace then
