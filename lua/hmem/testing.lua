@@ -30,7 +30,8 @@
 --     ts 0; ts_ns = ts in integer ns; ts = ts_ns / 1000 when only ts_ns is given;
 --     ops, annotations, python: the names of the stack entries whose cat is "cpu_op" or
 --       "Operator", "user_annotation", "python_function" when stack is given, else {};
---       stack, free_ops and frames {};
+--       stack, free_ops and frames {}; free_frames: a free row's own frames, else {} (give
+--       an allocation's free_frames, the stack of its free in a snapshot);
 --     op = the last of ops when only ops is given; ops = {op} when only op is given (the
 --       same for free_op and free_ops); when both are given op must be the last of ops;
 --     step = N of the innermost "ProfilerStep#N" in annotations, ops or stack (hmem also
@@ -93,12 +94,13 @@
 --   categories (a list of {name=, color=}; color nil or "#rrggbb"), classify, done, init,
 --   cache_by (the pack table's list of row fields its category depends on, or the list a rule
 --   file gave hmem.cache_by, or nil; an entry may be a key function of the context, called
---   here for every row). With cache_by, classify is memoised as hmem does, and
+--   here for every row; frames and free_frames key on the stack's frames, as hmem keys on
+--   the interned stack). With cache_by, classify is memoised as hmem does, and
 --   hmem.cache_clear() empties the memo:
 --   called once per distinct combination of those fields' values (types included) per load,
 --   repeats answered from the memo, so a cache_by that leaves out a field classify reads
 --   gives the same wrong categories as in hmem. Raises when there is no classify function, cache_by names a field that
---   is not a single-valued row field, or a category is malformed or listed twice (stricter
+--   is not a single-valued row field (frames and free_frames aside), or a category is malformed or listed twice (stricter
 --   than hmem, which ignores the last two mistakes).
 --
 --   Team packs (issue 17): the pack's other entries are kept (a rule file's global functions,

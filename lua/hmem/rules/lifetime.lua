@@ -83,19 +83,32 @@ local function is_step(name)
 end
 lifetime.is_step = is_step
 
--- The position in ops (outermost first) of the op that made the allocation, 0 for none.
-function lifetime.maker(ops)
+-- The position of the op that made an allocation in a list of ops walked from the innermost
+-- (list[first], by step): the innermost that is not a factory, else the outermost factory;
+-- 0 for none. op(entry) says whether an entry is an op (nil: not one) and a factory.
+local function maker_in(list, first, step, op)
   local outer_factory = 0
-  for i = #ops, 1, -1 do
-    local name = ops[i]
-    if not is_step(name) then
-      if not factory[name] then
-        return i
-      end
+  for i = first, first + step * (#list - 1), step do
+    local is_factory = op(list[i])
+    if is_factory == false then
+      return i
+    elseif is_factory then
       outer_factory = i
     end
   end
   return outer_factory
+end
+
+local function trace_op(name)
+  if is_step(name) then
+    return nil
+  end
+  return factory[name] == true
+end
+
+-- The position in ops (outermost first) of the op that made the allocation, 0 for none.
+function lifetime.maker(ops)
+  return maker_in(ops, #ops, -1, trace_op)
 end
 
 -- The ops as lifetime sees them: factories and other ops (row.view; a pack that composes
@@ -141,22 +154,18 @@ local function factory_op(name)
   end
 end
 
--- The position in a snapshot's stack (innermost first) of the op that made an allocation,
--- as lifetime.maker tells it from ops: the innermost at::_ops::NAME::call frame that is not
--- a factory's, else the outermost factory's; nil when the stack shows no op (a stack
--- recorded without C++ frames).
-function lifetime.stack_maker(frames)
-  local outer_factory
-  for i = 1, #frames do
-    local op = frames[i].name:match("^at::_ops::([%w_]+)::call%(")
-    if op then
-      if not factory_op(op) then
-        return i
-      end
-      outer_factory = i
-    end
+local function frame_op(frame)
+  local op = frame.name:match("^at::_ops::([%w_]+)::call%(")
+  if op then
+    return factory_op(op)
   end
-  return outer_factory
+end
+
+-- The position in a snapshot's stack (innermost first) of the op that made an allocation,
+-- as lifetime.maker tells it from ops (its at::_ops::NAME::call frames), or 0 when the stack
+-- shows no op (a stack recorded without C++ frames).
+function lifetime.stack_maker(frames)
+  return maker_in(frames, 1, 1, frame_op)
 end
 
 local function same_frame(a, b)
@@ -170,8 +179,8 @@ end
 -- Python, which Python frees outside the op.
 function lifetime.stack_same_op(row)
   local frames = row.frames
-  local m = #frames > 0 and lifetime.stack_maker(frames)
-  if not m then
+  local m = #frames > 0 and lifetime.stack_maker(frames) or 0
+  if m == 0 then
     return false
   end
   local free = row.free_frames
