@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Who made the memory live at the peak of real snapshots (issue 25).
 
-Usage: tests/snapshots/who.py HMEM SNAPSHOT...    (TAP lines; -v also prints the shares)
+Usage: tests/snapshots/who.py HMEM [SNAPSHOT...]  (TAP lines; -v also prints the shares)
+Without SNAPSHOT: the real snapshots of tests/data/snapshots and of the folders named in
+HMEM_REAL_SNAPSHOTS (colon-separated; tests/data/snapshots/README.md lists those found).
 
 From each pickle alone (Python's stdlib, refusing any class), this replays every device:
 the live bytes at the start (the segments' live blocks minus what the entries changed),
@@ -206,6 +208,31 @@ def synthetic(path):
     return want
 
 
+class Checks(list):
+    """TAP lines: check(ok, name, detail) records one, done() prints the plan and them."""
+
+    def __call__(self, ok, name, detail=None):
+        self.append(("ok - " if ok else "not ok - ") + name + ("" if ok or not detail else " (%s)" % detail))
+
+    def done(self):
+        print("1..%d" % len(self))
+        for r in self:
+            print(r)
+        return 0
+
+
+def real_snapshots():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "snapshots")
+    dirs = [root] + [d for d in os.environ.get("HMEM_REAL_SNAPSHOTS", "").split(":") if d]
+    seen, out = set(), []
+    for d in dirs:
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".pickle") and name not in seen:
+                seen.add(name)
+                out.append(os.path.join(d, name))
+    return out
+
+
 def hmem_rows(hmem, path):
     r = subprocess.run([hmem, "run", "size", path, "--top", "1000000", "--json", "-", "-q"],
                        capture_output=True, text=True)
@@ -217,11 +244,8 @@ def hmem_rows(hmem, path):
 def main(argv):
     verbose = "-v" in argv
     argv = [a for a in argv if a != "-v"]
-    hmem, paths = argv[0], argv[1:]
-    results = []
-
-    def check(ok, name, detail=None):
-        results.append(("ok - " if ok else "not ok - ") + name + ("" if ok or not detail else " (%s)" % detail))
+    hmem, paths = argv[0], argv[1:] or real_snapshots()
+    check = Checks()
 
     gib = 2 ** 30
     with tempfile.TemporaryDirectory() as tmp:
@@ -280,10 +304,7 @@ def main(argv):
             hshare = got_meant / mine if mine else 1.0
             check(hshare >= GOAL, "%s %s: hmem's who is meaningful (and the rule's) for %.1f%% of the bytes with a "
                   "stack live at the peak" % (name, dev, 100 * hshare), "goal %d%%" % (100 * GOAL))
-    print("1..%d" % len(results))
-    for r in results:
-        print(r)
-    return 0
+    return check.done()
 
 
 if __name__ == "__main__":
