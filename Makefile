@@ -30,7 +30,7 @@ LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lview.o lexplain.o lranks.o lrepo
 OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/merge.o build/diff.o build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install uninstall
-all: hmem
+all: hmem build/hmem.bash
 
 # Debian packages a fresh machine lacks; skipped when everything is present.
 # groff-base: tests/man.lua and tests/install.sh read the man page; python3-jsonschema: tests/schema.py
@@ -66,6 +66,12 @@ build/html_assets.o: build/html_assets.c
 build:
 	mkdir -p build
 
+# Bash completion: the commands and options of the built hmem's --help and the shipped packs,
+# written into the script as static lists, so that TAB runs neither hmem nor a pack.
+PACKS := $(basename $(notdir $(wildcard lua/hmem/rules/*.lua)))
+build/hmem.bash: hmem completion/hmem.bash.in completion/gen.lua $(wildcard lua/hmem/rules/*.lua) | build
+	./hmem --help | lua5.4 completion/gen.lua completion/hmem.bash.in $(PACKS) > $@.tmp && mv $@.tmp $@
+
 build/unit: tests/unit.c $(CORE:src/%.c=build/%.o) build/html_assets.o
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
 
@@ -74,7 +80,7 @@ demo: deps
 	./hmem run examples/size_buckets.lua examples/traces/
 
 test: deps
-	$(MAKE) hmem build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/gen-trace
+	$(MAKE) hmem build/hmem.bash build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/gen-trace
 	tests/run
 
 # The fuzz targets (tests/fuzz/) without libFuzzer: a main() that runs each file given, for
@@ -173,22 +179,27 @@ build/gen-trace: scripts/gen-trace.c | build
 
 # make install PREFIX=...: the binary; the Lua side (hmem, hmem.testing, the shipped packs
 # hmem.rules.*) as Lua 5.4 modules, where lua5.4 and busted look (PREFIX/share/lua/5.4, on
-# their default path for /usr/local and /usr); the man page hmem(1); bash completion.
+# their default path for /usr/local and /usr); the man page hmem(1); bash completion; the
+# examples (rule files, a pack with its spec, two traces) where hmem(1) says they are.
 LUADIR   := $(PREFIX)/share/lua/5.4
 MANDIR   := $(PREFIX)/share/man/man1
 BASHDIR  := $(PREFIX)/share/bash-completion/completions
+EXDIR    := $(PREFIX)/share/doc/hmem/examples
+EXAMPLES := $(filter-out examples/report.png,$(shell find examples -type f | sort))
 INSTALLED := $(DESTDIR)$(PREFIX)/bin/hmem $(LUA_MODS:lua/%=$(DESTDIR)$(LUADIR)/%) \
-             $(DESTDIR)$(MANDIR)/hmem.1 $(DESTDIR)$(BASHDIR)/hmem
-install: hmem
+             $(DESTDIR)$(MANDIR)/hmem.1 $(DESTDIR)$(BASHDIR)/hmem $(EXAMPLES:examples/%=$(DESTDIR)$(EXDIR)/%)
+install: hmem build/hmem.bash
 	install -D -m 755 hmem $(DESTDIR)$(PREFIX)/bin/hmem
 	for f in $(LUA_MODS:lua/%=%); do install -D -m 644 lua/$$f $(DESTDIR)$(LUADIR)/$$f || exit 1; done
 	install -D -m 644 man/hmem.1 $(DESTDIR)$(MANDIR)/hmem.1
-	install -D -m 644 completion/hmem.bash $(DESTDIR)$(BASHDIR)/hmem
+	install -D -m 644 build/hmem.bash $(DESTDIR)$(BASHDIR)/hmem
+	for f in $(EXAMPLES:examples/%=%); do install -D -m 644 examples/$$f $(DESTDIR)$(EXDIR)/$$f || exit 1; done
 
 # Removes what install put there, and the Lua directories it made when they are left empty.
 uninstall:
 	rm -f $(INSTALLED)
 	-rmdir $(DESTDIR)$(LUADIR)/hmem/rules $(DESTDIR)$(LUADIR)/hmem/testing $(DESTDIR)$(LUADIR)/hmem 2>/dev/null
+	-rmdir $(sort $(dir $(EXAMPLES:examples/%=$(DESTDIR)$(EXDIR)/%))) $(DESTDIR)$(EXDIR) $(DESTDIR)$(PREFIX)/share/doc/hmem 2>/dev/null
 
 # The benchmark's generated traces (build/bench) survive: they take minutes to make.
 clean:

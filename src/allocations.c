@@ -46,8 +46,8 @@ static void context(FILE *f, const hm_file *hf, uint32_t e, char **buf, size_t *
 
 void hm_write_allocations(FILE *f, const hm_report *r)
 {
-	/* frame: the innermost Python frame, once hmem's rows have it (issue 17: the column is
-	 * there from the start, so scripts reading it need no change). */
+	/* frame: the row field, the innermost user Python frame (empty where none encloses the
+	 * event; README "From hmem to a DataFrame"). */
 	int frame = hm_field_id("frame", 5);
 	static const int fields[] = {HM_F_BYTES, HM_F_CATEGORY, HM_F_OP, HM_F_MODULE};
 	char *buf = NULL;

@@ -72,6 +72,16 @@ void hm_budget_add(hm_budgets *b, const char *device, const char *category, int6
 	b->v[b->n++] = (hm_budget){dup_or_null(device), dup_or_null(category), max, hm_xstrdup(from)};
 }
 
+/* A bare device kind ("cuda", "hip") names every device of that kind: "cuda:*". */
+static int is_kind(const char *name)
+{
+	static const char *const kinds[] = {"cuda", "hip", "xpu", "mps", "privateuseone"};
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+		if (!strcmp(name, kinds[i]))
+			return 1;
+	return 0;
+}
+
 int hm_budget_parse(hm_budgets *b, const char *arg, char *err, size_t errsz)
 {
 	const char *eq = strrchr(arg, '=');
@@ -90,6 +100,8 @@ int hm_budget_parse(hm_budgets *b, const char *arg, char *err, size_t errsz)
 	if (eq)
 		memcpy(key, arg, (size_t)(eq - arg));
 	snprintf(from, sizeof from, "--fail-above %s", arg);
+	if (eq && is_kind(key)) /* "cuda=40GiB": every cuda device */
+		strcat(key, ":*");
 	int dev = eq && hm_budget_is_device(key);
 	hm_budget_add(b, dev ? key : NULL, eq && !dev ? key : NULL, max, from);
 	return 0;
@@ -117,62 +129,222 @@ static int matches(const char *pattern, const char *name, size_t n)
 	return (strlen(pattern) == n && !memcmp(pattern, name, n)) || fnmatch(pattern, name, 0) == 0;
 }
 
-/* One broken budget: "t.json rank 1 cuda:0: activation peak 1.50 KiB, limit 1.00 KiB
- * (--fail-above activation=1KiB), over by 512 B (+50.0%)". */
-static void print_break(const hm_file *hf, const hm_series *s, const hm_budget *bg, int64_t actual)
+const char *hm_budget_declared(const hm_budget *bg, int *cmdline)
 {
-	char a[32], l[32], o[32], rank[32] = "";
-	hm_fmt_bytes(a, sizeof a, actual);
-	hm_fmt_bytes(l, sizeof l, bg->max);
-	if (!strcmp(a, l)) /* the same when rounded: the bytes say which is more */
-		snprintf(a, sizeof a, "%" PRId64 " B", actual), snprintf(l, sizeof l, "%" PRId64 " B", bg->max);
-	hm_fmt_bytes(o, sizeof o, actual - bg->max);
-	if (hf->t->rank != HM_NONE)
-		snprintf(rank, sizeof rank, " rank %" PRId64, hf->t->rank);
-	hm_eprintf("hmem: over budget: %s%s %s: %s%speak %s, limit %s (%s), over by %s", hf->t->path, rank, s->device,
-		   bg->category ? bg->category : "", bg->category ? " " : "", a, l, bg->from, o);
-	if (bg->max > 0)
-		hm_eprintf(" (+%.1f%%)", 100.0 * (double)(actual - bg->max) / (double)bg->max);
-	hm_eprintf("\n");
+	static const char at[] = "hmem.budget at ";
+	*cmdline = strncmp(bg->from, at, sizeof at - 1) != 0;
+	return *cmdline ? bg->from : bg->from + sizeof at - 1;
 }
 
-size_t hm_budget_check(const hm_budgets *b, const hm_report *r, int quiet)
+/* "t.json rank 1 cuda:0" as the outputs name a series: the path only when the run has
+ * several traces and the trace no rank. */
+static void series_name(char *buf, size_t n, const hm_report *r, const hm_file *hf, const hm_series *s)
 {
-	size_t broken = 0;
-	fflush(stdout); /* the summary first, then what broke */
+	if (hf->t->rank != HM_NONE)
+		snprintf(buf, n, "rank %" PRId64 " %s", hf->t->rank, s->device);
+	else if (r->nfiles > 1)
+		snprintf(buf, n, "%s %s", hf->t->path, s->device);
+	else
+		snprintf(buf, n, "%s", s->device);
+}
+
+/* A peak and its limit in binary units, in bytes when the two round the same. */
+static void fmt_pair(char *a, char *l, size_t n, int64_t actual, int64_t max)
+{
+	hm_fmt_bytes(a, n, actual);
+	hm_fmt_bytes(l, n, max);
+	if (!strcmp(a, l)) /* the same when rounded: the bytes say which is more */
+		snprintf(a, n, "%" PRId64 " B", actual), snprintf(l, n, "%" PRId64 " B", max);
+}
+
+static void add_break(hm_verdict *v, const hm_file *hf, const hm_series *s, size_t cat, int64_t actual)
+{
+	hm_grow(&v->breaks, &v->cap, v->nbreaks + 1, sizeof *v->breaks);
+	v->breaks[v->nbreaks++] = (hm_break){hf, s, cat, actual};
+}
+
+/* One peak checked against budget res: the highest so far is kept, one above the limit is
+ * a break. */
+static void check_one(hm_verdict *v, hm_budget_result *res, const hm_budget *bg, const hm_file *hf,
+		      const hm_series *s, size_t cat, int64_t actual)
+{
+	res->checked++;
+	if (actual > res->actual)
+		res->actual = actual, res->file = hf, res->series = s, res->cat = cat;
+	if (actual > bg->max)
+		add_break(v, hf, s, cat, actual), res->nbreaks++;
+}
+
+void hm_budget_eval(const hm_budgets *b, const hm_report *r, hm_verdict *v)
+{
+	*v = (hm_verdict){.b = b, .res = hm_xcalloc(b->n ? b->n : 1, sizeof *v->res)};
 	for (size_t i = 0; i < b->n; i++) {
 		const hm_budget *bg = &b->v[i];
-		int seen = 0;
+		hm_budget_result *res = &v->res[i];
+		*res = (hm_budget_result){.first = v->nbreaks, .actual = -1, .cat = HM_BUDGET_TOTAL};
 		for (size_t fi = 0; fi < r->nfiles; fi++) {
 			const hm_file *hf = r->files[fi];
 			for (size_t si = 0; si < hf->nseries; si++) {
 				const hm_series *s = &hf->series[si];
 				if (!matches(bg->device, s->device, strlen(s->device)))
 					continue;
-				int64_t actual = -1;
 				if (!bg->category)
-					actual = s->peak;
+					check_one(v, res, bg, hf, s, HM_BUDGET_TOTAL, s->peak);
 				for (size_t c = 0; bg->category && c < s->ncats; c++)
-					if (s->cats[c].used && matches(bg->category, r->cats->str[c], r->cats->len[c])) {
-						actual = s->cats[c].peak;
-						if (actual > bg->max)
-							print_break(hf, s, bg, actual), broken++;
-						seen = 1;
-					}
-				if (bg->category)
-					continue;
-				seen = 1;
-				if (actual > bg->max)
-					print_break(hf, s, bg, actual), broken++;
+					if (s->cats[c].used && matches(bg->category, r->cats->str[c], r->cats->len[c]))
+						check_one(v, res, bg, hf, s, c, s->cats[c].peak);
 			}
 		}
-		if (!seen && !quiet)
-			hm_eprintf("hmem: warning: the budget of %s matches no %s in this run\n", bg->from,
-				   bg->category ? "category of a series" : "series");
+		v->passed += res->nbreaks == 0;
+	}
+}
+
+/* One broken budget: "t.json rank 1 cuda:0: activation peak 1.50 KiB, limit 1.00 KiB
+ * (--fail-above activation=1KiB), over by 512 B (+50.0%)". */
+static void print_break(const hm_report *r, const hm_break *k, const hm_budget *bg)
+{
+	char a[32], l[32], o[32], rank[32] = "";
+	fmt_pair(a, l, sizeof a, k->actual, bg->max);
+	hm_fmt_bytes(o, sizeof o, k->actual - bg->max);
+	if (k->file->t->rank != HM_NONE)
+		snprintf(rank, sizeof rank, " rank %" PRId64, k->file->t->rank);
+	int cat = k->cat != HM_BUDGET_TOTAL;
+	hm_eprintf("hmem: over budget: %s%s %s: %.*s%speak %s, limit %s (%s), over by %s", k->file->t->path, rank,
+		   k->series->device, cat ? (int)r->cats->len[k->cat] : 0, cat ? r->cats->str[k->cat] : "", cat ? " " : "",
+		   a, l, bg->from, o);
+	if (bg->max > 0)
+		hm_eprintf(" (+%.1f%%)", 100.0 * (double)(k->actual - bg->max) / (double)bg->max);
+	hm_eprintf("\n");
+}
+
+size_t hm_budget_report(const hm_verdict *v, const hm_report *r, int quiet)
+{
+	const hm_budgets *b = v->b;
+	fflush(stdout); /* the summary first, then what broke */
+	for (size_t i = 0; i < b->n; i++) {
+		const hm_budget_result *res = &v->res[i];
+		for (size_t k = 0; k < res->nbreaks; k++)
+			print_break(r, &v->breaks[res->first + k], &b->v[i]);
+		if (!res->checked && !quiet)
+			hm_eprintf("hmem: warning: the budget of %s matches no %s in this run\n", b->v[i].from,
+				   b->v[i].category ? "category of a series" : "series");
 	}
 	for (size_t i = 0; i < b->nfails; i++)
 		hm_eprintf("hmem: failed by the rule file: %s\n", b->fails[i]);
-	return broken + b->nfails;
+	return v->nbreaks + b->nfails;
+}
+
+char *hm_budget_line(const hm_report *r, size_t i)
+{
+	const hm_verdict *v = r->verdict;
+	const hm_budget *bg = &v->b->v[i];
+	const hm_budget_result *res = &v->res[i];
+	char line[2048], where[600] = "", a[32], l[32], more[48] = "";
+	if (!res->checked) {
+		snprintf(line, sizeof line, "%s matches no %s", bg->from, bg->category ? "category of a series" : "series");
+		return hm_xstrdup(line);
+	}
+	series_name(where, sizeof where, r, res->file, res->series);
+	fmt_pair(a, l, sizeof a, res->actual, bg->max);
+	if (res->nbreaks > 1)
+		snprintf(more, sizeof more, "; %zu peaks above", res->nbreaks);
+	int cat = res->cat != HM_BUDGET_TOTAL;
+	snprintf(line, sizeof line, "%s %.*s%speak %s %s %s (%s%s)", where, cat ? (int)r->cats->len[res->cat] : 0,
+		 cat ? r->cats->str[res->cat] : "", cat ? " " : "", a, res->nbreaks ? ">" : "<=", l, bg->from, more);
+	return hm_xstrdup(line);
+}
+
+static void json_opt_str(FILE *f, const char *s)
+{
+	if (s)
+		hm_json_str(f, s, strlen(s), 0);
+	else
+		fputs("null", f);
+}
+
+void hm_budget_json(FILE *f, const hm_report *r)
+{
+	const hm_verdict *v = r->verdict;
+	size_t n = v ? v->b->n : 0, nfails = v ? v->b->nfails : 0;
+	fputs(",\n \"budgets\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		const hm_budget *bg = &v->b->v[i];
+		const hm_budget_result *res = &v->res[i];
+		int cmdline;
+		const char *declared = hm_budget_declared(bg, &cmdline);
+		fputs(i ? ",\n  {\"device\": " : "\n  {\"device\": ", f);
+		json_opt_str(f, bg->device);
+		fputs(", \"category\": ", f);
+		json_opt_str(f, bg->category);
+		fprintf(f, ", \"limit_bytes\": %" PRId64 ", \"declared\": ", bg->max);
+		hm_json_str(f, declared, strlen(declared), 0);
+		fprintf(f, ", \"declared_in\": \"%s\",\n   \"actual_bytes\": ", cmdline ? "command line" : "rule file");
+		if (res->checked) {
+			fprintf(f, "%" PRId64 ", \"at\": {\"path\": ", res->actual);
+			hm_json_str(f, res->file->t->path, strlen(res->file->t->path), 0);
+			fputs(", \"rank\": ", f);
+			hm_json_opt(f, res->file->t->rank);
+			fputs(", \"device\": ", f);
+			hm_json_str(f, res->series->device, strlen(res->series->device), 0);
+			fputs(", \"category\": ", f);
+			if (res->cat != HM_BUDGET_TOTAL)
+				hm_json_str(f, r->cats->str[res->cat], r->cats->len[res->cat], 0);
+			else
+				fputs("null", f);
+			fputs("}", f);
+		} else {
+			fputs("null, \"at\": null", f);
+		}
+		fprintf(f, ", \"checked\": %zu, \"broken\": %zu, \"passed\": %s}", res->checked, res->nbreaks,
+			res->nbreaks ? "false" : "true");
+	}
+	fputs("],\n \"failures\": [", f);
+	for (size_t i = 0; i < nfails; i++) {
+		fputs(i ? ", " : "", f);
+		hm_json_str(f, v->b->fails[i], strlen(v->b->fails[i]), 0);
+	}
+	fputs("]", f);
+}
+
+void hm_budget_summary(FILE *f, const hm_report *r)
+{
+	const hm_verdict *v = r->verdict;
+	if (!v || (!v->b->n && !v->b->nfails))
+		return;
+	size_t cap = 256, len = 0;
+	char *text = hm_xcalloc(cap, 1);
+	const char *sep = "";
+	if (v->b->n)
+		len = (size_t)snprintf(text, cap, "budgets: %zu of %zu passed", v->passed, v->b->n), sep = "; ";
+	else
+		len = (size_t)snprintf(text, cap, "budgets: "), sep = "";
+	for (size_t i = 0; i < v->b->n + v->b->nfails; i++) {
+		char *part;
+		if (i < v->b->n) {
+			if (!v->res[i].nbreaks && v->res[i].checked)
+				continue; /* the line says what failed, and what names nothing */
+			part = hm_budget_line(r, i);
+		} else {
+			const char *msg = v->b->fails[i - v->b->n];
+			part = hm_xcalloc(strlen(msg) + 32, 1);
+			sprintf(part, "failed by the rule file: %s", msg);
+		}
+		size_t need = len + strlen(sep) + strlen(part) + 1;
+		hm_grow(&text, &cap, need, 1);
+		len += (size_t)snprintf(text + len, cap - len, "%s%s", sep, part);
+		sep = "; ";
+		free(part);
+	}
+	hm_put_col(f, text, len, 0);
+	putc('\n', f);
+	free(text);
+}
+
+void hm_verdict_free(hm_verdict *v)
+{
+	free(v->res);
+	free(v->breaks);
+	*v = (hm_verdict){0};
 }
 
 void hm_budgets_free(hm_budgets *b)

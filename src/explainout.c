@@ -4,6 +4,7 @@
 #include "jsonw.h"
 #include "snapout.h"
 #include "timeline.h"
+#include "util.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -273,6 +274,16 @@ void hm_json_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_se
 	hm_snap_json_series(f, hf, s);
 }
 
+/* A name from a trace or a rule file on the terminal: control characters (ESC, a line
+ * break) shown as \xNN (hm_esc), as everywhere else in the summary (issue 24). */
+static void put_name(FILE *f, const char *s, size_t n)
+{
+	size_t len;
+	char *t = hm_esc(s, n, 0, &len);
+	fwrite(t, 1, len, f);
+	free(t);
+}
+
 static double ms_since(const hm_trace *t, int64_t ts)
 {
 	return (double)(ts - t->first_ts) / 1e6;
@@ -316,7 +327,9 @@ static void summary_leak(FILE *f, const hm_series *s)
 					  : "allocations of every step but the last are never freed");
 	for (size_t i = 0; i < s->nmakers; i++) {
 		hm_fmt_bytes(b, sizeof b, s->makers[i].bytes);
-		fprintf(f, "%s%s %s", i ? ", " : "; made by ", s->makers[i].name, b);
+		fputs(i ? ", " : "; made by ", f);
+		put_name(f, s->makers[i].name, strlen(s->makers[i].name));
+		fprintf(f, " %s", b);
 	}
 	fputc('\n', f);
 }
@@ -330,7 +343,8 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 	fprintf(f, "    OUT OF MEMORY at +%.3f ms (ts %s): asked for %s", ms_since(t, o->ts), tsb, b1);
 	if (o->nops) {
 		uint32_t nm = t->sl.name[o->ops[o->nops - 1]];
-		fprintf(f, " in %.*s", (int)t->names.len[nm], t->names.str[nm]);
+		fputs(" in ", f);
+		put_name(f, t->names.str[nm], t->names.len[nm]);
 	}
 	if (o->step >= 0)
 		fprintf(f, ", step %" PRId32, o->step);
@@ -358,7 +372,9 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 		if (!o->cat_at[order[j]])
 			continue;
 		hm_fmt_bytes(b1, sizeof b1, o->cat_at[order[j]]);
-		fprintf(f, "%s %.*s %s", shown++ ? "," : "", (int)r->cats->len[order[j]], r->cats->str[order[j]], b1);
+		fputs(shown++ ? ", " : " ", f);
+		put_name(f, r->cats->str[order[j]], r->cats->len[order[j]]);
+		fprintf(f, " %s", b1);
 	}
 	fputc('\n', f);
 	free(order);
@@ -370,7 +386,9 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 		int64_t by = t->mem.bytes[s->ev[pos[j]]];
 		hm_fmt_bytes(b1, sizeof b1, by < 0 ? -by : by);
 		hm_explain_who(&ref, who, sizeof who);
-		fprintf(f, "      live %12s  %s\n", b1, who);
+		fprintf(f, "      live %12s  ", b1);
+		put_name(f, who, strlen(who));
+		fputc('\n', f);
 	}
 	hm_snap_summary_oom(f, hf, o);
 }

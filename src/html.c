@@ -1,4 +1,5 @@
 #include "html.h"
+#include "budget.h"
 #include "explainout.h"
 #include "fields.h"
 #include "ranks.h"
@@ -687,6 +688,32 @@ static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
 	hm_ranks_free(&k);
 }
 
+/* The budgets, first thing under the title: a line per limit, broken ones marked, then
+ * each failure the rule file asked for (README "Budgets"). Nothing when there are none. */
+static void budget_lines(FILE *f, const hm_report *r)
+{
+	const hm_verdict *v = r->verdict;
+	if (!v || (!v->b->n && !v->b->nfails))
+		return;
+	fprintf(f, "<section id=budgets>\n<h2>Budgets: %zu of %zu passed%s</h2>\n<ul>\n", v->passed, v->b->n,
+		v->b->nfails ? ", the rule file failed the run" : "");
+	for (size_t i = 0; i < v->b->n; i++) {
+		const hm_budget_result *res = &v->res[i];
+		char *line = hm_budget_line(r, i);
+		fprintf(f, "<li class=%s>%s: ", res->nbreaks ? "broken" : "passed",
+			res->nbreaks ? "over" : res->checked ? "passed" : "passed, but");
+		html_cstr(f, line);
+		fputs("</li>\n", f);
+		free(line);
+	}
+	for (size_t i = 0; i < v->b->nfails; i++) {
+		fputs("<li class=broken>failed by the rule file: ", f);
+		html_cstr(f, v->b->fails[i]);
+		fputs("</li>\n", f);
+	}
+	fputs("</ul>\n</section>\n", f);
+}
+
 void hm_write_html(FILE *f, const hm_report *r)
 {
 	colors k;
@@ -711,6 +738,7 @@ void hm_write_html(FILE *f, const hm_report *r)
 		fputs("</code>", f);
 	}
 	fputs(", hmem " HM_VERSION "</p>\n</header>\n", f);
+	budget_lines(f, r);
 	if (nseries == 0) {
 		fputs("<main><p>No memory events in these traces: record them with "
 		      "<code>torch.profiler.profile(profile_memory=True)</code>.</p></main>\n", f);

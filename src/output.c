@@ -1,4 +1,5 @@
 #include "output.h"
+#include "budget.h"
 #include "snapout.h"
 #include "explainout.h"
 #include "fields.h"
@@ -194,7 +195,9 @@ void hm_write_json(FILE *f, const hm_report *r)
 		}
 		fputs("]}", f);
 	}
-	fputs("}}\n", f);
+	fputs("}", f);
+	hm_budget_json(f, r);
+	fputs("}\n", f);
 }
 
 /* A text cell as every CSV of hmem writes one (cells.h). */
@@ -552,6 +555,7 @@ void hm_write_summary(FILE *f, const hm_report *r)
 	free(order);
 	for (size_t a = 0; a < r->naggs; a++)
 		summary_agg(f, &r->aggs[a]);
+	hm_budget_summary(f, r); /* last: the line a CI log shows */
 }
 
 /* One row per series and category, for spreadsheets and scripts that want the summary

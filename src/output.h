@@ -55,6 +55,7 @@ typedef struct hm_report {
 	size_t ncolors;
 	int color;             /* summary: ANSI colour (a terminal that wants it) */
 	const struct hm_runinfo *info; /* what --db and --partial record besides (partial.h), or NULL */
+	const struct hm_verdict *verdict; /* the budgets checked and the failures (budget.h), or NULL */
 } hm_report;
 
 void hm_agg_free(hm_agg *a);

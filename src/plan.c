@@ -90,6 +90,22 @@ int hm_plan_parse_shard(const char *s, int *i, int *n)
 	return 0;
 }
 
+/* A path in a plan line, whose fields are tab-separated and one line per file: a tab, a
+ * line break and the backslash itself written \t, \n and \\, other control characters
+ * \xNN (hm_esc, as on the terminal), so no file name forges a line or a field (issue 24). */
+static void put_path(FILE *f, const char *s)
+{
+	while (*s) {
+		size_t n = strcspn(s, "\\\t\n"), len;
+		char *t = hm_esc(s, n, 0, &len);
+		fwrite(t, 1, len, f);
+		free(t);
+		s += n;
+		if (*s)
+			fputs(*s == '\t' ? "\\t" : *s == '\n' ? "\\n" : "\\\\", f), s++;
+	}
+}
+
 int hm_plan_main(int argc, char **argv)
 {
 	char err[8192], **paths = hm_xcalloc((size_t)argc, sizeof *paths);
@@ -130,7 +146,9 @@ int hm_plan_main(int argc, char **argv)
 			printf("%d\t", i);
 			if (sn)
 				printf("%d/%d\t", of[i], sn);
-			printf("%" PRId64 "\t%s\n", p.bytes[i], p.path[i]);
+			printf("%" PRId64 "\t", p.bytes[i]);
+			put_path(stdout, p.path[i]);
+			putchar('\n');
 		}
 	free(of);
 	hm_plan_free(&p);

@@ -54,6 +54,15 @@ else
 fi
 check "the man page from the prefix renders, exit codes included" \
 	sh -c "groff -man -Tutf8 -P-cbou '$p/share/man/man1/hmem.1' 2>/dev/null | grep -q 'EXIT STATUS'"
+# The examples (issue 28): every file of examples/ but the README's picture, where the man
+# page says, and one runs from there as the man page shows.
+ex=$p/share/doc/hmem/examples
+missing=$(cd "$repo/examples" && find . -type f ! -name report.png | while read -r f; do cmp -s "$f" "$ex/$f" || echo "$f"; done | tr "\n" " ")
+check "the examples are installed in PREFIX/share/doc/hmem/examples${missing:+ (missing: $missing)}" test -z "$missing"
+check "the man page points to the installed examples" \
+	sh -c "groff -man -Tutf8 -P-cbou '$p/share/man/man1/hmem.1' 2>/dev/null | grep -q 'PREFIX/share/doc/hmem/examples/'"
+check "hmem run on the installed example rule file and traces" \
+	sh -c "hmem run '$ex/size_buckets.lua' '$ex/traces/' --json - | grep -q '\"peak_bytes\"'"
 complete_words() { # the completions bash offers for the words given (the last is completed)
 	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _hmem; printf "%s\n" "${COMPREPLY[@]}"' \
 		_ "$p/share/bash-completion/completions/hmem" "$@"

@@ -27,6 +27,13 @@ for _, trace in ipairs({ "tests/tiny/explain/y_oom.json", "tests/tiny/explain/y_
   walk(cjson.decode(p:read("a")), "top")
   p:close()
 end
+-- and budgets, broken and passed, from the command line and a rule file, with hmem.fail (issue 28)
+do
+  local p = io.popen("./hmem run -q tests/tiny/rules/decide_budget_pack.lua tests/tiny/y_pair_basic.json --set fail=no "
+    .. "--set limit=1000 --fail-above 2KiB --fail-above activation=1 --json - 2>/dev/null")
+  walk(cjson.decode(p:read("a")), "top")
+  p:close()
+end
 os.execute("rm -rf '" .. T .. "'")
 local names = {}
 for k in pairs(keys) do names[#names + 1] = k end

@@ -89,6 +89,24 @@ if everything is not None:
     extra["series"][0]["ooms"] = []
     extra["inputs"][0]["steps"] = [1, 2]
     check(not errors(extra), "takes fields added after it (series[].ooms, inputs[].steps)")
+# Budgets (issue 28): from the command line (one broken, one passed, one naming nothing) and
+# from a rule file (hmem.budget), with a failure (hmem.fail).
+doc = validate(["tests/tiny/rules/decide_budget_pack.lua", "tests/tiny/y_pair_basic.json", "--set", "limit=1000",
+                "--set", "fail=stop", "--fail-above", "cuda:0=1KiB", "--fail-above", "2KiB",
+                "--fail-above", "activation=1"], "--json with budgets broken, passed and naming nothing, and hmem.fail")
+if doc is not None:
+    b = doc["budgets"]
+    check(len(b) == 5 and [x["passed"] for x in b] == [False, True, True, False, True]
+          and b[2]["at"] is None and b[3]["declared_in"] == "rule file" and doc["failures"],
+          "that run has each kind of budget to check", json.dumps(b)[:500])
+    for name, change in [
+            ("a budget without where it was declared", lambda d: d["budgets"][0].pop("declared")),
+            ("a budget's verdict given as a string", lambda d: d["budgets"][0].__setitem__("passed", "no")),
+            ("a budget declared somewhere else", lambda d: d["budgets"][0].__setitem__("declared_in", "env")),
+            ("a failure that is not a string", lambda d: d["failures"].append(1))]:
+        bad = copy.deepcopy(doc)
+        change(bad)
+        check(len(errors(bad)) > 0, "refuses " + name)
 # Memory snapshots (issue 18): the real ones, and generated ones with OOMs and segments.
 with tempfile.TemporaryDirectory() as d:
     subprocess.run(["python3", "tests/snapshots/gen.py", "hostile", d], check=True)

@@ -1,6 +1,6 @@
 # hmem with no command explains itself and exits with the usage code
 $ hmem
-hmem: missing command (run, events, allocations or packs)
+hmem: missing command (run, events, allocations, packs, diff, plan or merge)
 Try 'hmem --help'.
 ? 2
 $ hmem --version
