@@ -2,6 +2,8 @@
 """The shipped packs on real snapshots' stacks (issue 25).
 
 Usage: tests/snapshots/packs.py HMEM [SNAPSHOT...]  (TAP lines; -v also prints the GiB per category)
+       tests/snapshots/packs.py --write FILE          (writes the generated step below)
+       tests/snapshots/packs.py --find NAME           (prints the real snapshot's path, or nothing)
 Without SNAPSHOT: those of tests/data/snapshots and HMEM_REAL_SNAPSHOTS, as who.py.
 
 From each pickle alone (Python's stdlib), every alloc entry of the trace gets the category the
@@ -204,6 +206,12 @@ def categories(hmem, pack, path):
 
 
 def main(argv):
+    if argv[:1] == ["--write"]:
+        synthetic(argv[1])
+        return 0
+    if argv[:1] == ["--find"]:
+        print("\n".join(p for p in who.real_snapshots() if os.path.basename(p) == argv[1]))
+        return 0
     verbose = "-v" in argv
     argv = [a for a in argv if a != "-v"]
     hmem, paths = argv[0], argv[1:] or who.real_snapshots()
