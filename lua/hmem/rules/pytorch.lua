@@ -56,6 +56,30 @@
 --                      unless it is freed in zero_grad or AccumulateGrad ("gradient") or
 --                      in backward ("activation": saved by a forward the trace missed).
 --
+-- Memory snapshots have no ops, threads or module slices: a row without ops reads its stack
+-- (row.frames) through hmem.rules.phase.stack_facts where the rules above read op names, and
+-- its free's stack (row.free_frames) where they read the free's ops:
+--   the phase: a record_function annotation first, else the stack's (torch/optim/ frames
+--   optimizer; the autograd engine's frames, a node's apply or torch.autograd.backward
+--   backward; nn.Module's _call_impl with a forward frame forward);
+--   "temporary"       freed inside the op that made it (hmem.rules.lifetime.stack_same_op);
+--   "gradient"        backward: never freed, made in AccumulateGrad, or freed by zero_grad,
+--                     AccumulateGrad, the optimizer or other Python code (its free's stack has
+--                     Python frames and no engine frame);
+--   "autograd detail" backward: freed by the engine (engine frames, or an empty stack: the
+--                     engine's thread has no Python frame);
+--   "activation"      forward memory freed by the engine (saved for backward), which also
+--                     tells that the file's backward runs;
+--   "parameter"       never freed and made under a module's __init__, reset_parameters or
+--                     _apply frame (model.to(device));
+--   a free of memory allocated before recording is a "gradient" when its stack (the free's)
+--   holds zero_grad or AccumulateGrad, an "activation" when it is backward's, else "unknown".
+-- Without steps, what outlives a step cannot be told: freed optimizer memory is "temporary",
+-- and a gradient freed by the next step's zero_grad needs the free's Python stack. Stacks
+-- recorded without C++ frames (stacks="python") are empty on the engine's thread: those
+-- allocations keep what the annotations say. cache_by keys frames and free_frames on the
+-- interned stacks (one key for every row of a trace).
+--
 -- Checked against ground truth (tests/truth: an MLP 784-512-256-10 trained with Adam, and
 -- its inference, with and without with_stack/with_modules, the model built inside and
 -- before the trace): every category within 1% of the truth (the table: python3
