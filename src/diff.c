@@ -21,7 +21,8 @@ const char hm_diff_usage[] =
 	"  --fail-above-delta D  exit 6 when the peak grew by more than D: SIZE or PCT% (the\n"
 	"                    peak), DEVICE=..., or CATEGORY=... (activation=5%); repeatable\n"
 	"  --top N           groups by op and by module shown per series (default 10)\n"
-	"  -I, --set, --timeout, --lua-mem, --allow-io, -j, -q: as for run, for trace sides\n";
+	"  --timeout, --lua-mem  as for run: for trace sides, and for the comparison itself\n"
+	"  -I, --set, --allow-io, -j, -q: as for run, for trace sides\n";
 
 typedef struct diff_opts {
 	const char *pos[3], *json, *html, *format, *top;
@@ -258,9 +259,13 @@ int hm_diff_main(int argc, char **argv, hm_diff_reader read)
 	for (int i = 0; i < 3 && !rc; i++)
 		if (path[i])
 			q.want[which[i]] = 1;
-	if (!rc && hm_diff_compute(&q, &res, err, sizeof err) != 0) {
+	/* The comparison runs under the run's limits: a report is data from elsewhere. */
+	q.timeout_s = o.run.timeout ? strtod(o.run.timeout, NULL) : 60;
+	q.mem_limit = (size_t)((o.run.lua_mem ? strtod(o.run.lua_mem, NULL) : 4096) * 1048576.0);
+	int got = rc ? 0 : hm_diff_compute(&q, &res, err, sizeof err);
+	if (got) {
 		hm_eprintf("hmem: %s\n", err);
-		rc = HM_EXIT_INPUT;
+		rc = got == -2 ? HM_EXIT_SCRIPT : HM_EXIT_INPUT;
 	}
 	if (!rc)
 		rc = write_all(path, &res, which);

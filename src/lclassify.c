@@ -196,7 +196,7 @@ static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxme
 	if (s->view.ref > 0) {
 		hm_lctx_arm(kr->lx, "view");
 		ctx = hm_view_of(&s->view, kr->L, r, memo, HM_F_VIEW);
-		hm_lctx_done(kr->lx);
+		hm_lctx_arm(kr->lx, "classify");
 	} else
 		ctx = hm_field_context(r, HM_F_CONTEXT, memo);
 	struct hm_fn_recent *recent = &s->fn_recent[((uint64_t)ctx ^ (uint64_t)i) % 1024];
@@ -219,7 +219,7 @@ static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxme
 	lua_pushvalue(L, kr->row);
 	hm_lctx_arm(kr->lx, "cache_by");
 	lua_call(L, 1, 1);
-	hm_lctx_done(kr->lx);
+	hm_lctx_arm(kr->lx, "classify");
 	hm_value v = key_answer(L, s->cache_fn[i]);
 	size_t n = key_put(&s->valbuf, &s->valcap, 0, &v);
 	lua_pop(L, 1);
@@ -294,7 +294,7 @@ static uint32_t cache_slot(hm_classify *s, const hm_rowref *r, hm_ctxmemo *memo,
 		} else if (field == HM_F_VIEW || field == HM_F_FREE_VIEW) {
 			hm_lctx_arm(kr->lx, "view");
 			v.i = hm_view_of(&s->view, kr->L, r, memo, field);
-			hm_lctx_done(kr->lx);
+			hm_lctx_arm(kr->lx, "classify");
 			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
 		} else if (field == HM_F_FRAMES || field == HM_F_FREE_FRAMES) {
 			v.i = hm_field_stack_id(r, field); /* interned: equal stacks, equal ids */
@@ -320,7 +320,12 @@ typedef struct classify_ctx {
 } classify_ctx;
 
 /* Every row of a file in one protected call (a pcall per row would cost a setjmp each);
- * c->si and c->k tell which row an error came from. [-1, +0, e] */
+ * c->si and c->k tell which row an error came from. Everything Lua allocates on behalf of
+ * a row (the row itself, the cache_by key functions' and the view's calls, the category
+ * name's cache entry) happens inside the row's armed call: any allocation may run a GC
+ * step, and a step may run a __gc finalizer of the rule file, which only the watchdog can
+ * stop (issue 24). A row answered by the memo alone is not armed, so the limit is per row,
+ * never per file. [-1, +0, e] */
 static int classify_protected(lua_State *L)
 {
 	classify_ctx *c = lua_touserdata(L, 1);
@@ -328,6 +333,7 @@ static int classify_protected(lua_State *L)
 	hm_lctx *lx = c->x;
 	hm_file *f = c->f;
 	const hm_mem *m = &f->t->mem;
+	hm_lctx_arm(lx, "classify"); /* the tables pushed below may allocate */
 	lua_rawgeti(L, LUA_REGISTRYINDEX, s->cats_ref);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
 	int keep = c->keep;
@@ -335,6 +341,7 @@ static int classify_protected(lua_State *L)
 	hm_ctxmemo *memo = hm_lua_rows(L)->ctx;
 	int cache = 2, fn = 3, mt = 4, made = keep ? 5 : 0;
 	keyrow kr = {L, lx, f, NULL, 0, mt, made, 0};
+	hm_lctx_done(lx);
 	for (; c->si < f->nseries; c->si++, c->k = 0) {
 		hm_series *x = &f->series[c->si];
 		for (; c->k < x->n; c->k++) {
@@ -350,6 +357,7 @@ static int classify_protected(lua_State *L)
 			}
 			uint32_t slot = 0;
 			kr.x = x, kr.k = (uint32_t)k, kr.row = 0;
+			hm_lctx_arm(lx, "classify");
 			if (s->ncache) {
 				hm_rowref ref = {f, x, (uint32_t)k};
 				slot = cache_slot(s, &ref, memo, &kr);
@@ -358,6 +366,7 @@ static int classify_protected(lua_State *L)
 					s->cache_hits++;
 					if (kr.row)
 						lua_settop(L, kr.row - 1);
+					hm_lctx_done(lx);
 					continue;
 				}
 			}
@@ -368,9 +377,8 @@ static int classify_protected(lua_State *L)
 			else
 				hm_lua_row_new(L, f, x, (uint32_t)k, mt, made);
 			s->calls++;
-			hm_lctx_arm(lx, "classify");
+			hm_lctx_arm(lx, "classify"); /* its own limit, after the cache_by keys' */
 			lua_call(L, 1, 2);
-			hm_lctx_done(lx);
 			/* A second result false: the answer depends on more than the cache_by fields
 			 * (state, such as what came before): not remembered. */
 			int remember = !(lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1));
@@ -393,6 +401,7 @@ static int classify_protected(lua_State *L)
 			}
 			if (kr.row)
 				lua_settop(L, kr.row - 1);
+			hm_lctx_done(lx);
 		}
 	}
 	return 0;
@@ -419,8 +428,7 @@ int hm_classify_run(hm_classify *s, hm_lctx *x, int fn_ref, int keep, hm_file *f
 	lua_pushcfunction(L, classify_msghandler);
 	lua_pushcfunction(L, classify_protected);
 	lua_pushlightuserdata(L, &c);
-	int status = lua_pcall(L, 1, 1, top + 1);
-	hm_lctx_done(x);
+	int status = lua_pcall(L, 1, 1, top + 1); /* an error leaves the row's call armed */
 	char where[512], limit[512];
 	if (status != LUA_OK) {
 		describe(f, &f->series[c.si], c.k, where, sizeof where);
@@ -438,6 +446,7 @@ int hm_classify_run(hm_classify *s, hm_lctx *x, int fn_ref, int keep, hm_file *f
 			 empty ? " non-empty" : "", where);
 	}
 	lua_settop(L, top);
+	hm_lctx_done(x);
 	return status != LUA_OK || c.bad_type != LUA_TNIL ? -1 : 0;
 }
 

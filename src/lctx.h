@@ -67,6 +67,8 @@ typedef struct hm_lctx {
 	hm_watch_call *wcall; /* the call it watches */
 	volatile sig_atomic_t killed;  /* timed out: every instruction raises until C has control */
 	volatile sig_atomic_t closing; /* in lua_close: no hook to set (the state is going away) */
+	int check_armed;  /* HMEM_CHECK_ARMED: an allocation outside an armed call aborts (a test's check) */
+	uint64_t ncalls0; /* wcall's count when the state was made: more, and the rule file has run */
 	char kill_where[256];
 } hm_lctx;
 

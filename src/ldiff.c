@@ -1,6 +1,7 @@
 /* `hmem diff`'s comparison in embedded Lua (hmem.diff). */
 #include "ldiff.h"
 #include "embedded.h"
+#include "lbounds.h"
 #include "lcjson.h"
 #include "lctx.h"
 #include "util.h"
@@ -12,21 +13,55 @@
 
 static const char *const format_names[HM_DIFF_FORMATS] = {"text", "json", "csv", "html"};
 
-/* package.searchers' only file searcher here: the modules built into hmem, never a file on
- * LUA_PATH. [-1, +2, e] */
-static int builtin_searcher(lua_State *L)
+/* require in the comparison's state: only the modules it is made of, built into hmem
+ * (hmem.diff, hmem.diff_html), and cjson, each loaded once; never a file. upvalue 1: the
+ * loaded modules. [-1, +1, e] */
+static int diff_require(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
-	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)
-		if (!strcmp(m->name, name)) {
-			lua_pushfstring(L, "@%s", m->path);
-			if (luaL_loadbufferx(L, m->source, strlen(m->source), lua_tostring(L, -1), "t") != LUA_OK)
-				return lua_error(L);
-			lua_pushstring(L, m->path);
-			return 2;
-		}
-	lua_pushfstring(L, "\n\tno module '%s' built into hmem", name);
+	if (lua_getfield(L, lua_upvalueindex(1), name) != LUA_TNIL)
+		return 1;
+	lua_pop(L, 1);
+	const hm_embedded *m = hm_embedded_modules;
+	while (m->name && (strncmp(name, "hmem.diff", 9) || strcmp(m->name, name)))
+		m++;
+	if (!m->name)
+		return luaL_error(L, "module '%s' is not part of hmem diff", name);
+	lua_pushfstring(L, "@%s", m->path);
+	if (luaL_loadbufferx(L, m->source, strlen(m->source), lua_tostring(L, -1), "t") != LUA_OK)
+		return lua_error(L);
+	lua_pushstring(L, name);
+	lua_call(L, 1, 1);
+	if (lua_isnil(L, -1))
+		lua_pushboolean(L, 1);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, lua_upvalueindex(1), name);
 	return 1;
+}
+
+/* The comparison's libraries: base (without dofile, loadfile, load), string, table, math
+ * and utf8, bounded as a rule file's (lbounds.h), cjson, and diff_require. [-0, +0, e] */
+static void open_diff_libs(lua_State *L)
+{
+	static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base}, {LUA_STRLIBNAME, luaopen_string},
+					{LUA_TABLIBNAME, luaopen_table}, {LUA_MATHLIBNAME, luaopen_math},
+					{LUA_UTF8LIBNAME, luaopen_utf8}, {NULL, NULL}};
+	for (const luaL_Reg *l = libs; l->name; l++) {
+		luaL_requiref(L, l->name, l->func, 1);
+		lua_pop(L, 1);
+	}
+	hm_lctx *x = hm_lctx_of(L);
+	hm_lua_bound_libs(L, x->mem_limit, &x->killed);
+	static const char *const gone[] = {"dofile", "loadfile", "load", NULL};
+	for (int i = 0; gone[i]; i++) {
+		lua_pushnil(L);
+		lua_setglobal(L, gone[i]);
+	}
+	lua_newtable(L); /* the modules loaded */
+	hm_lua_push_cjson(L, 0);
+	lua_setfield(L, -2, "cjson");
+	lua_pushcclosure(L, diff_require, 1);
+	lua_setglobal(L, "require");
 }
 
 /* A copy of the string at idx, malloc'd (NULL for a non-string). */
@@ -99,18 +134,7 @@ static int compute_protected(lua_State *L)
 {
 	const hm_diff_req *q = lua_touserdata(L, 1);
 	hm_diff_res *res = lua_touserdata(L, 2);
-	luaL_openlibs(L);
-	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-	hm_lua_push_cjson(L, 0);
-	lua_setfield(L, -2, "cjson");
-	lua_getglobal(L, "package");
-	lua_getfield(L, -1, "searchers");
-	lua_pushcfunction(L, builtin_searcher);
-	lua_rawseti(L, -2, 2);
-	for (lua_Integer i = luaL_len(L, -1); i > 2; i--) {
-		lua_pushnil(L);
-		lua_rawseti(L, -2, i);
-	}
+	open_diff_libs(L);
 	lua_getglobal(L, "require");
 	lua_pushliteral(L, "hmem.diff");
 	lua_call(L, 1, 1);
@@ -133,20 +157,30 @@ static int compute_protected(lua_State *L)
 int hm_diff_compute(const hm_diff_req *q, hm_diff_res *res, char *err, size_t errsz)
 {
 	*res = (hm_diff_res){0};
-	hm_lctx *c = hm_lctx_new(0, 0, "hmem diff", NULL, err, errsz);
+	hm_lctx *c = hm_lctx_new(q->mem_limit, q->timeout_s, "hmem diff", NULL, err, errsz);
 	if (!c)
 		return -1;
 	lua_State *L = c->L;
 	lua_pushcfunction(L, compute_protected);
 	lua_pushlightuserdata(L, (void *)q);
 	lua_pushlightuserdata(L, res);
+	hm_lctx_arm(c, "comparing the two sides");
 	int status = hm_lua_docall(L, 2, 0);
-	if (status != LUA_OK) {
+	int limit = status != LUA_OK && (c->killed || c->mem_hit);
+	if (limit) {
+		if (c->killed)
+			snprintf(err, errsz, "diff: comparing %s and %s ran longer than --timeout %g s (--timeout SEC "
+				 "raises the limit)", q->name[0], q->name[1], q->timeout_s);
+		else
+			snprintf(err, errsz, "diff: comparing %s and %s used more than --lua-mem %zu MB of Lua memory "
+				 "(--lua-mem MB raises the limit)", q->name[0], q->name[1], q->mem_limit >> 20);
+	} else if (status != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		snprintf(err, errsz, "%.*s", (int)strcspn(msg ? msg : "?", "\n"), msg ? msg : "?");
 	}
+	hm_lctx_done(c);
 	hm_lctx_free(c);
-	return status == LUA_OK ? 0 : -1;
+	return status == LUA_OK ? 0 : limit ? -2 : -1;
 }
 
 void hm_diff_res_free(hm_diff_res *res)

@@ -31,6 +31,8 @@ typedef struct hm_diff_req {
 	size_t ndeltas;
 	long top;                    /* groups by op and by module shown per pair */
 	int want[HM_DIFF_FORMATS];   /* which outputs to make */
+	double timeout_s;            /* --timeout over the comparison (0: none) */
+	size_t mem_limit;            /* --lua-mem over its Lua heap, bytes (0: none) */
 } hm_diff_req;
 
 typedef struct hm_diff_res {
@@ -40,9 +42,13 @@ typedef struct hm_diff_res {
 	size_t nbreaks, nnotes;
 } hm_diff_res;
 
-/* Compares the two sides. Returns 0, or -1 with a message in err (a side that is not an
- * hmem report: "NAME: not an hmem --json report (...)"). res is filled either way and
- * freed by hm_diff_res_free. */
+/* Compares the two sides, in a Lua state with the standard library's data functions only
+ * (no io, os, debug, package, load) under q's --timeout and --lua-mem: a report is data
+ * from elsewhere. Returns 0; -1 with a message in err for a side that is not an hmem
+ * report ("NAME: not an hmem --json report (...)", a value of the wrong type named by
+ * where it is); -2 with a message when a limit stopped it (a call the hook cannot stop
+ * ends the process, exit 3, as a rule file's does). res is filled either way and freed
+ * by hm_diff_res_free. */
 int hm_diff_compute(const hm_diff_req *q, hm_diff_res *res, char *err, size_t errsz);
 
 void hm_diff_res_free(hm_diff_res *res);

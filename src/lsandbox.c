@@ -9,11 +9,14 @@
 #include "lrow.h"
 #include "outfile.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Every chunk (the rule file, each module it requires, each pack) gets its own
  * environment: its own copies of the library tables and its own require with its own
@@ -345,7 +348,7 @@ static void add_host_functions(lua_State *L, const hm_sandbox *o)
 	hm_lua_push_cache_clear(L, o->cls);
 	lua_setfield(L, -2, "cache_clear");
 	if (o->out_dir) {
-		lua_pushstring(L, o->out_dir);
+		lua_pushlightuserdata(L, (void *)o);
 		lua_pushcclosure(L, l_write, 1);
 		lua_setfield(L, -2, "write");
 	}
@@ -410,23 +413,31 @@ static int sandbox_require(lua_State *L)
 	return 1;
 }
 
-/* hmem.write(name, text): a file in --out DIR, written whole or not at all. [-2, +0, e] */
+/* hmem.write(name, text): a file in --out DIR, written whole or not at all (issue 24).
+ * The directory is opened once, at the first write (a link given as --out itself is
+ * followed: the user named it); every file is then made relative to that descriptor
+ * (hm_out_write_at): a link planted in the directory, at the name or anywhere, is never
+ * followed. A name is one plain component: no '/', no NUL byte, not "." or "..".
+ * [-2, +0, e] */
 static int l_write(lua_State *L)
 {
-	const char *dir = lua_tostring(L, lua_upvalueindex(1));
-	size_t len;
-	const char *name = luaL_checkstring(L, 1);
+	hm_sandbox *o = lua_touserdata(L, lua_upvalueindex(1));
+	size_t len, nlen;
+	const char *name = luaL_checklstring(L, 1, &nlen);
 	const char *text = luaL_checklstring(L, 2, &len);
+	if (strlen(name) != nlen) /* the name C would see is cut at the NUL: refused, not cut */
+		return luaL_error(L, "hmem.write: '%s\\0...' holds a NUL byte: a file name cannot", name);
 	if (!*name || strchr(name, '/') || strcmp(name, "..") == 0 || strcmp(name, ".") == 0)
-		return luaL_error(L, "hmem.write: '%s' must be a plain file name (it goes into %s)", name, dir);
-	lua_pushfstring(L, "%s/%s", dir, name);
-	hm_out out;
+		return luaL_error(L, "hmem.write: '%s' must be a plain file name (it goes into %s)", name, o->out_dir);
 	char err[512];
-	if (hm_out_open(&out, lua_tostring(L, -1), err, sizeof err) == 0) {
-		fwrite(text, 1, len, out.f);
-		if (hm_out_commit(&out, err, sizeof err) == 0)
-			return 0;
+	if (!o->out_fd) {
+		int fd = open(o->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return luaL_error(L, "hmem.write: --out %s: %s", o->out_dir, strerror(errno));
+		o->out_fd = fd + 1;
 	}
+	if (hm_out_write_at(o->out_fd - 1, o->out_dir, name, text, len, err, sizeof err) == 0)
+		return 0;
 	return luaL_error(L, "hmem.write: %s", err);
 }
 

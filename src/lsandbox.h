@@ -26,6 +26,7 @@ typedef struct hm_sandbox {
 	int in_done;          /* done(report) is running: hmem.fail may be called */
 	int quiet;            /* -q: hmem.note says nothing */
 	uint64_t *digest;     /* when set: every file or module loaded is hashed into it (plan.h) */
+	int out_fd;           /* --out DIR opened by the first hmem.write, + 1 (0: not yet); the host closes it */
 } hm_sandbox;
 
 /* The standard libraries (bounded, lbounds.h) and hmem's metatables, for a state that

@@ -263,3 +263,62 @@ void hm_out_abort(hm_out *o)
 	free(o->path), free(o->tmp);
 	memset(o, 0, sizeof *o);
 }
+
+/* write(2) until every byte is out. */
+static int write_full(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w, n -= (size_t)w;
+	}
+	return 0;
+}
+
+int hm_out_write_at(int dirfd, const char *dirname, const char *name, const void *data, size_t len, char *err,
+		    size_t errsz)
+{
+	static unsigned counter;
+	struct stat st;
+	mode_t mode;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+		mode = st.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	size_t n = strlen(name) + 32, dn = strlen(dirname) + n + 2;
+	char *tmp = hm_xrealloc(NULL, n), *full = hm_xrealloc(NULL, dn);
+	int fd = -1;
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		unsigned r = (unsigned)getpid() * 2654435761u ^ (unsigned)(uint64_t)(hm_now() * 1e9) ^ ++counter * 40503u;
+		snprintf(tmp, n, "%s.tmp.%08x", name, r);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		snprintf(err, errsz, "%s/%s: cannot write: %s", dirname, name, strerror(errno));
+		free(tmp), free(full);
+		return -1;
+	}
+	snprintf(full, dn, "%s/%s", dirname, tmp);
+	int slot = tmp_register(full);
+	int bad = fchmod(fd, mode) != 0 || write_full(fd, data, len) != 0;
+	int saved = errno;
+	if (close(fd) != 0 && !bad)
+		bad = 1, saved = errno;
+	if (!bad && renameat(dirfd, tmp, dirfd, name) != 0)
+		bad = 1, saved = errno;
+	if (bad) {
+		unlinkat(dirfd, tmp, 0);
+		snprintf(err, errsz, "%s/%s: write failed: %s", dirname, name, strerror(saved));
+	}
+	tmp_unregister(slot);
+	free(tmp), free(full);
+	return bad ? -1 : 0;
+}

@@ -29,6 +29,14 @@ void hm_out_abort(hm_out *o); /* closes and removes the temporary file; any stat
  * unlink: no lock, no allocation); for a run that ends at once (the watchdog's kill). */
 void hm_out_remove_tmp(void);
 
+/* hmem.write's file (issue 24): name, one path component, made in the directory open at
+ * dirfd (dirname names it in messages) as a new temporary file (O_CREAT|O_EXCL|O_NOFOLLOW)
+ * and renamed over name with renameat: no symlink is followed, neither at the temporary
+ * name nor at name (a link there is replaced by the file, as rename replaces it). An
+ * existing regular file's mode is kept. 0, or -1 with a message in err (nothing left). */
+int hm_out_write_at(int dirfd, const char *dirname, const char *name, const void *data, size_t len, char *err,
+		    size_t errsz);
+
 /* Whether writing path would replace (or create) a regular file: 1 with its canonical
  * name in *canon (malloc'd, the caller frees) and *st filled when it exists (st_nlink 0
  * when not); 0 for "-" and for what is written in place. Two outputs, or an output and an

@@ -14,6 +14,7 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct hm_script {
 	hm_lctx *ctx;   /* the state and its limits (lctx.h) */
@@ -236,7 +237,7 @@ static hm_script *state_new(const hm_script_opts *o, char *err, size_t errsz)
 {
 	hm_script *s = hm_xcalloc(1, sizeof *s);
 	s->o = o;
-	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls, &s->verdict, o->set, o->nset, 0, o->quiet, NULL};
+	s->sb = (hm_sandbox){o->inc, o->ninc, o->allow_io, o->out_dir, NULL, &s->cls, &s->verdict, o->set, o->nset, 0, o->quiet, NULL, 0};
 	s->ctx = hm_lctx_new(o->mem_limit, o->timeout_s, o->rules, s, err, errsz);
 	if (!s->ctx) {
 		free(s);
@@ -259,7 +260,6 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 	lua_pushlightuserdata(L, &c);
 	limits_arm(s, "loading the rule file");
 	int status = hm_lua_docall(L, 1, 0);
-	limits_done(s);
 	if (status != LUA_OK) {
 		if (!limits_report(s, err, errsz))
 			error_text(L, err, errsz);
@@ -267,7 +267,8 @@ hm_script *hm_script_open(const hm_script_opts *o, hm_strtab *cats, char *err, s
 		return NULL;
 	}
 	s->ctx->decls.closed = 1; /* hmem.aggregate and cache_by declare while the rules load */
-	hm_classify_init(&s->cls, L);
+	hm_classify_init(&s->cls, L); /* allocates: still armed */
+	limits_done(s);
 	s->ctx->rows.view = &s->cls.view;
 	snprintf(s->digest_hex, sizeof s->digest_hex, "%016" PRIx64, s->digest);
 	return s;
@@ -508,6 +509,8 @@ void hm_script_close(hm_script *s)
 	free(s->name);
 	free(s->pack_name);
 	free(s->sb.rule_dir);
+	if (s->sb.out_fd)
+		close(s->sb.out_fd - 1);
 	free(s->colors);
 	hm_classify_free(&s->cls);
 	hm_budgets_free(&s->verdict);

@@ -33,13 +33,36 @@ function diff.human(bytes)
   return ("%s%.2f %s"):format(sign, v, units[u])
 end
 
--- A glob (*, ?) as a whole-string Lua pattern.
-local function glob(p)
-  return "^" .. p:gsub("[%^%$%(%)%%%.%[%]%+%-]", "%%%0"):gsub("%*", ".*"):gsub("%?", ".") .. "$"
+-- A glob piece without "*" (each "?" any one byte) as a Lua pattern with no quantifier:
+-- finding it costs at most its length per position tried, never a backtrack.
+local function piece(seg)
+  return (seg:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", function(c) return c == "?" and "." or "%" .. c end))
+end
+
+-- Whether a glob (*, ?) matches the whole of name (issue 24). A Lua pattern with one ".*"
+-- per star backtracks: two stars over a 1 MB name were minutes. Here the pieces between
+-- stars are found in order, each at its leftmost place (a later place never helps: each
+-- piece has a fixed length), the first anchored at the start and the last at the end: the
+-- work is at most the name's length times the pattern's.
+function diff.glob_match(pattern, name)
+  local segs = {}
+  for seg in (pattern .. "*"):gmatch("([^*]*)%*") do segs[#segs + 1] = seg end
+  if #segs == 1 then return #name == #pattern and name:find("^" .. piece(pattern) .. "$") ~= nil end
+  local first, last = segs[1], segs[#segs]
+  local limit = #name - #last -- the middle pieces end at or before it
+  if #first > limit or not name:find("^" .. piece(first)) then return false end
+  if not name:find("^" .. piece(last) .. "$", limit + 1) then return false end
+  local pos = #first + 1
+  for i = 2, #segs - 1 do
+    local _, e = name:find(piece(segs[i]), pos)
+    if not e or e > limit then return false end
+    pos = e + 1
+  end
+  return true
 end
 
 local function matches(pattern, name)
-  return pattern == nil or pattern == name or name:match(glob(pattern)) ~= nil
+  return pattern == nil or pattern == name or diff.glob_match(pattern, name)
 end
 
 -- Groups of a --json report's series: its live_at_peak list (--top of them) by op, memory
@@ -72,6 +95,39 @@ local function groups_of_side(e)
   return out
 end
 
+-- A report given to diff is data from elsewhere: a value of the wrong type is an error
+-- naming the side and where it is ("FILE: what", exit 4), never a Lua error inside diff.
+-- where is a format and its arguments, made into text only for the error.
+local function want(v, kind, optional, name, where, ...)
+  if type(v) == kind or (optional and (v == nil or v == cjson.null)) then return v end
+  error(("%s: not an hmem --json report (%s: expected a %s, not %s)"):format(name, where:format(...), kind,
+    v == cjson.null and "null" or type(v)), 0)
+end
+
+-- A trace side's extra (diffside.c): its groups as {key, bytes} lists, its timeline.
+local function check_extra(e, name, i)
+  want(e, "table", false, name, "extra[%d]", i)
+  for what, l in pairs(want(e.groups, "table", false, name, "extra[%d].groups", i)) do
+    want(what, "string", false, name, "extra[%d].groups key", i)
+    want(l, "table", false, name, "extra[%d].groups.%s", i, what)
+    for j, kv in ipairs(l) do
+      want(kv, "table", false, name, "extra[%d].groups.%s[%d]", i, what, j)
+      want(kv[1], "string", false, name, "extra[%d].groups.%s[%d][1]", i, what, j)
+      want(kv[2], "number", false, name, "extra[%d].groups.%s[%d][2]", i, what, j)
+    end
+  end
+  local p = want(e.points, "table", true, name, "extra[%d].points", i)
+  if p then
+    for j, v in ipairs(want(p.ms, "table", false, name, "extra[%d].points.ms", i)) do
+      want(v, "number", false, name, "extra[%d].points.ms[%d]", i, j)
+    end
+    for k, vals in ipairs(want(p.cats, "table", false, name, "extra[%d].points.cats", i)) do
+      want(vals, "table", false, name, "extra[%d].points.cats[%d]", i, k)
+      for j = 1, #p.ms do want(vals[j], "number", false, name, "extra[%d].points.cats[%d][%d]", i, k, j) end
+    end
+  end
+end
+
 -- One side: its series with what the diff compares.
 local function read_side(text, name)
   local ok, doc = pcall(cjson.decode, text)
@@ -79,20 +135,38 @@ local function read_side(text, name)
     error(("%s: not an hmem --json report (%s)"):format(name, ok and "not an object" or tostring(doc)), 0)
   end
   local report, extra = doc, nil
-  if doc.report then report, extra = doc.report, doc.extra end
+  if doc.report ~= nil then
+    report, extra = want(doc.report, "table", false, name, "report"), want(doc.extra, "table", false, name, "extra")
+  end
   if type(report.series) ~= "table" then
     error(("%s: not an hmem --json report (no \"series\" list)"):format(name), 0)
   end
-  local side = { name = name, kind = extra and "traces" or "report", rules = report.rules, series = {} }
+  local rules = want(report.rules, "string", true, name, "rules")
+  local side = { name = name, kind = extra and "traces" or "report", rules = rules, series = {} }
   for i, s in ipairs(report.series) do
-    local rank = s.rank ~= cjson.null and s.rank or nil
+    want(s, "table", false, name, "series[%d]", i)
+    local rank = want(s.rank, "number", true, name, "series[%d].rank", i)
     local cats, order = {}, {}
-    for _, c in ipairs(s.categories or {}) do
-      cats[c.name] = { peak = num(c.peak_bytes), at_peak = num(c.bytes_at_peak), ["end"] = num(c.end_bytes) }
-      order[#order + 1] = c.name
+    for j, c in ipairs(want(s.categories, "table", true, name, "series[%d].categories", i) or {}) do
+      want(c, "table", false, name, "series[%d].categories[%d]", i, j)
+      local cname = want(c.name, "string", false, name, "series[%d].categories[%d].name", i, j)
+      order[#order + 1] = cname
+      cats[cname] = {
+        peak = num(want(c.peak_bytes, "number", true, name, "series[%d].categories[%d].peak_bytes", i, j)),
+        at_peak = num(want(c.bytes_at_peak, "number", true, name, "series[%d].categories[%d].bytes_at_peak", i, j)),
+        ["end"] = num(want(c.end_bytes, "number", true, name, "series[%d].categories[%d].end_bytes", i, j)) }
     end
+    for j, a in ipairs(want(s.live_at_peak, "table", true, name, "series[%d].live_at_peak", i) or {}) do
+      want(a, "table", false, name, "series[%d].live_at_peak[%d]", i, j)
+      want(a.op, "string", true, name, "series[%d].live_at_peak[%d].op", i, j)
+      want(a.bytes, "number", true, name, "series[%d].live_at_peak[%d].bytes", i, j)
+    end
+    if extra then check_extra(extra[i], name, i) end
     side.series[i] = {
-      path = s.path, rank = rank, device = s.device, peak = num(s.peak_bytes), end_bytes = num(s.end_bytes),
+      path = want(s.path, "string", false, name, "series[%d].path", i), rank = rank,
+      device = want(s.device, "string", false, name, "series[%d].device", i),
+      peak = num(want(s.peak_bytes, "number", true, name, "series[%d].peak_bytes", i)),
+      end_bytes = num(want(s.end_bytes, "number", true, name, "series[%d].end_bytes", i)),
       cats = cats, order = order,
       groups = extra and groups_of_side(extra[i]) or groups_of_report(s),
       points = extra and extra[i].points or nil,
@@ -102,24 +176,31 @@ local function read_side(text, name)
 end
 
 local function label(s)
-  return ("%s%s %s"):format(s.path, s.rank and (" rank " .. int(s.rank)) or "", s.device)
+  local l = s.label
+  if not l then
+    l = ("%s%s %s"):format(s.path, s.rank and (" rank " .. int(s.rank)) or "", s.device)
+    s.label = l
+  end
+  return l
 end
 
 -- Series are matched by (rank, device): the k-th series of a key on one side with the k-th
 -- of the same key on the other, in the order of their files.
 local function match(a, b)
   local function key(s) return (s.rank and int(s.rank) or "-") .. "\0" .. s.device end
-  local queue = {}
+  local queue = {} -- per key: the after side's series in order, and the next one's index
   for _, s in ipairs(b.series) do
     local k = key(s)
-    queue[k] = queue[k] or {}
-    table.insert(queue[k], s)
+    local q = queue[k] or { head = 1 }
+    queue[k] = q
+    q[#q + 1] = s
   end
   local pairs_, used, unmatched = {}, {}, {}
   for _, s in ipairs(a.series) do
     local q = queue[key(s)]
-    local t = q and table.remove(q, 1)
+    local t = q and q[q.head] -- not table.remove(q, 1): that moves the rest, each time (issue 24)
     if t then
+      q.head = q.head + 1
       pairs_[#pairs_ + 1] = { before = s, after = t }
       used[t] = true
     else
@@ -240,6 +321,14 @@ local function side_title(s)
     or "--json report")
 end
 
+-- s without its trailing spaces. Not gsub("%s+$", ""): that tries every run of spaces to
+-- the end, quadratic in a name of spaces (issue 24).
+local function rtrim(s)
+  local e = #s
+  while e > 0 and (" \t\r\n\f\v"):find(s:sub(e, e), 1, true) do e = e - 1 end
+  return s:sub(1, e)
+end
+
 local function text(res)
   local out = { ("before: %s"):format(side_title(res.a)), ("after:  %s"):format(side_title(res.b)) }
   for _, p in ipairs(res.pairs) do
@@ -247,8 +336,8 @@ local function text(res)
     out[#out + 1] = ("%s  ->  %s"):format(label(p.before), label(p.after))
     out[#out + 1] = ("  %-40s %12s %12s %13s"):format("", "before", "after", "change")
     for _, r in ipairs(p.rows) do
-      out[#out + 1] = ("  %-40s %12s %12s %13s %8s"):format(row_title(r), diff.human(r.before),
-        diff.human(r.after), change_text(r.change), pct_text(r)):gsub("%s+$", "")
+      out[#out + 1] = rtrim(("  %-40s %12s %12s %13s %8s"):format(row_title(r), diff.human(r.before),
+        diff.human(r.after), change_text(r.change), pct_text(r)))
     end
   end
   if #res.unmatched > 0 then
