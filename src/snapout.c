@@ -16,11 +16,18 @@ static void put_name(FILE *f, const hm_trace *t, uint32_t id)
 		hm_json_str(f, t->names.str[id], t->names.len[id], 0);
 }
 
-/* A stack as [{file, line, name}], innermost first (as the row field frames). */
+/* At most this many frames of an OOM's stack are written in --json (the summary writes
+ * HM_OOM_FRAMES): a stack of 20,000 frames shared by 1,000 oom entries would otherwise
+ * make a file of 209 bytes into a gigabyte of output. */
+#define HM_OOM_JSON_FRAMES 64
+
+/* A stack as [{file, line, name}], innermost first (as the row field frames), its first
+ * HM_OOM_JSON_FRAMES frames; then the member "frames_total" (how many the stack has). */
 static void json_frames(FILE *f, const hm_trace *t, uint32_t stack)
 {
 	const uint32_t *ids = NULL;
-	size_t n = stack == UINT32_MAX ? 0 : hm_snap_stack(t->snap, stack, &ids);
+	size_t all = stack == UINT32_MAX ? 0 : hm_snap_stack(t->snap, stack, &ids);
+	size_t n = all < HM_OOM_JSON_FRAMES ? all : HM_OOM_JSON_FRAMES;
 	putc('[', f);
 	for (size_t i = 0; i < n; i++) {
 		hm_frame fr = hm_snap_frame(t->snap, ids[i]);
@@ -30,7 +37,7 @@ static void json_frames(FILE *f, const hm_trace *t, uint32_t stack)
 		put_name(f, t, fr.name);
 		putc('}', f);
 	}
-	putc(']', f);
+	fprintf(f, "], \"frames_total\": %zu", all);
 }
 
 /* The figures of hm_segstate as members of an open object (no braces). */
@@ -85,6 +92,9 @@ static void summary_state(FILE *f, const char *in, const char *when, const hm_se
 		in, when, g->segments, b[0], b[1], b[2], b[3]);
 }
 
+#define HM_STR_(x) #x
+#define HM_STR(x) HM_STR_(x)
+
 /* How many frames of the failing allocation's stack the summary shows. */
 #define HM_OOM_FRAMES 4
 
@@ -113,7 +123,8 @@ void hm_snap_summary_oom(FILE *f, const hm_file *hf, const hm_oom *o)
 			t->names.str[fr.file], fr.line, (int)t->names.len[fr.name], t->names.str[fr.name]);
 	}
 	if (n > HM_OOM_FRAMES)
-		fprintf(f, "            (%zu more frames in --json)\n", n - HM_OOM_FRAMES);
+		fprintf(f, "            (%zu more frames%s)\n", n - HM_OOM_FRAMES,
+			n > HM_OOM_JSON_FRAMES ? "; --json has the first " HM_STR(HM_OOM_JSON_FRAMES) : " in --json");
 }
 
 /* The device's segments as the snapshot ends, summed: what hm_segstate has, plus the
@@ -127,10 +138,9 @@ typedef struct endsum {
 static endsum end_of(const hm_snap *sn, int32_t dev)
 {
 	endsum e = {hm_snapseg_end(sn, dev), 0, 0, 0, 0, 0};
-	for (size_t i = 0; i < sn->nsegs; i++) {
+	size_t first, n = hm_snapseg_of(sn, dev, &first);
+	for (size_t i = first; i < first + n; i++) {
 		const hm_snapseg *g = &sn->segs[i];
-		if (g->dev != dev)
-			continue;
 		e.allocated += g->allocated, e.pending += g->pending, e.free += g->inactive;
 		if (g->largest_free > e.largest_free)
 			e.largest_free = g->largest_free;
@@ -160,19 +170,16 @@ void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
 		e.allocated, e.pending, e.free, e.largest_free);
 	hm_json_opt(f, e.waste);
 	fputs("},\n    \"segments\": [", f);
-	int first = 1;
-	for (size_t i = 0; i < sn->nsegs; i++) {
+	size_t from, n = hm_snapseg_of(sn, s->dev_id, &from);
+	for (size_t i = from; i < from + n; i++) {
 		const hm_snapseg *g = &sn->segs[i];
-		if (g->dev != s->dev_id)
-			continue;
 		fprintf(f, "%s{\"address\": %" PRIu64 ", \"total_bytes\": %" PRId64 ", \"allocated_bytes\": %" PRId64
 			   ", \"pending_free_bytes\": %" PRId64 ", \"free_bytes\": %" PRId64 ", \"largest_free_bytes\": %" PRId64
 			   ", \"blocks\": %" PRId64 ", \"requested_bytes\": ",
-			first ? "\n     " : ",\n     ", g->addr, g->total, g->allocated, g->pending, g->inactive, g->largest_free,
+			i == from ? "\n     " : ",\n     ", g->addr, g->total, g->allocated, g->pending, g->inactive, g->largest_free,
 			g->blocks);
 		hm_json_opt(f, g->sized ? g->requested : HM_NONE);
 		putc('}', f);
-		first = 0;
 	}
 	fputs("]}", f);
 }

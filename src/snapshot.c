@@ -4,6 +4,7 @@
 #include "snaphost.h"
 #include "snapseg.h"
 #include "unpickle.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -36,12 +37,13 @@ typedef struct umap {
 	uint64_t *key;
 	uint32_t *val;
 	size_t n, cap; /* cap a power of two, or 0 */
+	uint64_t probes; /* slots looked at (counted as work) */
 } umap;
 
 static uint32_t *um_slot(umap *m, uint64_t key, int add)
 {
 	if (add && (m->n + 1) * 2 > m->cap) {
-		umap g = {0};
+		umap g = {.probes = m->probes};
 		g.cap = m->cap ? m->cap * 2 : 1024;
 		g.key = hm_xcalloc(g.cap, sizeof *g.key);
 		g.val = hm_xcalloc(g.cap, sizeof *g.val);
@@ -53,7 +55,8 @@ static uint32_t *um_slot(umap *m, uint64_t key, int add)
 	}
 	if (!m->cap)
 		return NULL;
-	for (size_t i = (key * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (size_t i = hm_pk_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		m->probes++;
 		if (m->val[i] && m->key[i] == key)
 			return &m->val[i];
 		if (!m->val[i]) {
@@ -77,6 +80,7 @@ typedef struct blk {
 
 typedef struct dev {
 	int seen, has_segs;
+	size_t blk0, nblk;  /* its blocks: x->by_dev[blk0, blk0 + nblk) */
 	int64_t end_live;   /* requested bytes of the active blocks at the end */
 	int64_t hist_live;  /* 1.13: of them, the blocks whose history becomes a row */
 	int64_t reserved;   /* total_size of its segments at the end */
@@ -103,6 +107,9 @@ typedef struct sx {
 	int legacy;    /* 1.13: a list of segments, no trace; live blocks' history become rows */
 	hm_segop *ops; /* the device's entries for the replay of its segments (snapseg.h) */
 	size_t nops, capops;
+	uint32_t *by_dev; /* indices of blks, by device (index_blocks) */
+	uint8_t *reached; /* per container of the pickle: read already as an entry, list or block */
+	uint64_t work;    /* steps of the loops over blocks, segments and annotations (debug) */
 } sx;
 
 static int fail(sx *x, hm_pkv at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -165,6 +172,23 @@ static uint32_t get_name(sx *x, hm_pkv d, uint32_t key)
 	size_t n;
 	const char *s = hm_pk_str(x->p, hm_pk_get(x->p, d, key), &n);
 	return s ? hm_store_name(x->t, s, n) : UINT32_MAX;
+}
+
+/* A container hmem reads once per place it is found (a trace list, an entry, a segment, a
+ * block list, a block, an annotation) is refused when found a second time: PyTorch's
+ * snapshots share only frame lists and frame dicts through the memo (each read once here,
+ * through frame_of and stack_of), so a shared entry is a hand-made multiplication, one list
+ * of 255 bytes made the trace of 65,535 devices. */
+static int once(sx *x, hm_pkv v, const char *what)
+{
+	uint32_t i = hm_pk_node(v);
+	if (i == UINT32_MAX)
+		return 0;
+	if (x->reached[i])
+		return fail(x, v, "%s made here is reached a second time through the memo (a memory snapshot shares only "
+				  "frames; each entry, trace list, segment and block is its own)", what);
+	x->reached[i] = 1;
+	return 0;
 }
 
 static const char *get_str(sx *x, hm_pkv d, uint32_t key)
@@ -387,6 +411,26 @@ static hm_pkv history_frames(sx *x, hm_pkv b)
 		       : hm_pk_get(x->p, hm_pk_item(x->p, h, 0), x->k.frames);
 }
 
+/* Each device's blocks as a range of by_dev (a counting sort by device, in file order), so
+ * that what is done per device walks its own blocks, not all of them: 8,000 devices of
+ * one block each are 8,000 steps, not 64 million. */
+static void index_blocks(sx *x)
+{
+	for (size_t d = 0; d <= HOST; d++)
+		x->devs[d].nblk = 0;
+	for (size_t i = 0; i < x->nblks; i++)
+		x->devs[x->blks[i].dev].nblk++;
+	size_t at = 0;
+	for (size_t d = 0; d <= HOST; d++)
+		x->devs[d].blk0 = at, at += x->devs[d].nblk, x->devs[d].nblk = 0;
+	x->by_dev = hm_xrealloc(x->by_dev, (x->nblks + 1) * sizeof *x->by_dev);
+	for (size_t i = 0; i < x->nblks; i++) {
+		dev *dv = &x->devs[x->blks[i].dev];
+		x->by_dev[dv->blk0 + dv->nblk++] = (uint32_t)i;
+	}
+	x->work += x->nblks;
+}
+
 /* The segments as the snapshot ends: per device the live requested bytes and the reserved
  * bytes, each segment's blocks summed by state, and each block by address (for the block
  * size of the allocation that made it). Blocks without an address (before 2.1) follow
@@ -397,11 +441,15 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 		return 0;
 	if (hm_pk_type(segs) != HM_PK_LIST)
 		return fail(x, segs, host ? "'host_segments' is not a list" : "'segments' is not a list");
+	if (once(x, segs, host ? "the list 'host_segments'" : "the list of segments"))
+		return -1;
 	hm_snap *s = x->s;
 	for (size_t i = 0; i < hm_pk_len(x->p, segs); i++) {
 		hm_pkv g = hm_pk_item(x->p, segs, i), blocks;
 		if (hm_pk_type(g) != HM_PK_DICT)
 			return fail(x, segs, "segment %zu is not a dict", i);
+		if (once(x, g, "the segment"))
+			return -1;
 		int64_t d, a = 0, total = 0;
 		if ((host ? (d = HOST, 0) : get_dev(x, g, 0, &d)) < 0 || get_int(x, g, x->k.address, "address", &a) < 0 ||
 		    get_size(x, g, x->k.total_size, "total_size", &total) < 0)
@@ -422,12 +470,16 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			continue;
 		if (hm_pk_type(blocks) != HM_PK_LIST)
 			return fail(x, g, "'blocks' is not a list");
+		if (once(x, blocks, "the list of blocks"))
+			return -1;
 		uint64_t at = (uint64_t)a;
 		for (size_t j = 0; j < hm_pk_len(x->p, blocks); j++) {
 			hm_pkv b = hm_pk_item(x->p, blocks, j);
 			int64_t size = 0, req, ba;
 			if (hm_pk_type(b) != HM_PK_DICT)
 				return fail(x, blocks, "block %zu is not a dict", j);
+			if (once(x, b, "the block"))
+				return -1;
 			if (get_size(x, b, x->k.size, "size", &size) < 0)
 				return -1;
 			int rc = get_size(x, b, x->k.requested_size, "requested_size", &req);
@@ -475,6 +527,8 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			at += (uint64_t)size;
 		}
 	}
+	index_blocks(x);
+	hm_snapseg_sort(s);
 	return 0;
 }
 
@@ -498,10 +552,14 @@ static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
 		return -1;
 	if (rc == 0) {
 		if (us > HM_STORE_TS_LIMIT / 1000 || us < -HM_STORE_TS_LIMIT / 1000)
-			return fail(x, e, "time_us %lld is out of range", (long long)us);
+			return fail(x, e, "time_us %lld is out of range (times within +-2^62 ns)", (long long)us);
 		*clock = us * 1000;
-	} else {
-		*clock += 1000;
+	} else if ((*clock += 1000) >= HM_STORE_TS_LIMIT) {
+		/* Checked at each step: 2^62 ns of untimed entries are out of reach, but one entry
+		 * timed at the limit and one untimed after it are not, and a time past 2^62 would
+		 * wrap a lifetime. */
+		return fail(x, e, "an entry without 'time_us', 1 us after one at %lld ns, is past the clock's range "
+				  "(times within +-2^62 ns)", (long long)(*clock - 1000));
 	}
 	return 0;
 }
@@ -545,12 +603,13 @@ static void replay(sx *x, int64_t d, size_t oom0)
 			x->s->ooms[i].segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
 		return;
 	}
-	hm_liveblk *lb = hm_xcalloc(x->nblks + 1, sizeof *lb);
-	size_t n = 0;
-	for (size_t i = 0; i < x->nblks; i++)
-		if (x->blks[i].dev == d)
-			lb[n++] = (hm_liveblk){x->blks[i].addr, x->blks[i].requested};
-	hm_snapseg_replay(x->s, dev_id_of(d), x->ops, x->nops, lb, n);
+	const dev *dv = &x->devs[d];
+	hm_liveblk *lb = hm_xcalloc(dv->nblk + 1, sizeof *lb);
+	for (size_t i = 0; i < dv->nblk; i++) {
+		const blk *b = &x->blks[x->by_dev[dv->blk0 + i]];
+		lb[i] = (hm_liveblk){b->addr, b->requested};
+	}
+	x->work += hm_snapseg_replay(x->s, dev_id_of(d), x->ops, x->nops, lb, dv->nblk);
 	free(lb);
 }
 
@@ -559,9 +618,11 @@ static void replay(sx *x, int64_t d, size_t oom0)
  * stack and size of its history's newest entry and the block's size. */
 static int history_rows(sx *x, int64_t d, int64_t reserved)
 {
-	for (size_t i = 0; i < x->nblks; i++) {
-		blk *b = &x->blks[i];
-		if (!b->row || b->dev != d)
+	const dev *dv = &x->devs[d];
+	for (size_t i = 0; i < dv->nblk; i++) {
+		blk *b = &x->blks[x->by_dev[dv->blk0 + i]];
+		x->work++;
+		if (!b->row)
 			continue;
 		hm_mem_event me = {x->t->mem.ts[x->t->mem.n - 1], b->requested, HM_NONE, reserved, HM_NONE, b->addr, 1,
 				   dev_type_of(d), dev_id_of(d), x->thread};
@@ -604,6 +665,8 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			hm_pkv e = hm_pk_item(x->p, list, i);
 			if (hm_pk_type(e) != HM_PK_DICT)
 				return fail(x, list, "trace entry %zu of device %lld is not a dict", i, (long long)d);
+			if (pass == 0 && once(x, e, "the trace entry"))
+				return -1;
 			enum action a = action_of(get_str(x, e, x->k.action));
 			int64_t size = 0, addr = 0, stream = HM_NONE, dfree = HM_NONE;
 			int has_addr;
@@ -676,6 +739,8 @@ static int read_traces(sx *x, hm_pkv traces)
 		hm_pkv l = hm_pk_item(x->p, traces, d);
 		if (hm_pk_type(l) != HM_PK_LIST)
 			return fail(x, traces, "the trace of device %zu is not a list", d);
+		if (once(x, l, "the trace list"))
+			return -1;
 		if (hm_pk_len(x->p, l) || x->devs[d].seen) {
 			x->devs[d].seen = 2;
 			if (read_device(x, l, (int64_t)d) < 0)
@@ -700,22 +765,29 @@ static int read_host(sx *x, hm_pkv root)
 		return -1;
 	if (hm_snaphost_entries(x->p, hm_pk_get(x->p, root, hm_pk_atom(x->p, "host_traces")), &list, &why) < 0)
 		return fail(x, root, "%s", why);
+	if (list != HM_PK_ABSENT && once(x, list, "the list of host entries"))
+		return -1;
 	if ((list != HM_PK_ABSENT && hm_pk_len(x->p, list)) || x->devs[HOST].seen)
 		return read_device(x, list, HOST);
 	return 0;
 }
 
 /* record_function ranges (2.5+): START and END by name become annotation slices on the one
- * thread of the snapshot, so row.annotations works as for traces. A START never ended
- * lasts to the last event. */
+ * thread of the snapshot, so row.annotations works as for traces. An END closes the latest
+ * open START of its name, found through a map of names to the open STARTs of that name
+ * (each START links to the one of its name before it), so a file of many open ranges costs
+ * one step per annotation. A START never ended lasts to the last event. */
 static int read_annotations(sx *x, hm_pkv anns)
 {
 	if (anns == HM_PK_ABSENT)
 		return 0;
 	if (hm_pk_type(anns) != HM_PK_LIST)
 		return fail(x, anns, "'external_annotations' is not a list");
+	if (once(x, anns, "the list of annotations"))
+		return -1;
 	size_t n = hm_pk_len(x->p, anns), open = 0;
-	struct { uint32_t name; int64_t ts; } *st = hm_xcalloc(n + 1, sizeof *st);
+	struct { uint32_t name, prev; int64_t ts; int closed; } *st = hm_xcalloc(n + 1, sizeof *st);
+	umap latest = {0}; /* name -> index + 1 of its latest open START in st */
 	uint32_t cat = hm_store_name(x->t, "user_annotation", 15);
 	int64_t last = x->t->first_ts == HM_NONE ? 0 : x->t->first_ts, clock = 0;
 	for (size_t i = 0; i < x->t->mem.n; i++)
@@ -724,7 +796,7 @@ static int read_annotations(sx *x, hm_pkv anns)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		hm_pkv a = hm_pk_item(x->p, anns, i);
-		if (hm_pk_type(a) != HM_PK_DICT || entry_ts(x, a, &clock) < 0) {
+		if (hm_pk_type(a) != HM_PK_DICT || once(x, a, "the annotation") < 0 || entry_ts(x, a, &clock) < 0) {
 			rc = hm_pk_type(a) != HM_PK_DICT ? fail(x, anns, "annotation %zu is not a dict", i) : -1;
 			break;
 		}
@@ -732,21 +804,28 @@ static int read_annotations(sx *x, hm_pkv anns)
 		if (name == UINT32_MAX)
 			continue;
 		x->t->events++, x->t->count[HM_EV_HOST_SLICE]++;
+		x->work++;
+		uint32_t *slot = um_slot(&latest, name, 1);
+		if (!*slot)
+			latest.n++;
 		if (!strcmp(get_str(x, a, x->k.stage), "START")) {
-			st[open].name = name, st[open++].ts = clock;
+			st[open].name = name, st[open].ts = clock, st[open].prev = *slot;
+			*slot = (uint32_t)++open;
 			continue;
 		}
-		for (size_t j = open; j-- > 0;)
-			if (st[j].name == name) {
-				hm_store_add_slice(x->t, st[j].ts, clock - st[j].ts, name, cat, x->thread, HM_SL_ANNOTATION);
-				memmove(st + j, st + j + 1, (open - j - 1) * sizeof *st);
-				open--;
-				break;
-			}
+		if (*slot) {
+			size_t j = *slot - 1;
+			hm_store_add_slice(x->t, st[j].ts, clock - st[j].ts, name, cat, x->thread, HM_SL_ANNOTATION);
+			st[j].closed = 1;
+			*slot = st[j].prev;
+		}
 	}
 	for (size_t j = 0; j < open && rc == 0; j++)
-		hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name, cat, x->thread, HM_SL_ANNOTATION);
+		if (!st[j].closed)
+			hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name, cat, x->thread, HM_SL_ANNOTATION);
 	free(st);
+	x->work += latest.probes;
+	free(latest.key), free(latest.val);
 	return rc;
 }
 
@@ -772,12 +851,16 @@ static void block_sizes(sx *x)
 
 int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code)
 {
+	/* The keys whose values hmem reads as strings: other long strings are dropped. */
+	static const char *const keep[] = {"action", "state", "stage", "filename", "name", "compile_context",
+					   "user_metadata", NULL};
 	*code = HM_EXIT_INPUT;
-	hm_pk *p = hm_pk_load(in->path, in->src, in->text, in->len, err, errsz);
+	hm_pk *p = hm_pk_load(in->path, in->src, in->text, in->len, keep, err, errsz);
 	if (!p)
 		return -1;
 	sx *x = hm_xcalloc(1, sizeof *x);
 	*x = (sx){.t = t, .p = p, .path = in->path, .err = err, .errsz = errsz, .max_dev = -1};
+	x->reached = hm_xcalloc(hm_pk_containers(p) + 1, 1);
 	KEYS(ATOM)
 	t->snap = x->s = hm_xcalloc(1, sizeof *x->s);
 	t->has_trace_events = 1;
@@ -809,6 +892,13 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 	if (rc == 0)
 		block_sizes(x);
 	t->events += x->s->entries;
+	/* Work counted, for the tests that check it grows with the input (tests/cli/contain2_snap*.t). */
+	x->work += x->frame_of.probes + x->stack_of.probes + x->block_at.probes;
+	if (getenv("HMEM_DEBUG_SNAPSHOT_WORK"))
+		hm_eprintf("hmem: debug: %s: snapshot work %llu (look-ups %llu, loops %llu), dropped string bytes %llu\n",
+			   in->path, (unsigned long long)(hm_pk_work(p) + x->work), (unsigned long long)hm_pk_work(p),
+			   (unsigned long long)x->work, (unsigned long long)hm_pk_dropped(p));
+	free(x->reached), free(x->by_dev);
 	free(x->frame_of.key), free(x->frame_of.val), free(x->stack_of.key), free(x->stack_of.val);
 	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp), free(x->ops);
 	free(x);
