@@ -80,7 +80,7 @@ demo: deps
 	./hmem run examples/size_buckets.lua examples/traces/
 
 test: deps
-	$(MAKE) hmem build/hmem.bash build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/gen-trace
+	$(MAKE) hmem build/hmem.bash build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/replay-partial build/gen-trace
 	tests/run
 
 # The fuzz targets (tests/fuzz/) without libFuzzer: a main() that runs each file given, for
@@ -93,6 +93,9 @@ build/replay-pipeline: tests/fuzz/fuzz_pipeline.c tests/fuzz/replay.c $(REPLAY_C
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -Wl,--wrap=hm_src_read -o $@ $^ $(LDLIBS)
 
 build/replay-unpickle: tests/fuzz/fuzz_unpickle.c tests/fuzz/replay.c $(REPLAY_CORE)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
+
+build/replay-partial: tests/fuzz/fuzz_partial.c tests/fuzz/replay.c $(REPLAY_CORE)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -o $@ $^ $(LDLIBS)
 
 # The Lua API target (issue 12) runs rule files: it links the Lua side too.
@@ -125,6 +128,9 @@ $(FUZZ_DIR)/fuzz_pipeline: tests/fuzz/fuzz_pipeline.c $(FUZZ_CORE)
 $(FUZZ_DIR)/fuzz_unpickle: tests/fuzz/fuzz_unpickle.c $(FUZZ_CORE)
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -o $@ $^ $(LDLIBS)
 
+$(FUZZ_DIR)/fuzz_partial: tests/fuzz/fuzz_partial.c $(FUZZ_CORE)
+	$(FUZZ_CC) $(CPPFLAGS) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer $(WARN) -o $@ $^ $(LDLIBS)
+
 $(FUZZ_DIR)/embedded.o: build/embedded.c
 	@mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(CPPFLAGS) -g -O1 -c -o $@ $<
@@ -155,6 +161,13 @@ fuzz: deps
 	$(FUZZ_DIR)/fuzz_unpickle -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
 	  -artifact_prefix=build/fuzz/artifacts/unpickle- -print_final_stats=1 \
 	  build/fuzz/corpus-unpickle build/fuzz/seeds-unpickle
+	@mkdir -p build/fuzz/corpus-partial
+	echo "fuzz_partial: $(FUZZ_SECONDS) s"
+	$(MAKE) hmem $(FUZZ_DIR)/fuzz_partial
+	tests/fuzz/make-partial-seeds.sh build/fuzz/seeds-partial
+	$(FUZZ_DIR)/fuzz_partial -max_total_time=$(FUZZ_SECONDS) -max_len=262144 -timeout=20 -rss_limit_mb=2048 \
+	  -artifact_prefix=build/fuzz/artifacts/partial- -print_final_stats=1 \
+	  build/fuzz/corpus-partial build/fuzz/seeds-partial tests/fuzz/regressions-partial
 	@mkdir -p build/fuzz/corpus-lua-api
 	echo "fuzz_lua_api: $(FUZZ_SECONDS) s"
 	$(MAKE) $(FUZZ_DIR)/fuzz_lua_api

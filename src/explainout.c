@@ -274,16 +274,6 @@ void hm_json_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_se
 	hm_snap_json_series(f, hf, s);
 }
 
-/* A name from a trace or a rule file on the terminal: control characters (ESC, a line
- * break) shown as \xNN (hm_esc), as everywhere else in the summary (issue 24). */
-static void put_name(FILE *f, const char *s, size_t n)
-{
-	size_t len;
-	char *t = hm_esc(s, n, 0, &len);
-	fwrite(t, 1, len, f);
-	free(t);
-}
-
 static double ms_since(const hm_trace *t, int64_t ts)
 {
 	return (double)(ts - t->first_ts) / 1e6;
@@ -328,7 +318,7 @@ static void summary_leak(FILE *f, const hm_series *s)
 	for (size_t i = 0; i < s->nmakers; i++) {
 		hm_fmt_bytes(b, sizeof b, s->makers[i].bytes);
 		fputs(i ? ", " : "; made by ", f);
-		put_name(f, s->makers[i].name, strlen(s->makers[i].name));
+		hm_fput_esc(f, s->makers[i].name, strlen(s->makers[i].name));
 		fprintf(f, " %s", b);
 	}
 	fputc('\n', f);
@@ -344,7 +334,7 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 	if (o->nops) {
 		uint32_t nm = t->sl.name[o->ops[o->nops - 1]];
 		fputs(" in ", f);
-		put_name(f, t->names.str[nm], t->names.len[nm]);
+		hm_fput_esc(f, t->names.str[nm], t->names.len[nm]);
 	}
 	if (o->step >= 0)
 		fprintf(f, ", step %" PRId32, o->step);
@@ -373,7 +363,7 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 			continue;
 		hm_fmt_bytes(b1, sizeof b1, o->cat_at[order[j]]);
 		fputs(shown++ ? ", " : " ", f);
-		put_name(f, r->cats->str[order[j]], r->cats->len[order[j]]);
+		hm_fput_esc(f, r->cats->str[order[j]], r->cats->len[order[j]]);
 		fprintf(f, " %s", b1);
 	}
 	fputc('\n', f);
@@ -387,7 +377,7 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 		hm_fmt_bytes(b1, sizeof b1, by < 0 ? -by : by);
 		hm_explain_who(&ref, who, sizeof who);
 		fprintf(f, "      live %12s  ", b1);
-		put_name(f, who, strlen(who));
+		hm_fput_esc(f, who, strlen(who));
 		fputc('\n', f);
 	}
 	hm_snap_summary_oom(f, hf, o);

@@ -5,6 +5,9 @@
 
 #include <stdarg.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -110,6 +113,137 @@ static void row(db *d, sqlite3_stmt *st, const char *types, ...)
 }
 
 #define I(x) ((int64_t)(x))
+
+/* The blobs of one trace, by name. */
+typedef struct blobs {
+	char **name;
+	void **data;
+	size_t *len, n, cap, c2, c3, c4;
+	size_t total; /* bytes of all blobs */
+} blobs;
+
+/* The checksum of a trace (README "Many machines": a store row named "checksum") is a
+ * 64-bit hash of every value that makes it up: its row in files, the categories it
+ * introduced, the partial's categories (its category ids point there) and its store but
+ * the checksum, by name. --partial writes it and the merge computes it again, both through
+ * trace_sum, so a flipped byte is named ("the checksum does not match"), not merged. Not a
+ * defence against someone who rewrites the partial on purpose: the checks of every id and
+ * count while loading are (load_check). Each step of the hash is a bijection of its state,
+ * so a change in any one word is always seen. */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	h = (h ^ ((uint64_t)n * UINT64_C(0x9e3779b97f4a7c15))) * UINT64_C(0xff51afd7ed558ccd);
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+		h ^= h >> 32;
+	}
+	uint64_t w = 0;
+	if (n) /* SQLite gives NULL for an empty text or blob */
+		memcpy(&w, s, n);
+	h = (h ^ w) * UINT64_C(0xc4ceb9fe1a85ec53);
+	return h ^ (h >> 29);
+}
+
+/* One column of the current row: its type, then its value's bytes. */
+static uint64_t mix_value(uint64_t h, sqlite3_stmt *st, int col)
+{
+	int type = sqlite3_column_type(st, col);
+	int64_t v;
+	h = mix(h, &type, sizeof type);
+	switch (type) {
+	case SQLITE_INTEGER: v = sqlite3_column_int64(st, col); return mix(h, &v, sizeof v);
+	case SQLITE_FLOAT: { double x = sqlite3_column_double(st, col); return mix(h, &x, sizeof x); }
+	case SQLITE_TEXT: { const void *s = sqlite3_column_text(st, col); return mix(h, s, (size_t)sqlite3_column_bytes(st, col)); }
+	case SQLITE_BLOB: { const void *s = sqlite3_column_blob(st, col); return mix(h, s, (size_t)sqlite3_column_bytes(st, col)); }
+	default: return h;
+	}
+}
+
+static const char *const sum_sql[] = {
+	("SELECT path, canonical, rank, status, events, memory_events, host_slices, oom_events, cut_at, lost_bytes, why,"
+	 " first_ts_ns FROM files WHERE idx = ?1"),
+	"SELECT pos, category FROM file_categories WHERE idx = ?1 ORDER BY pos",
+	"SELECT id, name FROM categories ORDER BY id",
+	"SELECT name, data FROM store WHERE idx = ?1 AND name != 'checksum' ORDER BY name",
+	"SELECT data FROM store WHERE idx = ?1 AND name = 'checksum'",
+};
+
+/* The checksum of trace idx into *sum, and the one stored into *stored (0 with *has 0 when
+ * there is none). With b, the store's blobs are copied there too (names are TEXT, data
+ * BLOB; else *why says which is not); bound caps their bytes. Returns 0, or -1 with why
+ * (a query failed, or a value of the wrong type). */
+static int trace_sum(sqlite3 *h, int64_t idx, blobs *b, size_t bound, uint64_t *sum, uint64_t *stored, int *has,
+		     char *why, size_t whysz)
+{
+	uint64_t x = UINT64_C(0x6a09e667f3bcc908);
+	int rc = 0;
+	*has = 0, *stored = 0;
+	for (size_t q = 0; q < sizeof sum_sql / sizeof *sum_sql && !rc; q++) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(h, sum_sql[q], -1, &st, NULL) != SQLITE_OK) {
+			snprintf(why, whysz, "%s", sqlite3_errmsg(h));
+			return -1;
+		}
+		sqlite3_bind_int64(st, 1, idx);
+		int s = SQLITE_DONE;
+		while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+			int ncol = sqlite3_column_count(st);
+			if (q == 4) {
+				size_t len = (size_t)sqlite3_column_bytes(st, 0);
+				if (sqlite3_column_type(st, 0) != SQLITE_BLOB || len != sizeof *stored)
+					snprintf(why, whysz, "its checksum is not 8 bytes"), rc = -1;
+				else
+					memcpy(stored, sqlite3_column_blob(st, 0), sizeof *stored), *has = 1;
+				continue;
+			}
+			for (int c = 0; c < ncol; c++)
+				x = mix_value(x, st, c);
+			if (q != 3 || !b)
+				continue;
+			size_t len = (size_t)sqlite3_column_bytes(st, 1);
+			if (sqlite3_column_type(st, 0) != SQLITE_TEXT || sqlite3_column_type(st, 1) != SQLITE_BLOB) {
+				snprintf(why, whysz, "a store row's name is not text or its data not a blob");
+				rc = -1;
+			} else if ((b->total += len) > bound) {
+				snprintf(why, whysz, "its columns add up to more bytes than the file has");
+				rc = -1;
+			} else {
+				hm_grow(&b->name, &b->cap, b->n + 1, sizeof *b->name);
+				hm_grow(&b->data, &b->c2, b->n + 1, sizeof *b->data);
+				hm_grow(&b->len, &b->c3, b->n + 1, sizeof *b->len);
+				b->name[b->n] = hm_xstrdup((const char *)sqlite3_column_text(st, 0));
+				b->data[b->n] = hm_xcalloc(len + 1, 1);
+				if (len)
+					memcpy(b->data[b->n], sqlite3_column_blob(st, 1), len);
+				b->len[b->n++] = len;
+			}
+		}
+		if (!rc && s != SQLITE_DONE)
+			snprintf(why, whysz, "%s", sqlite3_errmsg(h)), rc = -1;
+		sqlite3_finalize(st);
+	}
+	*sum = x;
+	return rc;
+}
+
+/* The checksum row of trace idx, written last: the files row and the categories are in
+ * already (put_meta, put_files). */
+static void put_checksum(db *d, sqlite3_stmt *st, int64_t idx)
+{
+	uint64_t sum, stored;
+	int has;
+	char why[256];
+	if (d->rc)
+		return;
+	if (trace_sum(d->h, idx, NULL, SIZE_MAX, &sum, &stored, &has, why, sizeof why) != 0) {
+		fail(d, "sqlite");
+		return;
+	}
+	row(d, st, "itb", idx, "checksum", (const void *)&sum, sizeof sum);
+}
 
 /* A strtab as one blob: each string's length (uint32) then its bytes. */
 static void put_strtab(db *d, sqlite3_stmt *st, int64_t idx, const char *name, const hm_strtab *t)
@@ -249,6 +383,7 @@ static void put_files(db *d, const hm_report *r)
 			}
 		}
 		put_store(d, bl, idx, f, in->catev[i]);
+		put_checksum(d, bl, idx);
 	}
 	for (size_t i = 0; i < r->nskipped; i++)
 		row(d, fs, "ittitiiiiiiti", I(in->skip_idx[i]), r->skipped[i].path, in->plan->canon[in->skip_idx[i]], HM_NONE,
@@ -313,12 +448,128 @@ int hm_write_db(FILE *f, const hm_report *r, const char *path, char *err, size_t
 	return d.rc;
 }
 
+/* A partial is an input like a trace: it may be damaged or made to harm. It is opened
+ * read-only and defensively (no writable schema, no untrusted schema functions, triggers
+ * or views), its schema must be hmem's tables and nothing else, SQLite's work on it is
+ * bounded by its size (a progress handler), and every value loaded is checked against the
+ * table it points into or the blob it counts before it is used (load_check). */
 struct hm_partial {
 	db d;
 	char *path;
 	char value[4096];
 	char errbuf[1024];
+	size_t size;         /* the file's bytes: no value read from it is longer */
+	uint64_t steps, max_steps; /* progress handler calls (every 1000 VM steps) since the
+				    * last call of a function below began, and the cap */
+	char *damaged;       /* why none of its traces can be loaded (its store or categories are
+			      * not hmem's), NULL when they can */
+	size_t ncats;        /* rows of categories (ids 0..ncats-1, each name once) */
+	int no_checksum;     /* hm_partial_skip_checksum */
 };
+
+static int progress(void *ctx)
+{
+	hm_partial *p = ctx;
+	return ++p->steps > p->max_steps;
+}
+
+/* The name a CREATE statement of schema gives (its table or index), into out. */
+static void created_name(const char *sql, char *out, size_t outsz)
+{
+	const char *s = strchr(sql, ' ');
+	s = s ? strchr(s + 1, ' ') : NULL;
+	size_t n = s ? strcspn(s + 1, "( ") : 0;
+	snprintf(out, outsz, "%.*s", (int)n, s ? s + 1 : "");
+}
+
+/* sqlite_master must hold hmem's schema and nothing else: each table as hmem creates it
+ * (the same statement), the indexes SQLite makes for their keys, no view, trigger or other
+ * object. Returns 0; or 1 when only the store is not hmem's (its traces are damaged, the
+ * rest is read), with why; or -1 with why. */
+static int check_schema(hm_partial *p, char *why, size_t whysz)
+{
+	char *want = hm_xstrdup(schema);
+	const char *stmt[32];
+	int seen[32] = {0}, n = 0, bad = 0, bad_store = 0;
+	for (char *c = want, *e; *c && n < 32; c = e + 1) {
+		if (!(e = strchr(c, ';')))
+			break;
+		*e = 0, stmt[n++] = c;
+	}
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(p->d.h, "SELECT type, name, tbl_name, sql FROM sqlite_master", -1, &st, NULL) != SQLITE_OK) {
+		snprintf(why, whysz, "SQLite says: %s", sqlite3_errmsg(p->d.h));
+		free(want);
+		return -1;
+	}
+	int s;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(st, 0), *name = (const char *)sqlite3_column_text(st, 1);
+		const char *tbl = (const char *)sqlite3_column_text(st, 2), *sql = (const char *)sqlite3_column_text(st, 3);
+		int ok = 0;
+		if (!type || !name || !tbl) {
+			bad++;
+			continue;
+		}
+		for (int i = 0; i < n && !ok; i++) {
+			char nm[64], auto_index[96];
+			created_name(stmt[i], nm, sizeof nm);
+			snprintf(auto_index, sizeof auto_index, "sqlite_autoindex_%s_1", nm);
+			if (!strcmp(name, nm) && !strcmp(tbl, nm) && sql && !strcmp(sql, stmt[i]) &&
+			    !strcmp(type, strncmp(stmt[i], "CREATE INDEX", 12) ? "table" : "index"))
+				ok = 1, seen[i] = 1;
+			else if (!strcmp(type, "index") && !strcmp(name, auto_index) && !strcmp(tbl, nm) && !sql)
+				ok = 1;
+		}
+		if (!ok && (!strcmp(name, "store") || !strcmp(tbl, "store")))
+			bad_store++;
+		else if (!ok && !bad)
+			bad++, snprintf(why, whysz, "the %s %s is not hmem's", type, name);
+	}
+	if (s != SQLITE_DONE && !bad)
+		bad++, snprintf(why, whysz, "SQLite says: %s", sqlite3_errmsg(p->d.h));
+	sqlite3_finalize(st);
+	for (int i = 0; i < n && !bad; i++) {
+		char nm[64];
+		created_name(stmt[i], nm, sizeof nm);
+		if (!seen[i] && !strcmp(nm, "store"))
+			bad_store++;
+		else if (!seen[i])
+			bad++, snprintf(why, whysz, "no table %s as hmem writes it", nm);
+	}
+	free(want);
+	if (bad)
+		return -1;
+	if (bad_store)
+		snprintf(why, whysz, "its store is not hmem's table (a view, trigger or table of other columns)");
+	return bad_store ? 1 : 0;
+}
+
+/* The categories must be ids 0..n-1, each a name, each name once (the traces' category
+ * ids point there). Returns 0, or -1 with why. */
+static int check_categories(hm_partial *p, char *why, size_t whysz)
+{
+	sqlite3_stmt *st = NULL;
+	hm_strtab t = {0};
+	int rc = 0, s = SQLITE_DONE;
+	if (sqlite3_prepare_v2(p->d.h, "SELECT id, name FROM categories ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		rc = -1, snprintf(why, whysz, "its categories cannot be read: %s", sqlite3_errmsg(p->d.h));
+	while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || sqlite3_column_int64(st, 0) != (int64_t)t.n ||
+		    sqlite3_column_type(st, 1) != SQLITE_TEXT || !name)
+			rc = -1, snprintf(why, whysz, "its categories are not the ids 0 to n-1 each with a name");
+		else if ((void)hm_strtab_intern(&t, name, len), t.n != (size_t)sqlite3_column_int64(st, 0) + 1)
+			rc = -1, snprintf(why, whysz, "the category %.200s is stored twice", name);
+	}
+	if (!rc && s != SQLITE_DONE)
+		rc = -1, snprintf(why, whysz, "its categories cannot be read: %s", sqlite3_errmsg(p->d.h));
+	sqlite3_finalize(st);
+	p->ncats = t.n;
+	hm_strtab_free(&t);
+	return rc;
+}
 
 int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 {
@@ -326,21 +577,56 @@ int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 	p->d.err = p->errbuf, p->d.errsz = sizeof p->errbuf;
 	p->path = hm_xstrdup(path);
 	*out = NULL;
-	if (sqlite3_open_v2(path, &p->d.h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errsz, "%s: cannot open: %s", path, sqlite3_errmsg(p->d.h));
+	struct stat sb;
+	int st = stat(path, &sb);
+	if (st == 0 && !S_ISREG(sb.st_mode)) { /* a FIFO would block the open */
+		snprintf(err, errsz, "%s: not a partial of hmem's: not a regular file", path);
+		hm_partial_close(p);
+		return HM_EXIT_INPUT;
+	}
+	if (st != 0 || sqlite3_open_v2(path, &p->d.h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errsz, "%s: cannot open: %s", path, p->d.h ? sqlite3_errmsg(p->d.h) : strerror(errno));
 		hm_partial_close(p);
 		return HM_EXIT_IO;
 	}
+	/* No value is longer than the file, and each call below stops SQLite after a number of
+	 * steps in proportion to it: about 4 per byte, and at least a million, where reading
+	 * every row of the file takes some 20 per row. So no schema or damage can hang it. */
+	p->size = (size_t)sb.st_size;
+	p->max_steps = 1000 + p->size / 256;
+	sqlite3_limit(p->d.h, SQLITE_LIMIT_LENGTH, p->size < INT32_MAX ? (int)p->size + 1 : INT32_MAX);
+	sqlite3_progress_handler(p->d.h, 1000, progress, p);
+	sqlite3_db_config(p->d.h, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(p->d.h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(p->d.h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_db_config(p->d.h, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
 	/* A merge holds thousands open: each reads its blobs once, so little page cache each. */
 	sqlite3_exec(p->d.h, "PRAGMA cache_size = -64", NULL, NULL, NULL);
+	char why[512] = "";
+	int schema_rc = check_schema(p, why, sizeof why);
+	if (schema_rc < 0) {
+		snprintf(err, errsz, "%s: not a partial of hmem's: %s: give the files that 'hmem run ... --partial FILE' "
+			 "wrote", path, why);
+		hm_partial_close(p);
+		return HM_EXIT_INPUT;
+	}
+	if (schema_rc > 0)
+		p->damaged = hm_xstrdup(why);
 	if (strcmp(hm_partial_meta(p, "format"), HM_PARTIAL_FORMAT) || strcmp(hm_partial_meta(p, "abi"), abi())) {
 		snprintf(err, errsz, "%s: not a partial of this hmem (format %s, %s): give the files that 'hmem run ... "
 			 "--partial FILE' of this hmem wrote", path, HM_PARTIAL_FORMAT, abi());
 		hm_partial_close(p);
 		return HM_EXIT_INPUT;
 	}
+	if (!p->damaged && check_categories(p, why, sizeof why) != 0)
+		p->damaged = hm_xstrdup(why);
 	*out = p;
 	return 0;
+}
+
+void hm_partial_skip_checksum(hm_partial *p)
+{
+	p->no_checksum = 1;
 }
 
 void hm_partial_close(hm_partial *p)
@@ -349,12 +635,14 @@ void hm_partial_close(hm_partial *p)
 		return;
 	sqlite3_close(p->d.h);
 	free(p->path);
+	free(p->damaged);
 	free(p);
 }
 
 const char *hm_partial_meta(hm_partial *p, const char *key)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	p->value[0] = 0;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
@@ -368,12 +656,18 @@ const char *hm_partial_meta(hm_partial *p, const char *key)
 int hm_partial_options(hm_partial *p, void (*fn)(void *ctx, const char *name, const char *value), void *ctx)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0; /* the read is bounded in SQLite's work like every other */
 	if (sqlite3_prepare_v2(p->d.h, "SELECT name, value FROM options ORDER BY pos", -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0), *value = (const char *)sqlite3_column_text(st, 1);
-		fn(ctx, name ? name : "", value ? value : "");
+		/* an option's name and value are text, as the writer stores them: anything else
+		 * (NULL, a number, a blob) is damage, not an empty option */
+		if (sqlite3_column_type(st, 0) != SQLITE_TEXT || sqlite3_column_type(st, 1) != SQLITE_TEXT) {
+			rc = SQLITE_CORRUPT;
+			break;
+		}
+		fn(ctx, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -382,12 +676,13 @@ int hm_partial_options(hm_partial *p, void (*fn)(void *ctx, const char *name, co
 void hm_partial_plan(hm_partial *p, hm_plan *plan)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	*plan = (hm_plan){0};
 	snprintf(plan->hash, sizeof plan->hash, "%s", hm_partial_meta(p, "plan_hash"));
 	if (sqlite3_prepare_v2(p->d.h, "SELECT path, canonical, bytes FROM plan ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
 		return;
 	size_t cap = 0, c2 = 0, c3 = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (sqlite3_step(st) == SQLITE_ROW && plan->n < INT32_MAX - 1) {
 		hm_grow(&plan->path, &cap, (size_t)plan->n + 1, sizeof *plan->path);
 		hm_grow(&plan->canon, &c2, (size_t)plan->n + 1, sizeof *plan->canon);
 		hm_grow(&plan->bytes, &c3, (size_t)plan->n + 1, sizeof *plan->bytes);
@@ -403,12 +698,15 @@ void hm_partial_each_file(hm_partial *p, void (*fn)(void *ctx, int idx, int skip
 			  void *ctx)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT idx, status, why, events FROM files ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *status = (const char *)sqlite3_column_text(st, 1), *why = (const char *)sqlite3_column_text(st, 2);
-		fn(ctx, sqlite3_column_int(st, 0), status && !strcmp(status, "skipped"), why ? why : "",
-		   sqlite3_column_int64(st, 3));
+		int64_t idx = sqlite3_column_int64(st, 0), events = sqlite3_column_int64(st, 3);
+		if (idx < 0 || idx > INT32_MAX)
+			continue; /* in no plan */
+		fn(ctx, (int)idx, status && !strcmp(status, "skipped"), why ? why : "", events < 0 ? 0 : events);
 	}
 	sqlite3_finalize(st);
 }
@@ -416,32 +714,29 @@ void hm_partial_each_file(hm_partial *p, void (*fn)(void *ctx, int idx, int skip
 void hm_partial_new_categories(hm_partial *p, int idx, void (*fn)(void *ctx, const char *name, size_t len), void *ctx)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	if (sqlite3_prepare_v2(p->d.h, "SELECT category FROM file_categories WHERE idx = ? ORDER BY pos", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return;
 	sqlite3_bind_int(st, 1, idx);
 	while (sqlite3_step(st) == SQLITE_ROW)
-		fn(ctx, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		if (sqlite3_column_text(st, 0))
+			fn(ctx, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
 	sqlite3_finalize(st);
 }
 
 void hm_partial_categories(hm_partial *p, hm_strtab *out)
 {
 	sqlite3_stmt *st = NULL;
+	p->steps = 0;
 	*out = (hm_strtab){0};
 	if (sqlite3_prepare_v2(p->d.h, "SELECT name FROM categories ORDER BY id", -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW)
-		hm_strtab_intern(out, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		if (sqlite3_column_text(st, 0))
+			hm_strtab_intern(out, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
 	sqlite3_finalize(st);
 }
-
-/* The blobs of one trace, by name. */
-typedef struct blobs {
-	char **name;
-	void **data;
-	size_t *len, n, cap, c2, c3, c4;
-} blobs;
 
 static const void *blob(const blobs *b, const char *name, size_t *len)
 {
@@ -454,14 +749,24 @@ static const void *blob(const blobs *b, const char *name, size_t *len)
 	return NULL;
 }
 
-/* A column of count elements of size el, copied into a new array (count may be 0). */
+/* The elements of el bytes blob name holds, or (size_t)-1 when its length is not a multiple. */
+static size_t count_of(const blobs *b, const char *name, size_t el)
+{
+	size_t len;
+	blob(b, name, &len);
+	return len % el ? (size_t)-1 : len / el;
+}
+
+/* A column of count elements of size el, copied into a new array (count may be 0). The
+ * caller has checked that the blob has count elements (sizes_check); a shorter or missing
+ * one is damage, and gives zeros. */
 static void *column(const blobs *b, const char *name, size_t count, size_t el, int *bad)
 {
 	size_t len;
 	const void *p = blob(b, name, &len);
-	if (len != count * el || (count && !p)) {
+	if (len / el != count || len % el || (count && !p)) {
 		*bad = 1;
-		return hm_xcalloc(count + 1, el);
+		return hm_xcalloc(1, el);
 	}
 	void *out = hm_xcalloc(count + 1, el);
 	if (count)
@@ -478,7 +783,9 @@ static void get_strtab(const blobs *b, const char *name, hm_strtab *t, int *bad)
 		memcpy(&n, p, 4);
 		if ((size_t)(end - p - 4) < n)
 			break;
-		if (hm_strtab_intern(t, p + 4, n) != t->n - 1)
+		size_t before = t->n;
+		hm_strtab_intern(t, p + 4, n);
+		if (t->n == before)
 			*bad = 1; /* a name twice: ids would shift */
 		p += 4 + n;
 	}
@@ -488,7 +795,7 @@ static void get_strtab(const blobs *b, const char *name, hm_strtab *t, int *bad)
 
 static void get_snap(const blobs *b, hm_trace *t, int *bad)
 {
-	size_t n = t->mem.n, len;
+	size_t n = t->mem.n;
 	hm_snap *s = t->snap = hm_xcalloc(1, sizeof *s);
 	s->cap = n;
 	s->block_bytes = column(b, "snap.block_bytes", n, sizeof *s->block_bytes, bad);
@@ -499,15 +806,16 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	get_strtab(b, "snap.frames", &s->frames, bad);
 	get_strtab(b, "snap.stacks", &s->stacks, bad);
 	s->stack_frame = column(b, "snap.stack_frame", s->stacks.n, sizeof *s->stack_frame, bad);
-	blob(b, "snap.segs", &len);
-	s->nsegs = s->capsegs = len / sizeof *s->segs;
+	s->nsegs = s->capsegs = count_of(b, "snap.segs", sizeof *s->segs);
 	s->segs = column(b, "snap.segs", s->nsegs, sizeof *s->segs, bad);
-	blob(b, "snap.ooms", &len);
-	s->nooms = s->capooms = len / sizeof *s->ooms;
+	s->nooms = s->capooms = count_of(b, "snap.ooms", sizeof *s->ooms);
 	s->ooms = column(b, "snap.ooms", s->nooms, sizeof *s->ooms, bad);
+	if (*bad)
+		s->nsegs = s->capsegs = s->nooms = s->capooms = 0;
 	int64_t *sc = column(b, "snap.counts", 5, sizeof *sc, bad);
-	s->entries = (uint64_t)sc[0], s->skipped = (uint64_t)sc[1], s->protocol = (int)sc[2];
-	s->overflowed = (int)sc[3], s->max_entries = sc[4];
+	if (!*bad)
+		s->entries = (uint64_t)sc[0], s->skipped = (uint64_t)sc[1], s->protocol = (int)sc[2],
+		s->overflowed = (int)sc[3], s->max_entries = sc[4];
 	free(sc);
 }
 
@@ -515,12 +823,200 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 static void get_pack(const blobs *b, const char *name, size_t n, hm_pack *p, int *bad)
 {
 	int64_t *v = column(b, name, n, sizeof *v, bad);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && !*bad; i++)
 		hm_pack_add(p, v[i]);
 	free(v);
 }
 
-/* The trace from its row in files and its blobs. */
+/* The columns a store has, with their element sizes; the counts they must hold are
+ * checked by sizes_check. */
+static const struct { const char *name; size_t el; } store_cols[] = {
+	{"mem.ts", 8}, {"mem.bytes", 8}, {"mem.addr", 8}, {"mem.total_alloc", 8}, {"mem.total_res", 8}, {"mem.ev_idx", 8},
+	{"mem.dev_type", 4}, {"mem.dev_id", 4}, {"mem.thread", 4}, {"mem.has_addr", 1}, {"mem.category", 4},
+	{"sl.ts", 8}, {"sl.dur", 8}, {"sl.name", 4}, {"sl.thread", 4}, {"sl.cat", 4}, {"sl.kind", 1},
+	{"oom.ts", 8}, {"oom.bytes", 8}, {"oom.total_alloc", 8}, {"oom.total_res", 8}, {"oom.dev_type", 4},
+	{"oom.dev_id", 4}, {"oom.thread", 4}, {"capacity", 8}, {"thread_name", 4}, {"count", 8}, {"flags", 8},
+	{"names", 1}, {"threads", 1},
+	{"snap.block_bytes", 8}, {"snap.stream", 8}, {"snap.stack", 4}, {"snap.compile_ctx", 4}, {"snap.user_meta", 4},
+	{"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
+	{"snap.frames", 1}, {"snap.stacks", 1},
+};
+
+/* Before anything is allocated from them: every blob is a known column, each name once,
+ * each the counts of the files row long (memory_events, host_slices, oom_events), or a
+ * whole number of elements. The snapshot's columns come all or none. Returns 0, or -1
+ * with why. */
+static int sizes_check(const blobs *b, size_t n, size_t ns, size_t no, char *why, size_t whysz)
+{
+	int snap = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		size_t k = 0, nk = sizeof store_cols / sizeof *store_cols;
+		while (k < nk && strcmp(store_cols[k].name, b->name[i]))
+			k++;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(b->name[j], b->name[i])) {
+				snprintf(why, whysz, "the column %.100s is stored twice", b->name[i]);
+				return -1;
+			}
+		if (k == nk) {
+			snprintf(why, whysz, "a column %.100s that hmem does not write", b->name[i]);
+			return -1;
+		}
+		snap += !strncmp(b->name[i], "snap.", 5);
+	}
+	size_t ncols = sizeof store_cols / sizeof *store_cols, nsnap = 11;
+	if (b->n != ncols - nsnap + (snap ? nsnap : 0)) {
+		snprintf(why, whysz, "%zu columns, not the %zu hmem writes", b->n, ncols - nsnap + (snap ? nsnap : 0));
+		return -1;
+	}
+	for (size_t k = 0; k < ncols; k++) {
+		const char *nm = store_cols[k].name;
+		size_t want = !strncmp(nm, "mem.", 4) || (!strncmp(nm, "snap.", 5) && k < ncols - 6) ? n
+			: !strncmp(nm, "sl.", 3) ? ns : !strncmp(nm, "oom.", 4) ? no
+			: !strcmp(nm, "count") ? HM_EV_KINDS : !strcmp(nm, "flags") ? 3 : !strcmp(nm, "snap.counts") ? 5
+			: (size_t)-2;
+		size_t got = count_of(b, nm, store_cols[k].el);
+		if (!snap && !strncmp(nm, "snap.", 5))
+			continue;
+		if (got == (size_t)-1 || (want != (size_t)-2 && got != want)) {
+			snprintf(why, whysz, "the column %s does not hold the %s its trace's row says", nm,
+				 !strncmp(nm, "sl.", 3) ? "host slices" : !strncmp(nm, "oom.", 4) ? "OOM events"
+				 : want == n ? "memory events" : "values");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+#define IN_TS(v) ((v) > -HM_STORE_TS_LIMIT && (v) < HM_STORE_TS_LIMIT)
+#define IN_MEM(v) ((v) >= -HM_STORE_MEM_LIMIT && (v) <= HM_STORE_MEM_LIMIT)
+#define NONE_OR(v, ok) ((v) == HM_NONE || (ok))
+
+/* Every id within its table and every value within the store's limits (store.h), as a
+ * reader would have left them: the analysis and the writers index by these without
+ * looking. Returns 0, or -1 with the first problem in why. */
+static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, char *why, size_t whysz)
+{
+#define BAD(...) do { snprintf(why, whysz, __VA_ARGS__); return -1; } while (0)
+	const hm_mem *m = &t->mem;
+	size_t nnames = t->names.n, nthreads = t->threads.n;
+	uint64_t traffic = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		int64_t b = m->bytes[i], ta = hm_mem_total_alloc(m, i);
+		if (!IN_TS(m->ts[i]))
+			BAD("memory event %zu: its time is beyond 2^62 ns", i);
+		if (!IN_MEM(b) || (traffic += (uint64_t)(b < 0 ? -b : b)) > HM_STORE_MEM_LIMIT)
+			BAD("memory event %zu: sizes beyond 2^60 bytes", i);
+		if (!NONE_OR(ta, IN_MEM(ta)))
+			BAD("memory event %zu: Total Allocated beyond 2^60 bytes", i);
+		if (m->dev_type[i] < -32768 || m->dev_type[i] > 32767)
+			BAD("memory event %zu: device type %d out of range", i, (int)m->dev_type[i]);
+		if (m->thread[i] >= nthreads)
+			BAD("memory event %zu: thread id %u of %zu threads", i, (unsigned)m->thread[i], nthreads);
+		if (m->has_addr[i] > 1)
+			BAD("memory event %zu: has_addr %u", i, (unsigned)m->has_addr[i]);
+		if (catev[i] < -1 || catev[i] >= (int64_t)ncats)
+			BAD("memory event %zu: category id %d of %zu categories", i, (int)catev[i], ncats);
+	}
+	const hm_slices *s = &t->sl;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!IN_TS(s->ts[i]) || s->dur[i] < 0 || s->dur[i] >= HM_STORE_TS_LIMIT)
+			BAD("host slice %zu: its time or duration is beyond 2^62 ns", i);
+		if (s->name[i] >= nnames || s->cat[i] >= nnames)
+			BAD("host slice %zu: name id %u, category id %u of %zu names", i, (unsigned)s->name[i],
+			    (unsigned)s->cat[i], nnames);
+		if (s->thread[i] >= nthreads)
+			BAD("host slice %zu: thread id %u of %zu threads", i, (unsigned)s->thread[i], nthreads);
+		if (s->kind[i] > HM_SL_PYTHON)
+			BAD("host slice %zu: kind %u", i, (unsigned)s->kind[i]);
+	}
+	const hm_ooms *o = &t->oom;
+	if (t->oom_events != o->n)
+		BAD("%zu OOM events stored, %llu counted", o->n, (unsigned long long)t->oom_events);
+	for (size_t i = 0; i < o->n; i++) {
+		if (!IN_TS(o->ts[i]) || !IN_MEM(o->bytes[i]) || !NONE_OR(o->total_alloc[i], IN_MEM(o->total_alloc[i])))
+			BAD("OOM event %zu: its time or size is beyond the store's limits", i);
+		if (o->dev_type[i] < -32768 || o->dev_type[i] > 32767)
+			BAD("OOM event %zu: device type %d out of range", i, (int)o->dev_type[i]);
+		if (o->thread[i] >= nthreads)
+			BAD("OOM event %zu: thread id %u of %zu threads", i, (unsigned)o->thread[i], nthreads);
+	}
+	if (t->ncapacity > 65536)
+		BAD("%zu device capacities", t->ncapacity);
+	for (size_t i = 0; i < t->thread_name_cap; i++)
+		if (t->thread_name[i] != UINT32_MAX && t->thread_name[i] >= nnames)
+			BAD("thread %zu: name id %u of %zu names", i, (unsigned)t->thread_name[i], nnames);
+	uint64_t sum = 0;
+	for (int k = 0; k < HM_EV_KINDS; k++)
+		if ((sum += t->count[k]) < t->count[k])
+			BAD("its event counts overflow");
+	if (sum != t->events)
+		BAD("its event counts do not add up to its %llu events", (unsigned long long)t->events);
+	if ((unsigned)t->has_trace_events > 1 || (unsigned)t->top_array > 1 || t->events_at > INT64_MAX)
+		BAD("its flags are not hmem's");
+	if (!NONE_OR(t->first_ts, IN_TS(t->first_ts)))
+		BAD("its first time is beyond 2^62 ns");
+	const hm_snap *sn = t->snap;
+	if (!sn)
+		return 0;
+	for (size_t i = 0; i < m->n; i++) {
+		if (sn->stack[i] != UINT32_MAX && sn->stack[i] >= sn->stacks.n)
+			BAD("snapshot entry %zu: stack id %u of %zu stacks", i, (unsigned)sn->stack[i], sn->stacks.n);
+		if ((sn->compile_ctx[i] != UINT32_MAX && sn->compile_ctx[i] >= nnames) ||
+		    (sn->user_meta[i] != UINT32_MAX && sn->user_meta[i] >= nnames))
+			BAD("snapshot entry %zu: a name id beyond its %zu names", i, nnames);
+		if (!NONE_OR(sn->block_bytes[i], sn->block_bytes[i] >= 0 && sn->block_bytes[i] <= HM_STORE_MEM_LIMIT))
+			BAD("snapshot entry %zu: block size beyond 2^60 bytes", i);
+	}
+	for (size_t f = 0; f < sn->frames.n; f++) {
+		hm_frame fr;
+		if (sn->frames.len[f] != sizeof fr)
+			BAD("snapshot frame %zu: %u bytes", f, (unsigned)sn->frames.len[f]);
+		fr = hm_snap_frame(sn, (uint32_t)f);
+		if (fr.file >= nnames || fr.name >= nnames)
+			BAD("snapshot frame %zu: a name id beyond its %zu names", f, nnames);
+	}
+	for (size_t k = 0; k < sn->stacks.n; k++) {
+		const uint32_t *ids;
+		if (sn->stacks.len[k] % sizeof *ids)
+			BAD("snapshot stack %zu: %u bytes", k, (unsigned)sn->stacks.len[k]);
+		size_t nf = hm_snap_stack(sn, (uint32_t)k, &ids);
+		for (size_t j = 0; j < nf; j++) {
+			uint32_t id;
+			memcpy(&id, &ids[j], sizeof id);
+			if (id >= sn->frames.n)
+				BAD("snapshot stack %zu: frame id %u of %zu frames", k, (unsigned)id, sn->frames.n);
+		}
+		if (sn->stack_frame[k] != UINT32_MAX && sn->stack_frame[k] >= nnames)
+			BAD("snapshot stack %zu: a name id beyond its %zu names", k, nnames);
+	}
+	int64_t reserved = 0;
+	for (size_t i = 0; i < sn->nsegs; i++) {
+		const hm_snapseg *g = &sn->segs[i];
+		int64_t v[] = {g->total, g->allocated, g->requested, g->pending, g->inactive, g->blocks, g->largest_free};
+		for (size_t j = 0; j < sizeof v / sizeof *v; j++)
+			if (v[j] < 0 || v[j] > HM_STORE_MEM_LIMIT)
+				BAD("snapshot segment %zu: a size beyond 0..2^60 bytes", i);
+		if ((reserved += g->total) > HM_STORE_MEM_LIMIT || (unsigned)g->sized > 1)
+			BAD("snapshot segment %zu: the segments add up to more than 2^60 bytes", i);
+	}
+	if (sn->nooms > o->n)
+		BAD("%zu snapshot OOMs for %zu OOM events", sn->nooms, o->n);
+	for (size_t i = 0; i < sn->nooms; i++) {
+		const hm_snapoom *q = &sn->ooms[i];
+		const hm_segstate *g = &q->segs;
+		int64_t v[] = {q->bytes, q->device_free, g->segments, g->reserved, g->requested, g->reclaimable, g->stranded};
+		for (size_t j = 0; j < sizeof v / sizeof *v; j++)
+			if (!NONE_OR(v[j], v[j] >= 0 && v[j] <= HM_STORE_MEM_LIMIT))
+				BAD("snapshot OOM %zu: a size beyond 0..2^60 bytes", i);
+		if (!NONE_OR(q->ts, IN_TS(q->ts)) || (q->stack != UINT32_MAX && q->stack >= sn->stacks.n) || q->mem_at > m->n)
+			BAD("snapshot OOM %zu: its time, stack id or event index is out of range", i);
+	}
+	return 0;
+#undef BAD
+}
+
+/* The trace from its row in files and its blobs (sizes_check passed). */
 static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, int *bad)
 {
 	hm_trace *t = hm_store_new((const char *)sqlite3_column_text(fr, 0));
@@ -534,7 +1030,6 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 		t->cut_why = hm_xstrdup((const char *)sqlite3_column_text(fr, 8));
 	t->first_ts = sqlite3_column_type(fr, 9) == SQLITE_NULL ? HM_NONE : sqlite3_column_int64(fr, 9);
 	hm_mem *m = &t->mem;
-	size_t len;
 	hm_store_grow_mem(m, n + 1);
 	m->n = n;
 #define GET(dst, name, count)                                       \
@@ -566,8 +1061,7 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 	GET(s->kind, "sl.kind", ns);
 	s->cap = ns + 1;
 	hm_ooms *o = &t->oom;
-	blob(b, "oom.ts", &len);
-	o->n = o->cap = len / sizeof *o->ts;
+	o->n = o->cap = t->oom_events;
 	GET(o->ts, "oom.ts", o->n);
 	GET(o->bytes, "oom.bytes", o->n);
 	GET(o->total_alloc, "oom.total_alloc", o->n);
@@ -575,60 +1069,95 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 	GET(o->dev_type, "oom.dev_type", o->n);
 	GET(o->dev_id, "oom.dev_id", o->n);
 	GET(o->thread, "oom.thread", o->n);
-	blob(b, "capacity", &len);
-	t->ncapacity = len / sizeof *t->capacity;
+	t->ncapacity = count_of(b, "capacity", sizeof *t->capacity);
 	GET(t->capacity, "capacity", t->ncapacity);
-	blob(b, "thread_name", &len);
-	t->thread_name_cap = len / sizeof *t->thread_name;
+	t->thread_name_cap = count_of(b, "thread_name", sizeof *t->thread_name);
 	GET(t->thread_name, "thread_name", t->thread_name_cap);
 	uint64_t *count = column(b, "count", HM_EV_KINDS, sizeof *count, bad);
-	memcpy(t->count, count, sizeof t->count);
+	if (!*bad)
+		memcpy(t->count, count, sizeof t->count);
 	free(count);
 	int64_t *fl = column(b, "flags", 3, sizeof *fl, bad);
-	t->has_trace_events = (int)fl[0], t->top_array = (int)fl[1], t->events_at = (uint64_t)fl[2];
+	if (!*bad)
+		t->has_trace_events = (int)fl[0], t->top_array = (int)fl[1], t->events_at = (uint64_t)fl[2];
 	free(fl);
 #undef GET
 	get_strtab(b, "names", &t->names, bad);
 	get_strtab(b, "threads", &t->threads, bad);
+	size_t len;
 	if (blob(b, "snap.counts", &len))
 		get_snap(b, t, bad);
 	return t;
 }
 
+/* The files row of a trace read: its path text, its counts integers >= 0 (NULL is
+ * damage), rank and first time integers or NULL, why text or NULL. */
+static int row_check(sqlite3_stmt *fr, char *why, size_t whysz)
+{
+	static const char *const col[] = {"path", "rank", "events", "memory_events", "host_slices", "oom_events",
+					  "cut_at", "lost_bytes", "why", "first_ts_ns"};
+	for (int c = 0; c < 10; c++) {
+		int type = sqlite3_column_type(fr, c), text = c == 0 || c == 8, may_null = c == 1 || c == 8 || c == 9;
+		if (type == SQLITE_NULL ? !may_null : type != (text ? SQLITE_TEXT : SQLITE_INTEGER)) {
+			snprintf(why, whysz, "its row in files has %s %s", col[c], type == SQLITE_NULL ? "NULL" : "of another type");
+			return -1;
+		}
+		if (!text && c != 1 && c != 9 && sqlite3_column_int64(fr, c) < 0) {
+			snprintf(why, whysz, "its row in files has %s negative", col[c]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 hm_trace *hm_partial_trace(hm_partial *p, int idx, int32_t **catev, char *err, size_t errsz)
 {
-	sqlite3_stmt *fr = NULL, *st = NULL;
+	sqlite3_stmt *fr = NULL;
 	blobs b = {0};
 	hm_trace *t = NULL;
 	int bad = 0;
+	char why[512] = "";
+	char name[64];
 	*catev = NULL;
+	p->steps = 0;
+	snprintf(name, sizeof name, "trace %d", idx);
+	if (p->damaged) {
+		snprintf(err, errsz, "%s: the store of %s is damaged: %s", p->path, name, p->damaged);
+		return NULL;
+	}
 	if (sqlite3_prepare_v2(p->d.h, "SELECT path, rank, events, memory_events, host_slices, oom_events, cut_at,"
 				       " lost_bytes, why, first_ts_ns FROM files WHERE idx = ? AND status != 'skipped'",
-			       -1, &fr, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(p->d.h, "SELECT name, data FROM store WHERE idx = ?", -1, &st, NULL) != SQLITE_OK) {
+			       -1, &fr, NULL) != SQLITE_OK) {
 		snprintf(err, errsz, "%s: %s", p->path, sqlite3_errmsg(p->d.h));
 		goto done;
 	}
 	sqlite3_bind_int(fr, 1, idx);
-	sqlite3_bind_int(st, 1, idx);
 	if (sqlite3_step(fr) != SQLITE_ROW) {
 		snprintf(err, errsz, "%s: no trace %d in it", p->path, idx);
 		goto done;
 	}
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		hm_grow(&b.name, &b.cap, b.n + 1, sizeof *b.name);
-		hm_grow(&b.data, &b.c2, b.n + 1, sizeof *b.data);
-		hm_grow(&b.len, &b.c3, b.n + 1, sizeof *b.len);
-		size_t len = (size_t)sqlite3_column_bytes(st, 1);
-		b.name[b.n] = hm_xstrdup((const char *)sqlite3_column_text(st, 0));
-		b.data[b.n] = hm_xcalloc(len + 1, 1);
-		if (len)
-			memcpy(b.data[b.n], sqlite3_column_blob(st, 1), len);
-		b.len[b.n++] = len;
+	if (sqlite3_column_type(fr, 0) == SQLITE_TEXT)
+		snprintf(name, sizeof name, "%.60s", (const char *)sqlite3_column_text(fr, 0));
+	uint64_t sum, stored;
+	int has;
+	if (row_check(fr, why, sizeof why) || trace_sum(p->d.h, idx, &b, p->size, &sum, &stored, &has, why, sizeof why))
+		bad = 1;
+	else if (!p->no_checksum && !has)
+		bad = 1, snprintf(why, sizeof why, "it has no checksum");
+	else if (!p->no_checksum && sum != stored)
+		bad = 1, snprintf(why, sizeof why, "the checksum does not match: a byte of it changed since it was written");
+	else if (sizes_check(&b, (size_t)sqlite3_column_int64(fr, 3), (size_t)sqlite3_column_int64(fr, 4),
+			     (size_t)sqlite3_column_int64(fr, 5), why, sizeof why))
+		bad = 1;
+	if (!bad) {
+		t = get_trace(fr, &b, catev, &bad);
+		if (bad)
+			snprintf(why, sizeof why, "a column is cut short, or a table of names has a name twice");
+		else if (load_check(t, *catev, p->ncats, why, sizeof why))
+			bad = 1;
 	}
-	t = get_trace(fr, &b, catev, &bad);
 	if (bad) {
-		snprintf(err, errsz, "%s: the store of %s is damaged", p->path, t->path);
+		snprintf(err, errsz, "%s: the store of %s is damaged: %s", p->path, name, why);
 		hm_trace_free(t);
 		free(*catev);
 		*catev = NULL;
@@ -639,7 +1168,6 @@ done:
 		free(b.name[i]), free(b.data[i]);
 	free(b.name), free(b.data), free(b.len);
 	sqlite3_finalize(fr);
-	sqlite3_finalize(st);
 	return t;
 }
 

@@ -49,9 +49,14 @@ int32_t *hm_partial_capture(const hm_file *f);
 
 typedef struct hm_partial hm_partial;
 
-/* Open a partial read-only and check that it is one (0 with *out, or an exit code and err). */
+/* Open a partial read-only and defensively, and check that it is one: hmem's tables and
+ * nothing else (0 with *out, or an exit code and err). A partial whose store or categories
+ * are not hmem's is opened, and each of its traces is then refused as damaged. */
 int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz);
 void hm_partial_close(hm_partial *p);
+/* For the fuzz target only: load traces whatever their checksum says, so that the checks
+ * behind it (every id and count) are what a changed byte meets. */
+void hm_partial_skip_checksum(hm_partial *p);
 /* meta's value for key ("" when absent); valid until the next call or close. */
 const char *hm_partial_meta(hm_partial *p, const char *key);
 /* Its options table (hm_runopt), in order: calls fn for each row (a NULL value is "");
@@ -69,7 +74,10 @@ void hm_partial_new_categories(hm_partial *p, int idx, void (*fn)(void *ctx, con
 void hm_partial_categories(hm_partial *p, hm_strtab *out);
 /* The trace of file idx as it was read, and its categories per memory event (ids of
  * hm_partial_categories, malloc'd, the caller frees). NULL with err when it is not
- * there or damaged. */
+ * there or damaged: its checksum does not match, a count is NULL, negative or not what
+ * its column holds, an id is outside its table, a value beyond the store's limits
+ * (err: "PARTIAL: the store of TRACE is damaged: what"). Memory and SQLite's work are
+ * bounded by the file's size. */
 hm_trace *hm_partial_trace(hm_partial *p, int idx, int32_t **catev, char *err, size_t errsz);
 
 #endif

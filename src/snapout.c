@@ -113,14 +113,19 @@ void hm_snap_summary_oom(FILE *f, const hm_file *hf, const hm_oom *o)
 	const uint32_t *ids = NULL;
 	size_t n = so->stack == UINT32_MAX ? 0 : hm_snap_stack(t->snap, so->stack, &ids);
 	uint32_t user = so->stack == UINT32_MAX ? UINT32_MAX : t->snap->stack_frame[so->stack];
-	if (user != UINT32_MAX)
-		fprintf(f, "      asked by %.*s\n", (int)t->names.len[user], t->names.str[user]);
-	else
+	if (user != UINT32_MAX) {
+		fputs("      asked by ", f);
+		hm_fput_esc(f, t->names.str[user], t->names.len[user]);
+		fputc('\n', f);
+	} else
 		fprintf(f, "      asked by: %s\n", so->stack == UINT32_MAX ? "no stack recorded" : "no user frame in the stack");
 	for (size_t i = 0; i < n && i < HM_OOM_FRAMES; i++) {
 		hm_frame fr = hm_snap_frame(t->snap, ids[i]);
-		fprintf(f, "      %s %.*s(%" PRId64 "): %.*s\n", i ? "     " : "stack", (int)t->names.len[fr.file],
-			t->names.str[fr.file], fr.line, (int)t->names.len[fr.name], t->names.str[fr.name]);
+		fprintf(f, "      %s ", i ? "     " : "stack");
+		hm_fput_esc(f, t->names.str[fr.file], t->names.len[fr.file]);
+		fprintf(f, "(%" PRId64 "): ", fr.line);
+		hm_fput_esc(f, t->names.str[fr.name], t->names.len[fr.name]);
+		fputc('\n', f);
 	}
 	if (n > HM_OOM_FRAMES)
 		fprintf(f, "            (%zu more frames%s)\n", n - HM_OOM_FRAMES,

@@ -341,6 +341,14 @@ char *hm_esc(const char *s, size_t n, int keep_lines, size_t *outlen)
 	return out;
 }
 
+void hm_fput_esc(FILE *f, const char *s, size_t n)
+{
+	size_t len;
+	char *t = hm_esc(s, n, 0, &len);
+	fwrite(t, 1, len, f);
+	free(t);
+}
+
 /* printf to standard error, as terminal text (hm_esc, line breaks kept). */
 void hm_eprintf(const char *fmt, ...)
 {

@@ -4,6 +4,7 @@
 #define HM_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* Exit codes are part of the documented interface (README "Exit codes"). */
@@ -59,6 +60,9 @@ void hm_fmt_bytes(char *buf, size_t n, int64_t bytes);
  * become \xNN (line breaks and tabs stay when keep_lines). Returns a malloc'd string the
  * caller frees; *outlen (if not NULL) gets its length. */
 char *hm_esc(const char *s, size_t n, int keep_lines, size_t *outlen);
+/* Write s[0, n) to f through hm_esc, line breaks escaped too: a name from a trace or a
+ * rule file on one line of the summary. */
+void hm_fput_esc(FILE *f, const char *s, size_t n);
 
 /* fprintf(stderr, ...) through hm_esc, line breaks kept: for messages that quote names. */
 void hm_eprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -52,7 +52,7 @@ rules.lua
 ? 0
 # A partial without its options table is not merged as if it had none: refused, exit 4.
 $ d=$(mktemp -d) && r=$PWD && cd $d && hmem run -q size $r/tests/tiny/y_pair_basic.json --set k=v --partial p.db && sqlite3 p.db "DROP TABLE options" && hmem merge size p.db --json o.json; echo "exit $?"; ls; cd $r; rm -rf $d
-hmem: merge: p.db: its options table is missing or damaged: not a partial of this hmem
+hmem: p.db: not a partial of hmem's: no table options as hmem writes it: give the files that 'hmem run ... --partial FILE' wrote
 exit 4
 p.db
 ? 0
