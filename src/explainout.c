@@ -49,7 +49,8 @@ static size_t path_of(const hm_rowref *r, int field, char *buf, size_t cap, size
 
 /* Who made a row: its module path and user frame, else its ops. A snapshot's free of memory
  * allocated before recording began shows where it was freed, which is not who made it:
- * "made before recording", then ", freed at FRAME". */
+ * "made before recording", then ", freed at FRAME"; a live block no entry made, without a
+ * stack, was made before recording too. */
 void hm_explain_who(const hm_rowref *r, char *buf, size_t n)
 {
 	size_t len = 0;
@@ -57,7 +58,10 @@ void hm_explain_who(const hm_rowref *r, char *buf, size_t n)
 	hm_value fr, before;
 	hm_field_get(r, HM_F_FRAME, NULL, &fr);
 	hm_field_get(r, HM_F_BEFORE, NULL, &before);
-	if (r->f->t->snap && before.type == HM_V_BOOL && before.i) {
+	const hm_snap *sn = r->f->t->snap;
+	const uint32_t *ids;
+	if (sn && ((before.type == HM_V_BOOL && before.i) ||
+		   (sn->origin[r->s->ev[r->k]] == HM_SNAP_BLOCK && !hm_field_frames(r, HM_F_FRAMES, &ids)))) {
 		add(buf, n, &len, "made before recording", 21);
 		if (fr.type == HM_V_STR) {
 			add(buf, n, &len, ", freed at ", 11);

@@ -20,7 +20,8 @@ dist-packages or torchinductor_* directory, nor the interpreter's lib/python3.x 
 Windows Python*\\Lib), as "file(line): name"; else, for a stack of C++ frames, the autograd
 node and op ("backward: BmmBackward0 > bmm", "backward: NODE", "backward: OP" when the
 engine runs it, else "op: OP": the outermost at::_ops::OP::call below the node); else "-".
-A block made before recording says so: "made before recording", then ", freed at WHO".
+A block made before recording says so: "made before recording", then ", freed at WHO" for a
+free of it; a live block no entry made, without a stack, is "made before recording" too.
 """
 import collections
 import json
@@ -158,7 +159,7 @@ def live_at_peak(s):
             size = b.get("requested_size", b["size"])
             if b["address"] not in made and size > 0:
                 fr = block_frames(b)
-                untraced.append((size, who_of(fr), bool(fr)))
+                untraced.append((size, who_of(fr) if fr else "made before recording", bool(fr)))
         out["cuda:%d" % dev] = (peak, blocks, untraced)
     return out
 
