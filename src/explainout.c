@@ -47,13 +47,29 @@ static size_t path_of(const hm_rowref *r, int field, char *buf, size_t cap, size
 	return n;
 }
 
+/* Who made a row: its module path and user frame, else its ops. A snapshot's free of memory
+ * allocated before recording began shows where it was freed, which is not who made it:
+ * "made before recording", then ", freed at FRAME"; a live block no entry made, without a
+ * stack, was made before recording too. */
 void hm_explain_who(const hm_rowref *r, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = 0;
-	size_t nm = path_of(r, HM_F_MODULES, buf, n, &len);
-	hm_value fr;
+	hm_value fr, before;
 	hm_field_get(r, HM_F_FRAME, NULL, &fr);
+	hm_field_get(r, HM_F_BEFORE, NULL, &before);
+	const hm_snap *sn = r->f->t->snap;
+	const uint32_t *ids;
+	if (sn && ((before.type == HM_V_BOOL && before.i) ||
+		   (sn->origin[r->s->ev[r->k]] == HM_SNAP_BLOCK && !hm_field_frames(r, HM_F_FRAMES, &ids)))) {
+		add(buf, n, &len, "made before recording", 21);
+		if (fr.type == HM_V_STR) {
+			add(buf, n, &len, ", freed at ", 11);
+			add(buf, n, &len, fr.s, fr.len);
+		}
+		return;
+	}
+	size_t nm = path_of(r, HM_F_MODULES, buf, n, &len);
 	if (fr.type == HM_V_STR) {
 		if (nm)
 			add(buf, n, &len, " @ ", 3);

@@ -6,6 +6,7 @@
 #include "unpickle.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,17 +240,95 @@ static uint32_t frame_id(sx *x, hm_pkv f)
 	return id;
 }
 
-/* Whether a Python file is the user's: not PyTorch's, not an installed package's, not the
- * interpreter's own. */
+/* Whether directory [s, e) of a path starts with prefix (lowercase), ignoring case:
+ * Windows writes Lib and Python310. */
+static int dir_starts(const char *s, const char *e, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if ((size_t)(e - s) < n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (tolower((unsigned char)s[i]) != prefix[i])
+			return 0;
+	return 1;
+}
+
+static int dir_is(const char *s, const char *e, const char *name)
+{
+	return (size_t)(e - s) == strlen(name) && dir_starts(s, e, name);
+}
+
+/* Whether a Python file is the user's: a .py file, not PyTorch's (in a torch directory),
+ * not an installed package's (site-packages, dist-packages), not code PyTorch generated (in
+ * a torchinductor_* directory; <eval_with_key>, <frozen ...> are no .py files), not the
+ * interpreter's own library (lib/python3.x, or Lib in a Windows Python* or cpython*
+ * directory). Both / and \ separate directories: a snapshot taken on Windows names
+ * D:\...\torch\functional.py. */
 static int user_file(const char *f)
 {
 	size_t n = strlen(f);
-	return n > 3 && !strcmp(f + n - 3, ".py") && !strstr(f, "/torch/") && !strstr(f, "site-packages/") &&
-	       !strstr(f, "dist-packages/") && !strstr(f, "/lib/python3") && f[0] != '<';
+	if (n <= 3 || strcmp(f + n - 3, ".py") || f[0] == '<')
+		return 0;
+	const char *up = f, *up_end = f; /* the directory above */
+	for (const char *s = f, *e; *(e = s + strcspn(s, "/\\")); up = s, up_end = e, s = e + 1) {
+		const char *next = e + 1, *next_end = next + strcspn(next, "/\\");
+		if (dir_is(s, e, "torch") || dir_is(s, e, "site-packages") || dir_is(s, e, "dist-packages") ||
+		    dir_starts(s, e, "torchinductor_"))
+			return 0;
+		if (dir_is(s, e, "lib") && ((*next_end && dir_starts(next, next_end, "python3")) || dir_starts(up, up_end, "python") ||
+					     dir_starts(up, up_end, "cpython")))
+			return 0;
+	}
+	return 1;
+}
+
+/* The name in a C++ frame "...::NAME::apply(" (an autograd node) or "at::_ops::NAME::call("
+ * (an op), as [*s, *s + return value), or 0. */
+static size_t cxx_name(const char *fn, const char *prefix, const char *suffix, const char **s)
+{
+	const char *p = strstr(fn, suffix);
+	if (!p || strncmp(fn, prefix, strlen(prefix)))
+		return 0;
+	const char *b = p;
+	while (b > fn && b[-1] != ':')
+		b--;
+	*s = b;
+	return (size_t)(p - b);
+}
+
+/* Who made an allocation whose stack has no user frame, from its C++ frames (innermost
+ * first): on the autograd engine's thread, "backward: NODE > OP" (the node's apply and the
+ * outermost op it called, at::_ops::OP::call), "backward: NODE" or "backward: OP"; elsewhere
+ * "op: OP" (the outermost op). 0 when the stack names neither. */
+static int cxx_who(const hm_trace *t, const hm_snap *sn, const uint32_t *ids, size_t n, char *b, size_t cap)
+{
+	const char *node = NULL, *op = NULL, *s;
+	size_t nnode = 0, nop = 0, len;
+	int engine = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *fn = t->names.str[hm_snap_frame(sn, ids[i]).name];
+		if (strstr(fn, "autograd::Engine::evaluate_function") || strstr(fn, "autograd::Engine::thread_main"))
+			engine = 1;
+		if (node)
+			continue;
+		if ((len = cxx_name(fn, "torch::autograd::", "::apply(", &s)))
+			node = s, nnode = len;
+		else if ((len = cxx_name(fn, "at::_ops::", "::call(", &s)))
+			op = s, nop = len; /* the outermost below the node */
+	}
+	if (node || engine) {
+		if (node && op)
+			return snprintf(b, cap, "backward: %.*s > %.*s", (int)nnode, node, (int)nop, op);
+		if (node || op)
+			return snprintf(b, cap, "backward: %.*s", (int)(node ? nnode : nop), node ? node : op);
+		return snprintf(b, cap, "backward");
+	}
+	return op ? snprintf(b, cap, "op: %.*s", (int)nop, op) : 0;
 }
 
 /* The innermost user frame of a stack as "file(line): name" (as Kineto names a
- * python_function), interned in the trace's names; UINT32_MAX when there is none. */
+ * python_function), else what its C++ frames say (cxx_who), interned in the trace's names;
+ * UINT32_MAX when there is neither. */
 static uint32_t user_frame(sx *x, const uint32_t *ids, size_t n)
 {
 	hm_trace *t = x->t;
@@ -264,7 +343,9 @@ static uint32_t user_frame(sx *x, const uint32_t *ids, size_t n)
 		free(b);
 		return id;
 	}
-	return UINT32_MAX;
+	char b[256];
+	int k = cxx_who(t, x->s, ids, n, b, sizeof b);
+	return k > 0 ? hm_store_name(t, b, (size_t)k < sizeof b ? (size_t)k : sizeof b - 1) : UINT32_MAX;
 }
 
 /* The stack of a frames list (interned), or UINT32_MAX when there is none; -1 on error

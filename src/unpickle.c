@@ -381,14 +381,19 @@ static int keep_string(const rd *r)
 	return id < r->capwanted && r->wanted[id];
 }
 
-/* A newly interned string's place in wanted. */
+/* A newly interned string's place in wanted. Every new string is checked: wanted grows by
+ * more than one at a time, so an id below its capacity may still be new (a key such as
+ * "filename" first met after the growth was never marked, and the long paths of real
+ * snapshots were dropped). */
 static void note_string(rd *r, uint32_t id, const char *s, size_t n)
 {
-	if (!r->keep || id < r->capwanted)
+	if (!r->keep)
 		return;
-	size_t old = r->capwanted;
-	hm_grow(&r->wanted, &r->capwanted, (size_t)id + 1, sizeof *r->wanted);
-	memset(r->wanted + old, 0, r->capwanted - old);
+	if (id >= r->capwanted) {
+		size_t old = r->capwanted;
+		hm_grow(&r->wanted, &r->capwanted, (size_t)id + 1, sizeof *r->wanted);
+		memset(r->wanted + old, 0, r->capwanted - old);
+	}
 	for (const char *const *k = r->keep; *k; k++)
 		if (strlen(*k) == n && !memcmp(*k, s, n))
 			r->wanted[id] = 1;
