@@ -72,8 +72,14 @@ typedef struct hm_series {
 	size_t n;
 	uint32_t *ev;      /* k -> index in trace mem columns */
 	int32_t *partner;  /* k -> position of the matching free/alloc, or -1 */
-	uint8_t *before;   /* k: a free of memory allocated before the trace (rule 3) */
+	uint8_t *before;   /* k: 1, a free of memory allocated before the trace (rule 3); 2, an
+			    * allocation live from the start (a snapshot's live block that no entry
+			    * allocated): its bytes are in the start state, and applying it changes
+			    * no total (hm_mem_delta) */
 	int has_addr;      /* some non-zero event carries an address (pairing used them) */
+	int64_t open_ts, open_bytes; /* a window (window.c): when it opens (ns) and the device's
+				      * Total Allocated then (after the last event before it);
+				      * HM_NONE without a window, or when no event says */
 	/* 2. classification */
 	int32_t *cat;      /* k -> category id, -1 for zero-byte events */
 	/* 3. the timeline */
@@ -132,6 +138,13 @@ static inline int64_t hm_step_ts_of(const hm_file *f, uint32_t i)
 static inline enum hm_kind hm_kind_of(int64_t bytes)
 {
 	return bytes > 0 ? HM_ALLOC : bytes < 0 ? HM_FREE : HM_ZERO;
+}
+
+/* What position k changes the device total by: its signed bytes, or 0 for an allocation
+ * live from the start (before 2), whose bytes the start state holds already. */
+static inline int64_t hm_mem_delta(const hm_series *s, const hm_mem *m, size_t k)
+{
+	return s->before[k] == 2 ? 0 : m->bytes[s->ev[k]];
 }
 
 #define HM_KIND(k) (1u << (k)) /* a set of enum hm_slice_kind */

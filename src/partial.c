@@ -309,11 +309,12 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_snap *sn = t->snap;
 	if (sn) {
 		COL("snap.block_bytes", sn->block_bytes, n), COL("snap.stream", sn->stream, n);
+		COL("snap.segment", sn->segment, n), COL("snap.origin", sn->origin, n);
 		COL("snap.stack", sn->stack, n), COL("snap.compile_ctx", sn->compile_ctx, n);
 		COL("snap.user_meta", sn->user_meta, n), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
 		COL("snap.segs", sn->segs, sn->nsegs), COL("snap.ooms", sn->ooms, sn->nooms);
-		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries};
-		COL("snap.counts", sc, 5);
+		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries, I(sn->untimed)};
+		COL("snap.counts", sc, 6);
 		put_strtab(d, st, idx, "snap.frames", &sn->frames);
 		put_strtab(d, st, idx, "snap.stacks", &sn->stacks);
 	}
@@ -800,6 +801,8 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	s->cap = n;
 	s->block_bytes = column(b, "snap.block_bytes", n, sizeof *s->block_bytes, bad);
 	s->stream = column(b, "snap.stream", n, sizeof *s->stream, bad);
+	s->segment = column(b, "snap.segment", n, sizeof *s->segment, bad);
+	s->origin = column(b, "snap.origin", n, sizeof *s->origin, bad);
 	s->stack = column(b, "snap.stack", n, sizeof *s->stack, bad);
 	s->compile_ctx = column(b, "snap.compile_ctx", n, sizeof *s->compile_ctx, bad);
 	s->user_meta = column(b, "snap.user_meta", n, sizeof *s->user_meta, bad);
@@ -812,10 +815,10 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	s->ooms = column(b, "snap.ooms", s->nooms, sizeof *s->ooms, bad);
 	if (*bad)
 		s->nsegs = s->capsegs = s->nooms = s->capooms = 0;
-	int64_t *sc = column(b, "snap.counts", 5, sizeof *sc, bad);
+	int64_t *sc = column(b, "snap.counts", 6, sizeof *sc, bad);
 	if (!*bad)
 		s->entries = (uint64_t)sc[0], s->skipped = (uint64_t)sc[1], s->protocol = (int)sc[2],
-		s->overflowed = (int)sc[3], s->max_entries = sc[4];
+		s->overflowed = (int)sc[3], s->max_entries = sc[4], s->untimed = (uint64_t)sc[5];
 	free(sc);
 }
 
@@ -837,8 +840,8 @@ static const struct { const char *name; size_t el; } store_cols[] = {
 	{"oom.ts", 8}, {"oom.bytes", 8}, {"oom.total_alloc", 8}, {"oom.total_res", 8}, {"oom.dev_type", 4},
 	{"oom.dev_id", 4}, {"oom.thread", 4}, {"capacity", 8}, {"thread_name", 4}, {"count", 8}, {"flags", 8},
 	{"names", 1}, {"threads", 1},
-	{"snap.block_bytes", 8}, {"snap.stream", 8}, {"snap.stack", 4}, {"snap.compile_ctx", 4}, {"snap.user_meta", 4},
-	{"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
+	{"snap.block_bytes", 8}, {"snap.stream", 8}, {"snap.segment", 8}, {"snap.origin", 1}, {"snap.stack", 4},
+	{"snap.compile_ctx", 4}, {"snap.user_meta", 4}, {"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
 	{"snap.frames", 1}, {"snap.stacks", 1},
 };
 
@@ -864,7 +867,7 @@ static int sizes_check(const blobs *b, size_t n, size_t ns, size_t no, char *why
 		}
 		snap += !strncmp(b->name[i], "snap.", 5);
 	}
-	size_t ncols = sizeof store_cols / sizeof *store_cols, nsnap = 11;
+	size_t ncols = sizeof store_cols / sizeof *store_cols, nsnap = 13;
 	if (b->n != ncols - nsnap + (snap ? nsnap : 0)) {
 		snprintf(why, whysz, "%zu columns, not the %zu hmem writes", b->n, ncols - nsnap + (snap ? nsnap : 0));
 		return -1;
@@ -873,7 +876,7 @@ static int sizes_check(const blobs *b, size_t n, size_t ns, size_t no, char *why
 		const char *nm = store_cols[k].name;
 		size_t want = !strncmp(nm, "mem.", 4) || (!strncmp(nm, "snap.", 5) && k < ncols - 6) ? n
 			: !strncmp(nm, "sl.", 3) ? ns : !strncmp(nm, "oom.", 4) ? no
-			: !strcmp(nm, "count") ? HM_EV_KINDS : !strcmp(nm, "flags") ? 3 : !strcmp(nm, "snap.counts") ? 5
+			: !strcmp(nm, "count") ? HM_EV_KINDS : !strcmp(nm, "flags") ? 3 : !strcmp(nm, "snap.counts") ? 6
 			: (size_t)-2;
 		size_t got = count_of(b, nm, store_cols[k].el);
 		if (!snap && !strncmp(nm, "snap.", 5))

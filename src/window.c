@@ -72,12 +72,16 @@ int hm_window_bounds(const hm_window *w, const hm_trace *t, int64_t *from, int64
 
 /* Events outside the window go; a free inside it of memory allocated before it (or before
  * the trace) becomes a rule-3 free of category 0, so that "(before window)" starts with
- * what was live at the opening and gives it back as it is freed. */
-static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to)
+ * what was live at the opening and gives it back as it is freed. The series remembers when
+ * the window opens (not before the trace's first event) and the Total Allocated of the last
+ * event before it, for a window with no event that says (an empty one). */
+static void cut(hm_series *s, const hm_mem *m, int64_t first_ts, int64_t from, int64_t to)
 {
 	size_t ks = 0, ke = s->n; /* [ks, ke) */
 	while (ks < s->n && m->ts[s->ev[ks]] < from)
 		ks++;
+	s->open_ts = from > first_ts ? from : first_ts;
+	s->open_bytes = ks ? hm_mem_total_alloc(m, s->ev[ks - 1]) : HM_NONE;
 	while (ke > ks && m->ts[s->ev[ke - 1]] > to)
 		ke--;
 	for (size_t k = ks; k < ke; k++) {
@@ -86,7 +90,7 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to)
 		int carried = m->bytes[s->ev[k]] < 0 && (s->before[k] || (p >= 0 && (size_t)p < ks));
 		s->ev[j] = s->ev[k];
 		s->partner[j] = p >= (int32_t)ks && (size_t)p < ke ? p - (int32_t)ks : -1;
-		s->before[j] = (uint8_t)(carried ? 1 : 0);
+		s->before[j] = (uint8_t)(carried ? 1 : s->before[k] == 2 ? 2 : 0);
 		s->cat[j] = carried ? 0 : s->cat[k];
 	}
 	s->n = ke - ks;
@@ -96,5 +100,5 @@ void hm_window_apply(hm_file *f, int64_t from, int64_t to)
 {
 	f->win_from = from, f->win_to = to;
 	for (size_t i = 0; i < f->nseries; i++)
-		cut(&f->series[i], &f->t->mem, from, to);
+		cut(&f->series[i], &f->t->mem, f->t->first_ts == HM_NONE ? 0 : f->t->first_ts, from, to);
 }
