@@ -183,11 +183,15 @@ bench: deps
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	$(MAKE) hmem build/gen-trace
+	$(MAKE) hmem build/gen-trace build/gen-snapshot
 	scripts/bench/run
 	scripts/bench/merge
+	scripts/bench/snapshot
 
 build/gen-trace: scripts/gen-trace.c | build
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+
+build/gen-snapshot: scripts/gen-snapshot.c | build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
 # make install PREFIX=...: the binary; the Lua side (hmem, hmem.testing, the shipped packs
