@@ -80,7 +80,7 @@ demo: deps
 	./hmem run examples/size_buckets.lua examples/traces/
 
 test: deps
-	$(MAKE) hmem build/hmem.bash build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/replay-partial build/gen-trace
+	$(MAKE) hmem build/hmem.bash build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/replay-partial build/gen-trace build/gen-snapshot
 	tests/run
 
 # The fuzz targets (tests/fuzz/) without libFuzzer: a main() that runs each file given, for

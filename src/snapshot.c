@@ -605,6 +605,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 {
 	size_t n = list == HM_PK_ABSENT ? 0 : hm_pk_len(x->p, list);
 	int64_t bytes = 0, res = 0, clock = -1000, first = HM_NONE;
+	int ooms = 0; /* the replay's entries are kept only for a device with an oom entry */
 	size_t oom0 = x->s->nooms;
 	x->nops = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -645,13 +646,15 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			if (pass == 0) {
 				res += delta;
 				bytes += change;
+				ooms |= a == A_OOM;
 				if (b)
 					b->last = change > 0 ? 1 : -1, b->last_i = i;
 				continue;
 			}
 			reserved += delta, allocated += change;
 			x->s->entries++;
-			note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
+			if (ooms)
+				note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
 			int bad = 0;
 			if (a == A_OOM) {
 				hm_snap *s = x->s;

@@ -109,6 +109,8 @@ typedef struct rd {
 	size_t capwanted;
 	uint64_t kept, budget;    /* bytes the tree holds, and what the input's size allows */
 	uint64_t dropped;
+	const hm_pkv *seen[256];   /* check: shared arrays whose elements are done, and their height */
+	uint8_t seen_h[256];
 } rd;
 
 static int fail(rd *r, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -765,17 +767,26 @@ static int check(rd *r, hm_pkv v, int depth)
 	}
 	if (depth >= HM_PK_MAX_DEPTH)
 		return fail(r, c->at, "containers nested more than %d deep", HM_PK_MAX_DEPTH);
+	/* A shared array of frames met before: its elements are done, the same height. */
+	size_t slot = (size_t)(hm_pk_hash((uint64_t)(uintptr_t)c->items) & 255);
+	if (c->n && r->seen[slot] == c->items && depth + r->seen_h[slot] <= HM_PK_MAX_DEPTH) {
+		c->color = 2, c->height = r->seen_h[slot];
+		return 0;
+	}
 	c->color = 1;
 	int h = 0;
 	for (uint32_t i = 0; i < c->n; i++) {
 		hm_pkv w = c->items[i];
-		if (check(r, w, depth + 1))
-			return -1;
 		cont *d = cont_of(r->p, w);
-		if (d && d->height + 1 > h)
+		if (!d)
+			continue;
+		if ((d->color != 2 || depth + 1 + d->height > HM_PK_MAX_DEPTH) && check(r, w, depth + 1))
+			return -1;
+		if (d->height + 1 > h)
 			h = d->height + 1;
 	}
-	c = cont_of(r->p, v); /* conts does not move here, but keep the pointer fresh anyway */
+	if (c->shared & SH_ITEMS && !c->dict)
+		r->seen[slot] = c->items, r->seen_h[slot] = (uint8_t)h;
 	c->color = 2;
 	c->height = (uint8_t)h;
 	return 0;
