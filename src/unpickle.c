@@ -59,6 +59,14 @@ typedef struct dindex {
 	uint32_t *slots;
 } dindex;
 
+/* hm_pk_get's answers by keys array and key: the dicts that share their keys (a trace's
+ * entries) have a key at the same place. at: the pair's index + 1, 0 when absent. */
+#define GC 64
+struct getcache {
+	const hm_pkv *keys[GC];
+	uint32_t atom[GC], at[GC];
+};
+
 /* Strings longer than this are kept only where hmem may read them (see keep_string). */
 #define SHORT_STR 64
 /* A dict of more pairs than this gets a hash of its keys. */
@@ -73,6 +81,7 @@ struct hm_pk {
 	dindex *idx;
 	size_t nidx;
 	uint64_t *work;   /* key comparisons and probes of hm_pk_get (hm_pk_work) */
+	struct getcache *gc;
 	uint64_t dropped; /* bytes of long strings not kept (hm_pk_dropped) */
 	cont **chunks;
 	size_t nconts, capchunks;
@@ -109,6 +118,8 @@ typedef struct rd {
 	size_t capwanted;
 	uint64_t kept, budget;    /* bytes the tree holds, and what the input's size allows */
 	uint64_t dropped;
+	hm_pkv *last_keys;        /* the shared keys of the last dict filled, and their number */
+	size_t last_n;
 	const hm_pkv *seen[256];   /* check: shared arrays whose elements are done, and their height */
 	uint8_t seen_h[256];
 } rd;
@@ -343,9 +354,12 @@ static int add_pairs(rd *r, uint64_t off, hm_pkv c, const hm_pkv *kv, size_t n)
 			k->items[i] = kv[2 * i + 1];
 		if (repeats(kv, n, HM_PK_STR, 2)) {
 			hm_pkv keys[SHARE_MAX];
+			int same = r->last_keys && r->last_n == n;
 			for (size_t i = 0; i < n; i++)
-				keys[i] = kv[2 * i];
-			k->keys = share(r->p, keys, (uint32_t)n);
+				keys[i] = kv[2 * i], same = same && r->last_keys[i] == keys[i];
+			/* (the dict before this one had the same keys: a trace's entries, one after another) */
+			k->keys = same ? r->last_keys : share(r->p, keys, (uint32_t)n);
+			r->last_keys = k->keys, r->last_n = n;
 		} else {
 			k->keys = arena_take(&r->p->arena, n);
 			for (size_t i = 0; i < n; i++)
@@ -620,14 +634,14 @@ static int string(rd *r, uint64_t off, uint64_t n)
 /* Arguments of an opcode: n bytes, or the pickle ends. */
 #define ARG(n)                                                                                              \
 	do {                                                                                                \
-		if (avail(r, (n)))                                                                          \
+		if (r->hi - r->lo < (n) && avail(r, (n)))                                                   \
 			return r->eof == 2 ? -1 : fail(r, off, "the pickle ends inside an opcode's argument"); \
 	} while (0)
 
 /* One opcode at buf + lo. Returns 0 to go on, 1 at STOP, -1 on error. */
 static int step(rd *r)
 {
-	if (avail(r, 1))
+	if (r->hi == r->lo && avail(r, 1))
 		return r->eof == 2 ? -1 : fail(r, pos(r), "the pickle ends before its STOP opcode (truncated)");
 	uint64_t off = pos(r);
 	unsigned op = r->buf[r->lo++];
@@ -830,6 +844,7 @@ hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, c
 	r.budget = BUDGET_BASE;
 	r.p = hm_xcalloc(1, sizeof *r.p);
 	r.p->work = hm_xcalloc(1, sizeof *r.p->work);
+	r.p->gc = hm_xcalloc(1, sizeof *r.p->gc);
 	hm_grow(&r.stack, &r.capstack, 64, sizeof *r.stack); /* never NULL, even for an empty MARK */
 	int rc = 0;
 	if (avail(&r, 1) == 0 && r.buf[r.lo] != 0x80)
@@ -883,7 +898,7 @@ void hm_pk_free(hm_pk *p)
 		free(p->arena.blocks[i]);
 	free(p->arena.blocks);
 	free(p->shared.arr), free(p->shared.len);
-	free(p->work);
+	free(p->work), free(p->gc);
 	for (size_t i = 0; i * CHUNK < p->nconts; i++)
 		free(p->chunks[i]);
 	free(p->chunks);
@@ -999,12 +1014,23 @@ hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom)
 				return c->items[slot - 1];
 		}
 	}
+	struct getcache *g = p->gc;
+	size_t slot = (atom ^ (size_t)((uintptr_t)c->keys >> 3) * 31) & (GC - 1);
+	if (c->n && g->keys[slot] == c->keys && g->atom[slot] == atom) {
+		++*p->work;
+		return g->at[slot] ? c->items[g->at[slot] - 1] : HM_PK_ABSENT;
+	}
+	uint32_t at = 0;
 	for (uint32_t i = c->n; i-- > 0;) {
 		++*p->work;
-		if (c->keys[i] == want)
-			return c->items[i];
+		if (c->keys[i] == want) {
+			at = i + 1;
+			break;
+		}
 	}
-	return HM_PK_ABSENT;
+	if (c->shared & SH_KEYS)
+		g->keys[slot] = c->keys, g->atom[slot] = atom, g->at[slot] = at;
+	return at ? c->items[at - 1] : HM_PK_ABSENT;
 }
 
 uint64_t hm_pk_work(const hm_pk *p)
