@@ -251,7 +251,7 @@ static void room(cont *k, size_t n)
 static hm_pkv *arena_take(arena *a, size_t n)
 {
 	if (n > a->left) {
-		size_t sz = n > (UINT64_C(1) << 17) ? n : (UINT64_C(1) << 17);
+		size_t sz = n > (UINT64_C(1) << 19) ? n : (UINT64_C(1) << 19); /* 4 MiB: huge pages (util.c) */
 		hm_grow(&a->blocks, &a->capblocks, a->nblocks + 1, sizeof *a->blocks);
 		a->blocks[a->nblocks++] = a->cur = hm_xrealloc(NULL, sz * sizeof *a->cur);
 		a->left = sz;
