@@ -24,7 +24,8 @@
 /* Two xorshift generators: rng for the allocator's steps, rng2 for what only the written
  * pass draws (times, a free's stack), so the silent pass over the end state takes the same
  * steps. */
-static uint64_t rng, rng2 = 0x9e3779b97f4a7c15ull;
+#define RNG2 0x9e3779b97f4a7c15ull
+static uint64_t rng, rng2 = RNG2;
 
 static uint64_t draw(uint64_t *s, uint64_t n)
 {
@@ -383,42 +384,10 @@ static void segments(dev *d, int idx)
 	}
 }
 
-int main(int argc, char **argv)
+/* The whole file for steps steps per device: written, or only counted (count): its size. */
+static uint64_t snapshot(dev *sim, dev *end, int ndev, uint64_t steps, uint64_t seed, int count)
 {
-	double mb = 1024;
-	int ndev = 1;
-	uint64_t seed = 88172645463325252ull;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--mb") && i + 1 < argc)
-			mb = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--devices") && i + 1 < argc)
-			ndev = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 10) | 1;
-		else {
-			fprintf(stderr, "usage: gen-snapshot [--mb N] [--devices D] [--seed S] > snapshot.pickle\n");
-			return 2;
-		}
-	}
-	if (ndev < 1 || ndev > 16 || mb <= 0) {
-		fprintf(stderr, "gen-snapshot: --devices 1 to 16, --mb above 0\n");
-		return 2;
-	}
-	dev *sim = calloc((size_t)ndev, sizeof *sim), *end = calloc((size_t)ndev, sizeof *end);
-	/* Sizing: entries counted (not written) until the trace holds about mb MB; each device
-	 * then runs that many steps, first silently for its end state, then written. */
-	rng = seed;
-	make_paths();
-	uint64_t target = (uint64_t)(mb * 1e6), steps = 0;
-	sink = 1;
-	dev_init(&sim[0], 0);
-	while (written + flen < target / (uint64_t)ndev) {
-		step(&sim[0], NULL, 1);
-		steps++;
-		boundary();
-	}
-	flush();
-	sink = 0, written = 0, memo = 0, entries = 0;
+	sink = count, written = 0, flen = 0, memo = 0, entries = 0, rng2 = RNG2;
 	memset(keymemo, 0, sizeof keymemo), memset(fmemo, 0, sizeof fmemo);
 	uint64_t s0 = seed;
 	for (int d = 0; d < ndev; d++) {
@@ -428,7 +397,10 @@ int main(int argc, char **argv)
 			step(&end[d], NULL, 0);
 	}
 	static const unsigned char head[] = {0x80, 4};
-	fwrite(head, 1, 2, stdout);
+	if (!count && fwrite(head, 1, 2, stdout) != 2) {
+		perror("gen-snapshot");
+		exit(1);
+	}
 	op1('}'), memoize(), op1('(');
 	key(K_SEGMENTS), op1(']'), memoize(), op1('(');
 	for (int d = 0; d < ndev; d++)
@@ -476,10 +448,51 @@ int main(int argc, char **argv)
 	}
 	op1('e'), op1('u'), op1('.');
 	flush();
-	if (fflush(stdout)) {
+	if (!count && fflush(stdout)) {
 		perror("gen-snapshot");
-		return 1;
+		exit(1);
 	}
+	return written + 2;
+}
+
+int main(int argc, char **argv)
+{
+	double mb = 1024;
+	int ndev = 1;
+	uint64_t seed = 88172645463325252ull;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--mb") && i + 1 < argc)
+			mb = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--devices") && i + 1 < argc)
+			ndev = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			seed = strtoull(argv[++i], NULL, 10) | 1;
+		else {
+			fprintf(stderr, "usage: gen-snapshot [--mb N] [--devices D] [--seed S] > snapshot.pickle\n");
+			return 2;
+		}
+	}
+	if (ndev < 1 || ndev > 16 || mb <= 0) {
+		fprintf(stderr, "gen-snapshot: --devices 1 to 16, --mb above 0\n");
+		return 2;
+	}
+	dev *sim = calloc((size_t)ndev, sizeof *sim), *end = calloc((size_t)ndev, sizeof *end);
+	/* Sizing: steps counted (nothing written) until the trace holds about mb MB, then the
+	 * whole file counted for that many steps, and the steps scaled to the size asked for. */
+	rng = seed;
+	make_paths();
+	uint64_t target = (uint64_t)(mb * 1e6), steps = 0;
+	sink = 1;
+	dev_init(&sim[0], 0);
+	while (written + flen < target / (uint64_t)ndev) {
+		step(&sim[0], NULL, 1);
+		steps++;
+		boundary();
+	}
+	flush();
+	uint64_t counted = snapshot(sim, end, ndev, steps, seed, 1);
+	steps = (uint64_t)((double)steps * (double)target / (double)counted) + 1;
+	snapshot(sim, end, ndev, steps, seed, 0);
 	fprintf(stderr, "gen-snapshot: %llu bytes, %llu entries\n", (unsigned long long)(written + 2),
 		(unsigned long long)entries);
 	free(sim), free(end);
