@@ -949,6 +949,10 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 	for (size_t i = 0; i < t->thread_name_cap; i++)
 		if (t->thread_name[i] != UINT32_MAX && t->thread_name[i] >= nnames)
 			BAD("thread %zu: name id %u of %zu names", i, (unsigned)t->thread_name[i], nnames);
+	/* a thread is "pid\x1ftid" as the reader keys it: every reader of the key splits there */
+	for (size_t i = 0; i < nthreads; i++)
+		if (!memchr(t->threads.str[i], 0x1f, t->threads.len[i]))
+			BAD("thread %zu: its key has no pid and tid", i);
 	uint64_t sum = 0;
 	for (int k = 0; k < HM_EV_KINDS; k++)
 		if ((sum += t->count[k]) < t->count[k])

@@ -31,8 +31,8 @@ typedef struct keys {
 } keys;
 
 /* A u64 -> u32 map (open addressing) for what is met many times through the memo: a frame
- * dict's handle -> its frame id, a frames list's handle -> its stack id, (device, block
- * address) -> block. */
+ * dict's handle -> its frame id, a frames list's elements (hm_pk_same) -> its stack id,
+ * (device, block address) -> block. */
 typedef struct umap {
 	uint64_t *key;
 	uint32_t *val;
@@ -358,7 +358,7 @@ static uint32_t stack_id(sx *x, hm_pkv list, int *bad)
 		*bad = fail(x, list, "'frames' is not a list");
 		return UINT32_MAX;
 	}
-	uint32_t *slot = um_slot(&x->stack_of, list, 1);
+	uint32_t *slot = um_slot(&x->stack_of, hm_pk_same(x->p, list), 1); /* once per distinct list */
 	if (*slot)
 		return *slot - 1;
 	x->stack_of.n++;
@@ -567,23 +567,47 @@ static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
 	return 0;
 }
 
+/* The snapshot's columns, room for c rows (store.h hm_snap). */
+static void grow_rows(hm_snap *s, size_t c)
+{
+	s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
+	s->segment = hm_xrealloc(s->segment, c * sizeof *s->segment);
+	s->origin = hm_xrealloc(s->origin, c * sizeof *s->origin);
+	s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
+	s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
+	s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
+	s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
+	s->cap = c;
+}
+
+/* The store's columns sized once for the rows to come, from the lengths of the trace lists
+ * and block lists (an entry makes at most one memory event, a block at most one row), at
+ * most one row per 8 bytes of input: grown by doubling, they would be copied into fresh
+ * memory, both copies held for a moment. Room left unused is address space only. */
+static void reserve(sx *x, hm_pkv segs, hm_pkv traces, uint64_t input)
+{
+	uint64_t n = 1024;
+	for (size_t i = 0; i < hm_pk_len(x->p, traces) && hm_pk_type(traces) == HM_PK_LIST; i++)
+		n += hm_pk_len(x->p, hm_pk_item(x->p, traces, i)) + 1;
+	for (size_t i = 0; i < hm_pk_len(x->p, segs) && hm_pk_type(segs) == HM_PK_LIST; i++)
+		n += hm_pk_len(x->p, hm_pk_get(x->p, hm_pk_item(x->p, segs, i), x->k.blocks));
+	if (n > input / 8 + 1024)
+		n = input / 8 + 1024;
+	if (n > HM_STORE_RESERVE_MAX)
+		n = HM_STORE_RESERVE_MAX;
+	hm_store_reserve(x->t, n);
+	if (n > x->s->cap)
+		grow_rows(x->s, n);
+}
+
 /* The snapshot's columns of the memory event just added (store.h hm_snap). */
 static void add_snap_row(sx *x, enum hm_snap_origin origin, const blk *b, int64_t stream, uint32_t stack, uint32_t cc,
 			 uint32_t um)
 {
 	hm_snap *s = x->s;
 	size_t i = x->t->mem.n - 1;
-	if (i >= s->cap) {
-		size_t c = s->cap ? s->cap * 2 : 1024;
-		s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
-		s->segment = hm_xrealloc(s->segment, c * sizeof *s->segment);
-		s->origin = hm_xrealloc(s->origin, c * sizeof *s->origin);
-		s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
-		s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
-		s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
-		s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
-		s->cap = c;
-	}
+	if (i >= s->cap)
+		grow_rows(s, s->cap ? s->cap * 2 : 1024);
 	s->block_bytes[i] = b ? b->size : HM_NONE, s->segment[i] = b ? (int64_t)b->seg : HM_NONE;
 	s->origin[i] = (uint8_t)origin, s->stream[i] = stream, s->stack[i] = stack;
 	s->compile_ctx[i] = cc, s->user_meta[i] = um;
@@ -662,6 +686,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 {
 	size_t n = list == HM_PK_ABSENT ? 0 : hm_pk_len(x->p, list);
 	int64_t bytes = 0, res = 0, clock = -1000, first = HM_NONE;
+	int ooms = 0; /* the replay's entries are kept only for a device with an oom entry */
 	size_t oom0 = x->s->nooms;
 	x->nops = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -702,13 +727,15 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			if (pass == 0) {
 				res += delta;
 				bytes += change;
+				ooms |= a == A_OOM;
 				if (b)
 					b->last = change > 0 ? 1 : -1, b->last_i = i;
 				continue;
 			}
 			reserved += delta, allocated += change;
 			x->s->entries++;
-			note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
+			if (ooms)
+				note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
 			int bad = 0;
 			if (a == A_OOM) {
 				hm_snap *s = x->s;
@@ -893,6 +920,8 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 	} else {
 		rc = fail(x, root, "the pickle holds neither a dict nor a list of segments (not a memory snapshot?)");
 	}
+	if (rc == 0)
+		reserve(x, segs, traces, in->src ? hm_src_file_size(in->src) * (hm_src_is_gzip(in->src) ? 10 : 1) : in->len);
 	if (rc == 0)
 		rc = read_segments(x, segs, 0);
 	if (rc == 0)
