@@ -146,8 +146,7 @@ static void json_slice_name(FILE *f, const hm_trace *t, int32_t sl)
 	put_str(f, t->names.str[nm], t->names.len[nm]);
 }
 
-/* The thread of an OOM: its name from thread_name metadata, else "pid/tid". */
-static void thread_text(const hm_trace *t, uint32_t th, const char **s, size_t *n, char *buf, size_t cap)
+void hm_explain_thread(const hm_trace *t, uint32_t th, const char **s, size_t *n, char *buf, size_t cap)
 {
 	if (th < t->thread_name_cap && t->thread_name[th] != UINT32_MAX) {
 		*s = t->names.str[t->thread_name[th]], *n = t->names.len[t->thread_name[th]];
@@ -222,7 +221,7 @@ static void json_ooms(FILE *f, const hm_report *r, const hm_file *hf, const hm_s
 		char tb[300];
 		const char *th;
 		size_t tn;
-		thread_text(t, o->thread, &th, &tn, tb, sizeof tb);
+		hm_explain_thread(t, o->thread, &th, &tn, tb, sizeof tb);
 		fputs(", \"thread\": ", f);
 		put_str(f, th, tn);
 		fputs(",\n     \"categories\": ", f);
