@@ -682,6 +682,15 @@ int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 	sqlite3_db_config(p->d.h, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
 	/* A merge holds thousands open: each reads its blobs once, so little page cache each. */
 	sqlite3_exec(p->d.h, "PRAGMA cache_size = -64", NULL, NULL, NULL);
+	/* A partial of another format (an older hmem) is told as such before its tables are
+	 * compared with this hmem's, which it would fail for that reason alone. */
+	const char *format = hm_partial_meta(p, "format");
+	if (*format && strcmp(format, HM_PARTIAL_FORMAT)) {
+		snprintf(err, errsz, "%s: not a partial of this hmem (format %s, %s): give the files that 'hmem run ... "
+			 "--partial FILE' of this hmem wrote", path, HM_PARTIAL_FORMAT, abi());
+		hm_partial_close(p);
+		return HM_EXIT_INPUT;
+	}
 	char why[512] = "";
 	int schema_rc = check_schema(p, why, sizeof why);
 	if (schema_rc < 0) {
