@@ -144,8 +144,8 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_mem *m = &t->mem;
 	size_t n = m->n;
 	int32_t *dtype = hm_xcalloc(n + 1, sizeof *dtype), *did = hm_xcalloc(n + 1, sizeof *did);
-	for (size_t k = 0; k < f->nseries; k++)
-		for (size_t j = 0; j < f->series[k].n; j++)
+	for (size_t k = 0; k < f->nseries; k++) /* those a window cut out too (analyze.h nall) */
+		for (size_t j = 0; j < (f->series[k].based ? f->series[k].nall : f->series[k].n); j++)
 			dtype[f->series[k].ev[j]] = f->series[k].dev_type, did[f->series[k].ev[j]] = f->series[k].dev_id;
 #define COL(name, p, count) row(d, st, "itb", idx, name, (const void *)(p), (size_t)(count) * sizeof *(p))
 	COL("mem.ts", m->ts, n), COL("mem.bytes", m->bytes, n);
@@ -164,7 +164,7 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_ooms *o = &t->oom;
 	COL("oom.ts", o->ts, o->n), COL("oom.bytes", o->bytes, o->n), COL("oom.total_alloc", o->total_alloc, o->n);
 	COL("oom.total_res", o->total_res, o->n), COL("oom.dev_type", o->dev_type, o->n);
-	COL("oom.dev_id", o->dev_id, o->n), COL("oom.thread", o->thread, o->n);
+	COL("oom.dev_id", o->dev_id, o->n), COL("oom.thread", o->thread, o->n), COL("oom.mem_at", o->mem_at, o->n);
 	COL("capacity", t->capacity, t->ncapacity), COL("thread_name", t->thread_name, t->thread_name_cap);
 	COL("count", t->count, HM_EV_KINDS);
 	int64_t scal[] = {t->has_trace_events, t->top_array, I(t->events_at)};
@@ -555,6 +555,7 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 	GET(o->dev_type, "oom.dev_type", o->n);
 	GET(o->dev_id, "oom.dev_id", o->n);
 	GET(o->thread, "oom.thread", o->n);
+	GET(o->mem_at, "oom.mem_at", o->n);
 	blob(b, "capacity", &len);
 	t->ncapacity = len / sizeof *t->capacity;
 	GET(t->capacity, "capacity", t->ncapacity);
