@@ -383,7 +383,7 @@ static void leak(const hm_file *f, hm_series *s)
 		s->leak = HM_LEAK_SURVIVORS, s->leak_per_step = surv / (int64_t)d;
 	else
 		s->leak = HM_LEAK_NONE;
-	if (s->leak != HM_LEAK_NONE)
+	if (s->leak != HM_LEAK_NONE && s->has_addr) /* without Addr, what survives is unknown */
 		makers(f, s, whole, n);
 	free(whole);
 }
