@@ -396,8 +396,8 @@ void hm_explain(hm_file *f, size_t ncats)
 	size_t matched = 0;
 	if (f->windowed) { /* a window (window.h): its steps and OOMs only */
 		size_t j = 0;
-		for (size_t i = 0; i < nss; i++)
-			if (ss[i].end >= f->win_from && ss[i].ts <= f->win_to)
+		for (size_t i = 0; i < nss; i++) /* inside it, or overlapping more than its edge */
+			if ((ss[i].ts >= f->win_from && ss[i].end <= f->win_to) || (ss[i].end > f->win_from && ss[i].ts < f->win_to))
 				ss[j++] = ss[i];
 		nss = j;
 		for (size_t i = 0; i < f->t->oom.n; i++)

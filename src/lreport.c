@@ -219,6 +219,7 @@ static void push_cell(lua_State *L, const hm_cell *c)
 
 void hm_lua_report_push(lua_State *L, const hm_report *rep)
 {
+	hm_lua_rows(L)->cats = rep->cats; /* rows classify kept read their category from now on */
 	lua_createtable(L, 0, 6);
 	lua_pushstring(L, rep->rules ? rep->rules : "");
 	lua_setfield(L, -2, "rules");

@@ -33,7 +33,8 @@ Definitions (this file's own, from the README):
   is that event's, the first event's when it is the start, the window's opening (or the
   trace's first time) when the window has no event of the series.
 - Steps: every host ProfilerStep#N slice (categories kernel, Kernel, Memcpy, Memset, Trace
-  and gpu_* are device-side) that overlaps the window, by start then longer first; one the
+  and gpu_* are device-side) inside the window or overlapping it by more than an edge (a
+  step ending where the window opens is not in it), by start then longer first; one the
   window cuts is partial and runs from/to the window's edge. start_bytes: the total after the
   last event before its start; end_bytes: after the last event at or before its end; peak from
   its start over the events in between (peak_ts its start when the start); survivors: bytes of
@@ -255,7 +256,7 @@ def expect(t, form):
             return k
         steps = []
         for n, a, b in t.steps:
-            if w == "empty" or (w is not None and (b < lo or a > hi)):
+            if w == "empty" or (w is not None and not (lo <= a and b <= hi) and not (b > lo and a < hi)):
                 continue
             part = w is not None and (a < lo or b > hi)
             if part:
