@@ -366,7 +366,7 @@ static int run(const hm_opts *o)
 	}
 	hm_loader_stop(loader);
 	loader = NULL;
-	if (o->win.by_steps && nmissing && nmissing == rep.nfiles) {
+	if (o->win.by_steps && nmissing && nmissing == rep.nfiles && !o->shard) { /* a shard: the merge says it */
 		char msg[sizeof no_steps + 100];
 		if (o->win.step_a == o->win.step_b)
 			snprintf(msg, sizeof msg, "--steps %d: no trace has ProfilerStep#%d (%s)", (int)o->win.step_a,
