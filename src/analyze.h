@@ -7,7 +7,7 @@
 
 enum hm_kind { HM_ALLOC, HM_FREE, HM_ZERO };
 
-enum { HM_BEFORE_TRACE = 1, HM_BEFORE_WINDOW = 2 }; /* hm_series.before */
+enum { HM_BEFORE_TRACE = 1, HM_BEFORE_WINDOW = 3 }; /* hm_series.before (2: a snapshot's) */
 #define HM_FREED_AFTER (-2) /* hm_series.partner: freed after the window */
 
 /* Per-category results of one series (index = global category id). */
