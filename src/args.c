@@ -25,7 +25,8 @@ static const char usage[] =
 	"       hmem packs [-I DIR] [--timeout SEC] [--lua-mem MB]  list the rule packs hmem can find\n"
 	"       hmem diff [RULES] BEFORE AFTER [options]  what changed between two runs\n"
 	"       hmem plan PATH... [--shard I/N]   the traces one run reads, with sizes and a hash\n"
-	"       hmem merge PARTIAL... [output options of run]  finish the report of shards\n"
+	"       hmem merge RULES PARTIAL... [options]  finish the report of shards: RULES is the\n"
+	"                                         rule file they ran (checked by its digest)\n"
 	"       hmem --help | -V, --version\n"
 	"\n"
 	"PATH is a trace file (.json or .json.gz, gzip found by content) or a directory: every\n"
@@ -60,6 +61,10 @@ static const char usage_run[] =
 static const char usage_alloc[] =
 	"allocations options: -I, --out, --allow-io, --timeout and --lua-mem as for run, and\n";
 static const char usage_common[] =
+	"merge options: the outputs, --summary, --format and --color of run; -I, --out,\n"
+	"  --allow-io, --timeout and --lua-mem for RULES, from this command line only (never from\n"
+	"  a partial: a partial is data); --set, --top, --steps, --from and --to come from the\n"
+	"  partials, which must agree on them\n"
 	"common options (run, events, allocations, merge):\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
 	"                    the others, then exit with 4\n"
@@ -318,7 +323,7 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 			dst = &o->shard;
 		else if (a[0] == '-' && a[1])
 			return hm_usage_error("unknown option '%s'", a);
-		else if (takes_rules(o->cmd) && !o->rules)
+		else if (takes_rules(o->cmd) && !o->rules && !o->is_merge)
 			o->rules = a;
 		else
 			o->paths[o->npaths++] = argv[i];
@@ -378,9 +383,12 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 		o->summary = 1;
 	if (o->color && strcmp(o->color, "auto") && strcmp(o->color, "always") && strcmp(o->color, "never"))
 		return hm_usage_error("--color is auto, always or never, not '%s'", o->color);
-	if (run && !o->rules)
+	if (o->is_merge && o->npaths == 0)
+		return hm_usage_error("%s", "merge needs the rule file the shards ran and their partials: hmem merge RULES "
+				      "PARTIAL... [output options] (README \"Many machines\")");
+	if (run && !o->rules && !o->is_merge)
 		return hm_usage_error("%s", "run needs a rule file and at least one trace: hmem run RULES PATH...");
-	if (takes_rules(o->cmd) && !o->rules)
+	if (takes_rules(o->cmd) && !o->rules && !o->is_merge)
 		return hm_usage_error("%s", "allocations needs a rule file and at least one trace: hmem allocations RULES PATH...");
 	if (o->npaths == 0)
 		return hm_usage_error("%s: no trace file or directory given", o->cmd);

@@ -49,6 +49,7 @@ typedef struct opts {
 	hm_window win;
 	const char *shard;          /* --shard I/N (plan.h) */
 	struct hm_merge *merge;     /* hmem merge: the traces come from these partials (merge.h) */
+	int is_merge;               /* parsed for hmem merge: as run, every word in paths (RULES first) */
 } hm_opts;
 
 /* "hmem: MESSAGE" (fmt with arg) and the hint to --help on standard error; HM_EXIT_USAGE. */

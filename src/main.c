@@ -239,7 +239,7 @@ static int run(const hm_opts *o)
 
 	hm_plan plan = {0};
 	hm_runinfo info = {.plan = &plan, .nshards = 1};
-	char *options = NULL;
+	hm_runopt *options = NULL;
 	int32_t *merged_catev = NULL;
 	if ((rc = plan_files(o, &plan, &info, &files, &nfiles, err, sizeof err)) != 0) {
 		hm_eprintf("hmem: %s\n", err);
@@ -250,7 +250,7 @@ static int run(const hm_opts *o)
 		info.catev = hm_xcalloc((size_t)nfiles + 1, sizeof *info.catev);
 		info.cat_from = hm_xcalloc((size_t)nfiles + 1, sizeof *info.cat_from);
 		info.skip_idx = hm_xcalloc((size_t)nfiles + 1, sizeof *info.skip_idx);
-		info.options = options = hm_merge_options_of(o);
+		info.opts = options = hm_merge_options_of(o, &info.nopts);
 		rep.info = &info;
 	}
 	if (nfiles == 0 && !o->shard) {
@@ -266,8 +266,10 @@ static int run(const hm_opts *o)
 	const char *r = o->rules;
 	size_t rl = r ? strlen(r) : 0;
 	if (r && ((rl > 5 && !strcmp(r + rl - 5, ".json")) || (rl > 3 && !strcmp(r + rl - 3, ".gz")))) {
-		hm_eprintf("hmem: %s looks like a trace; the first argument of 'run' is the rule file: "
-				"hmem run RULES.lua PATH...\n", r);
+		hm_eprintf(o->merge ? "hmem: %s looks like a trace; the first argument of 'merge' is the rule file: "
+				      "hmem merge RULES.lua PARTIAL...\n"
+				    : "hmem: %s looks like a trace; the first argument of 'run' is the rule file: "
+				      "hmem run RULES.lua PATH...\n", r);
 		rc = HM_EXIT_USAGE;
 		goto done;
 	}
@@ -283,8 +285,10 @@ static int run(const hm_opts *o)
 	if (script)
 		info.rules_hash = hm_script_digest(script);
 	if (script && o->merge && strcmp(info.rules_hash, hm_merge_rules_hash(o->merge))) {
-		hm_eprintf("hmem: merge: the rule file %s (or a module it requires) is not the one the partials were made "
-			   "with: refused\n", o->rules);
+		hm_eprintf("hmem: merge: the rule file %s (digest %s, with the modules it requires) is not the one the "
+			   "partials were made with (%s, digest %s): refused; name the rule file the shards ran (and -I DIR "
+			   "where it requires modules from there)\n", o->rules, info.rules_hash, hm_merge_rules(o->merge),
+			   hm_merge_rules_hash(o->merge));
 		rc = HM_EXIT_INPUT;
 		goto done;
 	}
@@ -505,31 +509,43 @@ static int diff_read(const hm_diff_run *d, char **text, size_t *len)
 	return rc;
 }
 
-/* hmem merge PARTIAL... [outputs]: the options that change results come from the
- * partials (the shards' hmem run); the rest is hmem run's own pipeline. */
+/* hmem merge RULES PARTIAL... [outputs]: the rule file, capabilities and limits come from
+ * this command line alone; the options that shape results from the partials' rows (a
+ * partial is data, issue 24); the rest is hmem run's own pipeline. */
 static int merge_main(int argc, char **argv)
 {
 	char err[8192];
-	hm_opts o = {.cmd = "run", .rules = "(from the partials)"};
+	hm_opts o = {.cmd = "run", .is_merge = 1};
 	int rc = hm_parse_args(argc, argv, &o);
+	char **paths = o.paths;
 	const char *theirs = o.top ? "--top" : o.steps ? "--steps" : o.from ? "--from" : o.to ? "--to" : o.nset ? "--set"
-			   : o.ninc ? "-I" : o.out_dir ? "--out" : o.allow_io ? "--allow-io" : o.timeout ? "--timeout"
-			   : o.lua_mem ? "--lua-mem" : o.shard ? "--shard" : o.out[OUT_PARTIAL] ? "--partial" : NULL;
+			   : o.shard ? "--shard" : o.out[OUT_PARTIAL] ? "--partial" : NULL;
 	if (rc == 0 && theirs)
 		rc = hm_usage_error("%s is an option of the shards' hmem run: the merge takes it from the partials", theirs);
+	size_t l = rc == 0 ? strlen(o.paths[0]) : 0;
+	if (rc == 0 && (hm_merge_is_partial(o.paths[0]) || (l > 3 && !strcmp(o.paths[0] + l - 3, ".db")))) {
+		rc = hm_merge_no_rules(o.paths, o.npaths, argc, argv);
+	} else if (rc == 0) {
+		o.rules = *o.paths++; /* hmem merge RULES PARTIAL..., as hmem run RULES PATH... */
+		if (--o.npaths == 0)
+			rc = hm_usage_error("merge: no partial given after the rule file %s: hmem merge RULES PARTIAL... "
+					    "(the files of hmem run RULES PATH... --shard I/N --partial FILE)", o.rules);
+	}
 	if (rc == 0 && (rc = check_outputs(&o, o.paths, o.npaths)) == 0) {
 		hm_merge *m = NULL;
-		if ((rc = hm_merge_open(o.paths, o.npaths, &m, err, sizeof err)) == 0 &&
-		    (rc = hm_merge_apply_options(m, &o, err, sizeof err)) == 0) {
+		if ((rc = hm_merge_open(o.paths, o.npaths, &m, err, sizeof err)) == 0) {
+			hm_merge_apply_options(m, &o);
 			o.merge = m;
 			o.keep_going = 1;
 			rc = run(&o);
+		} else if (rc == HM_EXIT_USAGE) {
+			hm_usage_error("%s", err);
 		} else {
 			hm_eprintf("hmem: %s\n", err);
 		}
 		hm_merge_close(m);
 	}
-	free(o.paths), free(o.inc), free(o.fail_above), free(o.set);
+	free(paths), free(o.inc), free(o.fail_above), free(o.set);
 	return rc;
 }
 

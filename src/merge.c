@@ -3,13 +3,23 @@
 #include "partial.h"
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
 #endif
+
+/* The options table of a partial, copied. */
+typedef struct optlist {
+	char **name, **value;
+	size_t n, cap, cap2;
+} optlist;
 
 struct hm_merge {
 	hm_partial **p;
@@ -23,10 +33,146 @@ struct hm_merge {
 	hm_strtab *cats;   /* per partial: its category names by id */
 	int problems;
 	uint64_t calls, hits;
-	char *rules, *rules_hash, *options;
-	char **argv;       /* the options as arguments (into options_buf) */
-	char *options_buf;
+	char *rules, *rules_hash;
+	optlist opts;      /* the first partial's options (the others' are the same) */
+	char **argv;       /* those options as hmem run's arguments (into opts) */
+	hm_opts shaped;    /* and as hmem run parsed them (into argv) */
 };
+
+static void opt_add(void *ctx, const char *name, const char *value)
+{
+	optlist *l = ctx;
+	hm_grow(&l->name, &l->cap, l->n + 1, sizeof *l->name);
+	hm_grow(&l->value, &l->cap2, l->n + 1, sizeof *l->value);
+	l->name[l->n] = hm_xstrdup(name);
+	l->value[l->n++] = hm_xstrdup(value);
+}
+
+static void opt_free(optlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->name[i]), free(l->value[i]);
+	free(l->name), free(l->value);
+	*l = (optlist){0};
+}
+
+static int opt_same(const optlist *a, const optlist *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->name[i], b->name[i]) || strcmp(a->value[i], b->value[i]))
+			return 0;
+	return 1;
+}
+
+/* Appends text to buf (sz bytes, *len used), cutting what does not fit. */
+static void put(char *buf, size_t sz, size_t *len, const char *text, size_t n)
+{
+	size_t room = *len < sz ? sz - *len - 1 : 0;
+	memcpy(buf + *len, text, n < room ? n : room);
+	*len += n < room ? n : room;
+	buf[*len] = 0;
+}
+
+/* A word for a command line the user may paste, after a space: as it is when the shell
+ * reads it so, else in single quotes. */
+static void put_word(char *buf, size_t sz, size_t *len, const char *w)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-";
+	if (*len)
+		put(buf, sz, len, " ", 1);
+	if (*w && strspn(w, plain) == strlen(w)) {
+		put(buf, sz, len, w, strlen(w));
+		return;
+	}
+	put(buf, sz, len, "'", 1);
+	for (const char *c = w; *c; c++)
+		put(buf, sz, len, *c == '\'' ? "'\\''" : c, *c == '\'' ? 4 : 1);
+	put(buf, sz, len, "'", 1);
+}
+
+/* An options table as the command line that gave it, or "none". */
+static void opt_show(const optlist *l, char *buf, size_t sz)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < l->n; i++)
+		for (int j = 0; j < 2; j++) {
+			const char *w = j ? l->value[i] : l->name[i];
+			char *e = hm_esc(w, strlen(w), 0, NULL); /* a newline as \x0a: one line */
+			put_word(buf, sz, &len, e);
+			free(e);
+		}
+	if (!l->n)
+		snprintf(buf, sz, "none");
+}
+
+int hm_merge_is_partial(const char *path)
+{
+	char head[16];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+		  !memcmp(head, "SQLite format 3", sizeof head);
+	close(fd);
+	return yes;
+}
+
+/* Every partial is a regular file: SQLite would wait forever on a FIFO (issue 24). */
+static int regular_files(char **paths, int n, char *err, size_t errsz)
+{
+	struct stat st;
+	for (int k = 0; k < n; k++) {
+		if (stat(paths[k], &st) != 0) {
+			snprintf(err, errsz, "%s: cannot open: %s", paths[k], strerror(errno));
+			return HM_EXIT_IO;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			const char *what = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+					 : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+			snprintf(err, errsz, "merge: %s is %s, not a partial: give the files that 'hmem run ... --partial FILE' "
+				 "wrote", paths[k], what);
+			return HM_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+int hm_merge_no_rules(char **paths, int n, int argc, char **argv)
+{
+	char err[8192], cmd[16384];
+	hm_partial *p = NULL;
+	int rc = regular_files(paths, n, err, sizeof err);
+	if (rc == 0)
+		rc = hm_partial_open(paths[0], &p, err, sizeof err);
+	if (rc) {
+		if (rc == HM_EXIT_USAGE)
+			hm_usage_error("%s", err);
+		else
+			hm_eprintf("hmem: %s\n", err);
+		return rc;
+	}
+	/* Both come from the partial: a newline in them shown as \x0a, never as a line of ours. */
+	size_t len = 0;
+	const char *v = hm_partial_meta(p, "rules");
+	char *rules = hm_esc(v, strlen(v), 0, NULL);
+	v = hm_partial_meta(p, "rules_hash");
+	char *hash = hm_esc(v, strlen(v), 0, NULL);
+	put_word(cmd, sizeof cmd, &len, "hmem"), put_word(cmd, sizeof cmd, &len, "merge");
+	put_word(cmd, sizeof cmd, &len, rules);
+	for (int i = 2; i < argc; i++)
+		put_word(cmd, sizeof cmd, &len, argv[i]);
+	hm_eprintf("hmem: merge: no rule file given. %s was made with the rule file %s (digest %s).\n"
+		   "hmem: a merge runs only the rule file you name, with only the options you give it: a partial is "
+		   "data.\nhmem: if you trust that file, name it first (it must have that digest, with the modules it "
+		   "requires):\n  %s\nTry 'hmem --help'.\n", paths[0], rules, hash, cmd);
+	free(rules), free(hash);
+	hm_partial_close(p);
+	return HM_EXIT_USAGE;
+}
 
 typedef struct cover_ctx {
 	hm_merge *m;
@@ -68,13 +214,93 @@ static int differs(hm_merge *m, int k, const char *key, const char *what, char *
 	return 1;
 }
 
+/* The options tables of every partial are the same, row for row, byte for byte. */
+static int same_options(hm_merge *m, char *err, size_t errsz)
+{
+	char a[2048], b[2048];
+	for (int k = 0; k < m->n; k++) {
+		optlist l = {0};
+		if (hm_partial_options(m->p[k], opt_add, k ? (void *)&l : (void *)&m->opts) != 0) {
+			snprintf(err, errsz, "merge: %s: its options table is missing or damaged: not a partial of this hmem",
+				 m->path[k]);
+			return HM_EXIT_INPUT;
+		}
+		if (k && !opt_same(&m->opts, &l)) {
+			opt_show(&m->opts, a, sizeof a), opt_show(&l, b, sizeof b);
+			snprintf(err, errsz, "merge: %s and %s come from different options (%.500s and %.500s): refused; run "
+				 "every shard with the same options, then merge", m->path[0], m->path[k], a, b);
+			opt_free(&l);
+			return HM_EXIT_INPUT;
+		}
+		opt_free(&l);
+	}
+	return 0;
+}
+
+/* Every partial is a part of one split: --shard I/N with the same N. */
+static int same_split(hm_merge *m, char *err, size_t errsz)
+{
+	char first[64];
+	int i, n0 = 0, nk;
+	for (int k = 0; k < m->n; k++) {
+		const char *s = hm_partial_meta(m->p[k], "shard");
+		char end;
+		if (sscanf(s, "%d/%d%c", &i, &nk, &end) != 2 || nk < 1 || i < 0 || i >= nk) {
+			snprintf(err, errsz, "merge: %s: its shard (%.64s) is not I/N: not a partial of this hmem", m->path[k], s);
+			return HM_EXIT_INPUT;
+		}
+		if (!k) {
+			n0 = nk;
+			snprintf(first, sizeof first, "%s", s);
+		} else if (nk != n0) {
+			snprintf(err, errsz, "merge: %s is part %s and %s is part %s: the traces were split in two ways "
+				 "(--shard I/N with another N): refused; merge the parts of one split", m->path[0], first,
+				 m->path[k], s);
+			return HM_EXIT_INPUT;
+		}
+	}
+	return 0;
+}
+
+/* Each row becomes the two arguments it stands for, for hmem run's own checks, into
+ * m->shaped: a name must be one of these (a partial never gives -I, --out, --allow-io,
+ * --timeout or --lua-mem), and a value is always an argument, whatever bytes it holds. */
+static int parse_options(hm_merge *m, char *err, size_t errsz)
+{
+	static const char *const shaping[] = {"--set", "--top", "--steps", "--from", "--to"};
+	m->argv = hm_xcalloc(2 * m->opts.n + 5, sizeof *m->argv);
+	m->argv[0] = "hmem", m->argv[1] = "run", m->argv[2] = "(rules)";
+	int k = 3;
+	for (size_t i = 0; i < m->opts.n; i++) {
+		size_t j = 0;
+		while (j < sizeof shaping / sizeof *shaping && strcmp(m->opts.name[i], shaping[j]))
+			j++;
+		if (j == sizeof shaping / sizeof *shaping) {
+			snprintf(err, errsz, "merge: %s gives the option '%.100s': refused; a partial gives only --set, --top, "
+				 "--steps, --from and --to (capabilities and limits come from the merge's command line)",
+				 m->path[0], m->opts.name[i]);
+			return HM_EXIT_INPUT;
+		}
+		m->argv[k++] = m->opts.name[i], m->argv[k++] = m->opts.value[i];
+	}
+	m->argv[k++] = m->path[0];
+	m->shaped.cmd = "run";
+	if (hm_parse_args(k, m->argv, &m->shaped) != 0) {
+		snprintf(err, errsz, "merge: the options in %s are not those of hmem run (see above): refused", m->path[0]);
+		return HM_EXIT_INPUT;
+	}
+	return 0;
+}
+
 int hm_merge_open(char **paths, int n, hm_merge **out, char *err, size_t errsz)
 {
-	hm_merge *m = hm_xcalloc(1, sizeof *m);
 	*out = NULL;
+	int rc = regular_files(paths, n, err, errsz);
+	if (rc)
+		return rc;
+	hm_merge *m = hm_xcalloc(1, sizeof *m);
 	m->p = hm_xcalloc((size_t)n, sizeof *m->p);
 	m->path = paths;
-	int rc = 0;
 	for (int k = 0; k < n && !rc; k++, m->n++)
 		rc = hm_partial_open(paths[k], &m->p[k], err, errsz);
 	if (rc) {
@@ -90,16 +316,20 @@ int hm_merge_open(char **paths, int n, hm_merge **out, char *err, size_t errsz)
 		return HM_EXIT_INPUT;
 	}
 	const char *keys[][2] = {{"hmem_version", "hmem versions"}, {"rules_hash", "rule files (or modules they require)"},
-				 {"options", "options"}, {"plan_hash", "plans (file lists)"}};
+				 {"plan_hash", "plans (file lists)"}};
 	for (int k = 1; k < n; k++)
 		for (size_t j = 0; j < sizeof keys / sizeof *keys; j++)
 			if (differs(m, k, keys[j][0], keys[j][1], err, errsz)) {
 				hm_merge_close(m);
 				return HM_EXIT_INPUT;
 			}
+	if ((rc = same_options(m, err, errsz)) != 0 || (rc = same_split(m, err, errsz)) != 0 ||
+	    (rc = parse_options(m, err, errsz)) != 0) {
+		hm_merge_close(m);
+		return rc;
+	}
 	m->rules = hm_xstrdup(hm_partial_meta(m->p[0], "rules"));
 	m->rules_hash = hm_xstrdup(hm_partial_meta(m->p[0], "rules_hash"));
-	m->options = hm_xstrdup(hm_partial_meta(m->p[0], "options"));
 	hm_partial_plan(m->p[0], &m->plan);
 	size_t np = (size_t)m->plan.n + 1;
 	m->owner = hm_xcalloc(np, sizeof *m->owner);
@@ -141,7 +371,9 @@ void hm_merge_close(hm_merge *m)
 		hm_strtab_free(&m->cats[k]);
 	hm_plan_free(&m->plan);
 	free(m->p), free(m->owner), free(m->skipped), free(m->why), free(m->events), free(m->cats);
-	free(m->rules), free(m->rules_hash), free(m->options), free(m->argv), free(m->options_buf);
+	opt_free(&m->opts);
+	free(m->rules), free(m->rules_hash), free(m->argv);
+	free(m->shaped.paths), free(m->shaped.inc), free(m->shaped.set), free(m->shaped.fail_above);
 	free(m);
 }
 
@@ -175,64 +407,25 @@ uint64_t hm_merge_cache_hits(const hm_merge *m)
 	return m->hits;
 }
 
-static void add(char **s, size_t *len, const char *a, const char *b)
+hm_runopt *hm_merge_options_of(const hm_opts *o, size_t *n)
 {
-	size_t la = strlen(a), lb = b ? strlen(b) + 1 : 0;
-	*s = hm_xrealloc(*s, *len + la + lb + 2);
-	memcpy(*s + *len, a, la);
-	(*s)[*len + la] = '\n';
-	if (b) {
-		memcpy(*s + *len + la + 1, b, lb - 1);
-		(*s)[*len + la + lb] = '\n';
-	}
-	*len += la + 1 + lb;
-	(*s)[*len] = 0;
-}
-
-char *hm_merge_options_of(const hm_opts *o)
-{
-	char *s = hm_xstrdup("");
-	size_t len = 0;
-	for (int i = 0; i < o->ninc; i++)
-		add(&s, &len, "-I", o->inc[i]);
+	hm_runopt *r = hm_xcalloc((size_t)o->nset + 5, sizeof *r);
+	*n = 0;
 	for (int i = 0; i < o->nset; i++)
-		add(&s, &len, "--set", o->set[i]);
-	const char *one[][2] = {{"--out", o->out_dir}, {"--top", o->top}, {"--timeout", o->timeout}, {"--lua-mem", o->lua_mem},
-				{"--steps", o->steps}, {"--from", o->from}, {"--to", o->to}};
+		r[(*n)++] = (hm_runopt){"--set", o->set[i]};
+	const char *one[][2] = {{"--top", o->top}, {"--steps", o->steps}, {"--from", o->from}, {"--to", o->to}};
 	for (size_t i = 0; i < sizeof one / sizeof *one; i++)
 		if (one[i][1])
-			add(&s, &len, one[i][0], one[i][1]);
-	if (o->allow_io)
-		add(&s, &len, "--allow-io", NULL);
-	return s;
+			r[(*n)++] = (hm_runopt){one[i][0], one[i][1]};
+	return r;
 }
 
-int hm_merge_apply_options(hm_merge *m, hm_opts *o, char *err, size_t errsz)
+void hm_merge_apply_options(hm_merge *m, hm_opts *o)
 {
-	m->options_buf = hm_xstrdup(m->options);
-	int argc = 3;
-	for (char *c = m->options_buf; *c; c++)
-		argc += *c == '\n';
-	m->argv = hm_xcalloc((size_t)argc + 2, sizeof *m->argv);
-	m->argv[0] = "hmem", m->argv[1] = "run", m->argv[2] = m->rules;
-	int k = 3;
-	for (char *c = m->options_buf, *nl; (nl = strchr(c, '\n')); c = nl + 1)
-		*nl = 0, m->argv[k++] = c;
-	m->argv[k++] = m->path[0];
-	hm_opts x = {.cmd = "run"};
-	int rc = hm_parse_args(k, m->argv, &x);
-	if (rc == 0) {
-		o->rules = m->rules;
-		free(o->inc), free(o->set);
-		o->inc = x.inc, o->ninc = x.ninc, o->set = x.set, o->nset = x.nset;
-		o->out_dir = x.out_dir, o->top = x.top, o->timeout = x.timeout, o->lua_mem = x.lua_mem;
-		o->steps = x.steps, o->from = x.from, o->to = x.to, o->win = x.win, o->allow_io = x.allow_io;
-		x.inc = NULL, x.set = NULL;
-	} else {
-		snprintf(err, errsz, "merge: the options in %s do not parse", m->path[0]);
-	}
-	free(x.paths), free(x.inc), free(x.set), free(x.fail_above);
-	return rc ? HM_EXIT_INPUT : 0;
+	hm_opts *x = &m->shaped;
+	free(o->set);
+	o->set = x->set, o->nset = x->nset, x->set = NULL;
+	o->top = x->top, o->steps = x->steps, o->from = x->from, o->to = x->to, o->win = x->win;
 }
 
 static void intern_new(void *ctx, const char *name, size_t len)

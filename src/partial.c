@@ -27,6 +27,7 @@ static const char *abi(void)
 
 static const char schema[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE options(pos INTEGER PRIMARY KEY, name TEXT, value TEXT);"
 	"CREATE TABLE plan(idx INTEGER PRIMARY KEY, path TEXT, canonical TEXT, bytes INTEGER, shard INTEGER);"
 	"CREATE TABLE files(idx INTEGER PRIMARY KEY, path TEXT, canonical TEXT, rank INTEGER, status TEXT,"
 	" events INTEGER, memory_events INTEGER, host_slices INTEGER, oom_events INTEGER, cut_at INTEGER,"
@@ -194,11 +195,16 @@ static void put_meta(db *d, const hm_report *r)
 	snprintf(calls, sizeof calls, "%" PRIu64, r->classify_calls);
 	snprintf(hits, sizeof hits, "%" PRIu64, r->cache_hits);
 	const char *kv[][2] = {{ "format", HM_PARTIAL_FORMAT}, { "hmem_version", HM_VERSION}, { "abi", abi()},
-			       { "rules", r->rules}, { "rules_hash", in->rules_hash}, { "options", in->options},
+			       { "rules", r->rules}, { "rules_hash", in->rules_hash},
 			       { "plan_hash", in->plan->hash}, { "shard", shard}, { "classify_calls", calls},
 			       { "cache_hits", hits}, { "complete", in->complete ? "1" : "0"} };
 	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
 		row(d, st, "tt", kv[i][0], kv[i][1]);
+	sqlite3_finalize(st);
+	/* One row per option, its value bound as it is: never a string split again (issue 24). */
+	st = prep(d, "INSERT INTO options VALUES(?, ?, ?)");
+	for (size_t i = 0; i < in->nopts; i++)
+		row(d, st, "itt", I(i), in->opts[i].name, in->opts[i].value);
 	sqlite3_finalize(st);
 	int *of = hm_xcalloc((size_t)in->plan->n + 1, sizeof *of);
 	hm_plan_assign(in->plan, in->nshards, of);
@@ -357,6 +363,20 @@ const char *hm_partial_meta(hm_partial *p, const char *key)
 	}
 	sqlite3_finalize(st);
 	return p->value;
+}
+
+int hm_partial_options(hm_partial *p, void (*fn)(void *ctx, const char *name, const char *value), void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(p->d.h, "SELECT name, value FROM options ORDER BY pos", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0), *value = (const char *)sqlite3_column_text(st, 1);
+		fn(ctx, name ? name : "", value ? value : "");
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 void hm_partial_plan(hm_partial *p, hm_plan *plan)

@@ -13,7 +13,15 @@
 #include "output.h"
 #include "plan.h"
 
-#define HM_PARTIAL_FORMAT "1"
+/* 2: the options that shape results are rows of the options table, not one string (issue 24). */
+#define HM_PARTIAL_FORMAT "2"
+
+/* One option of a run that shapes its results (--set, --top, --steps, --from, --to): a row
+ * of the options table, its name and its value exactly as given (a --set value may hold
+ * any byte but NUL, newlines included). */
+typedef struct hm_runopt {
+	const char *name, *value;
+} hm_runopt;
 
 /* What a partial records besides the report. */
 typedef struct hm_runinfo {
@@ -24,7 +32,9 @@ typedef struct hm_runinfo {
 				   * any window (-1: zero bytes) */
 	size_t *cat_from;         /* nfiles + 1: file i introduced the categories [cat_from[i],
 				   * cat_from[i + 1]) (those not seen in earlier files) */
-	const char *options;      /* the options that change results, as one canonical string */
+	const hm_runopt *opts;    /* the options that shape results, in a fixed order (each --set
+				   * in its command-line order) */
+	size_t nopts;
 	const char *rules_hash;   /* of the rule file and every module it required */
 	int complete;             /* aggregations and done(report) ran: a whole report */
 } hm_runinfo;
@@ -44,6 +54,9 @@ int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 void hm_partial_close(hm_partial *p);
 /* meta's value for key ("" when absent); valid until the next call or close. */
 const char *hm_partial_meta(hm_partial *p, const char *key);
+/* Its options table (hm_runopt), in order: calls fn for each row (a NULL value is "");
+ * -1 when it has no such table or it cannot be read whole. */
+int hm_partial_options(hm_partial *p, void (*fn)(void *ctx, const char *name, const char *value), void *ctx);
 /* The plan it was made from: fills p (paths, canonical names, sizes, hash from meta). */
 void hm_partial_plan(hm_partial *p, hm_plan *plan);
 /* Its traces: plan index, and status 0 read, 1 skipped (why, events read before it). Calls

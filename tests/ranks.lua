@@ -113,7 +113,7 @@ check(out == "", "-q silences the duplicate-rank warning", out)
 local p0, p1 = T .. "/d0.db", T .. "/d1.db"
 local _, s0 = sh(("./hmem run size %s/dup --shard 0/2 --partial %s"):format(T, p0))
 local _, s1 = sh(("./hmem run size %s/dup --shard 1/2 --partial %s"):format(T, p1))
-_, out = sh(("./hmem merge %s %s --json %s/m.json"):format(p0, p1, T))
+_, out = sh(("./hmem merge size %s %s --json %s/m.json"):format(p0, p1, T))
 _, warned = out:gsub("warning: rank 1 is claimed", "")
 check(not (s0 .. s1):find("claimed") and warned == 2, "shards do not warn of duplicate ranks; the merge does",
   s0 .. s1 .. out)

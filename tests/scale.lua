@@ -63,7 +63,7 @@ local function contract(dir, label)
     end
     table.insert(parts, table.remove(parts, 1)) -- and rotated
     os.remove(tmp .. "/done.txt")
-    local m = all_outputs("./hmem merge " .. table.concat(parts, " "), tmp .. "/merged")
+    local m = all_outputs(("./hmem merge %s %s --out %s"):format(rules, table.concat(parts, " "), tmp), tmp .. "/merged")
     local bad = failed and "a shard failed: " .. failed or m.rc ~= 0 and "merge exit " .. tostring(m.rc) .. ": " .. m.text
     for _, k in ipairs({"json", "html", "timeline", "perfetto", "db", "text", "csv", "fjson", "done"}) do
       if not bad and m[k] ~= one[k] then bad = k .. " differs" end
@@ -110,7 +110,7 @@ local function window_contract(win)
       if code ~= 0 then bad = "a shard failed: " .. out end
       parts[#parts + 1] = part
     end
-    local m = outputs("./hmem merge -q " .. table.concat(parts, " "), tmp .. "/win-merged")
+    local m = outputs(("./hmem merge -q %s %s --out %s"):format(rules, table.concat(parts, " "), tmp), tmp .. "/win-merged")
     bad = bad or (m.rc ~= 0 and "merge exit " .. tostring(m.rc) .. ": " .. m.text)
     for _, k in ipairs({"json", "db", "text", "done"}) do
       if not bad and m[k] ~= one[k] then bad = k .. " differs" end
@@ -124,37 +124,41 @@ window_contract("--from 100 --to 400")
 
 -- Refusals and coverage, on the constructed traces in 2 shards.
 local base = ("./hmem run -q %s tests/tiny/scale --out %s"):format(rules, tmp)
+local merge = ("./hmem merge %s --out %s"):format(rules, tmp) -- --out: the merge's own, never a partial's
 local p0, p1 = tmp .. "/r0.db", tmp .. "/r1.db"
 sh(("%s --shard 0/2 --partial %s"):format(base, p0))
 sh(("%s --shard 1/2 --partial %s"):format(base, p1))
-local code, out = sh(("./hmem merge %s --json %s/miss.json"):format(p1, tmp))
+local code, out = sh(("%s %s --json %s/miss.json"):format(merge, p1, tmp))
 local j = slurp(tmp .. "/miss.json") or ""
 local _, inputs = j:gsub('{"path": ', "")
 check(code == 4 and out:find("no partial holds tests/tiny/scale/rank%-") and j:find('"skipped"'),
   "a missing shard: exit 4, its traces named, the other shard's report written", out)
-code, out = sh(("./hmem merge %s %s %s --json %s/dup.json"):format(p0, p1, p0, tmp))
+code, out = sh(("%s %s %s %s --json %s/dup.json"):format(merge, p0, p1, p0, tmp))
 check(code == 4 and out:find("is in both"), "a shard given twice: exit 4, its traces named", out)
 local other = tmp .. "/top.db"
 sh(("%s --top 5 --shard 0/2 --partial %s"):format(base, other))
-code, out = sh(("./hmem merge %s %s"):format(other, p1))
+code, out = sh(("%s %s %s"):format(merge, other, p1))
 check(code == 4 and out:find("different options"), "partials made with other options are refused", out)
 local copy = tmp .. "/rules.lua"
 os.execute(("cp %s %s && echo '-- changed' >> %s"):format(rules, copy, copy))
 sh(("./hmem run -q %s tests/tiny/scale --out %s --shard 0/2 --partial %s/other.db"):format(copy, tmp, tmp))
-code, out = sh(("./hmem merge %s/other.db %s"):format(tmp, p1))
+code, out = sh(("%s %s/other.db %s"):format(merge, tmp, p1))
 check(code == 4 and out:find("different rule files"), "partials of another rule file are refused", out)
+code, out = sh(("./hmem merge %s %s %s"):format(copy, p0, p1))
+check(code == 4 and out:find("is not the one the partials were made with", 1, true),
+  "a rule file other than the shards' (by its digest) is refused at the merge (issue 24)", out)
 os.execute(("cp %s %s/old.db && sqlite3 %s/old.db \"UPDATE meta SET value = '0.0.1' WHERE key = 'hmem_version'\""):format(p1, tmp, tmp))
-code, out = sh(("./hmem merge %s/old.db"):format(tmp))
+code, out = sh(("%s %s/old.db"):format(merge, tmp))
 check(code == 4 and out:find("hmem 0.0.1"), "a partial of another hmem version is refused", out)
 os.execute(("cp %s %s/ruleschanged.lua"):format(rules, tmp))
-code, out = sh(("./hmem merge %s %s --top 3"):format(p0, p1))
+code, out = sh(("%s %s %s --top 3"):format(merge, p0, p1))
 check(code == 2 and out:find("--top is an option of the shards"), "the merge takes the shards' options, never its own", out)
 -- a cut-off trace in one shard (read with --keep-going): the merge names it, exit 4, the rest kept
 os.execute(("mkdir -p %s/cut && cp tests/tiny/scale/rank-*.json %s/cut/ && head -c 300 tests/tiny/scale/rank-1.json > %s/cut/rank-1.json"):format(tmp, tmp, tmp))
 local cb = ("./hmem run -q %s %s/cut --out %s --keep-going"):format(rules, tmp, tmp)
 sh(("%s --shard 0/2 --partial %s/c0.db"):format(cb, tmp))
 sh(("%s --shard 1/2 --partial %s/c1.db"):format(cb, tmp))
-code, out = sh(("./hmem merge %s/c0.db %s/c1.db --json %s/cut.json"):format(tmp, tmp, tmp))
+code, out = sh(("%s %s/c0.db %s/c1.db --json %s/cut.json"):format(merge, tmp, tmp, tmp))
 j = slurp(tmp .. "/cut.json") or ""
 check(code == 4 and out:find("rank%-1.json") and j:find("rank%-3.json"),
   "a cut-off trace in one shard: the merge names it, exit 4, the other traces kept", out)

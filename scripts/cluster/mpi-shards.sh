@@ -4,7 +4,7 @@
 # --mca orte_abort_on_non_zero_status 0 the others finish but mpirun exits 0 on failure. Either
 # way the merge, not mpirun's status, says whether every trace was read.
 #   mpirun -np N scripts/cluster/mpi-shards.sh RULES OUTDIR PATH...
-#   hmem merge OUTDIR/part-*.db --json report.json
+#   hmem merge RULES OUTDIR/part-*.db --json report.json
 set -eu
 rules=$1 out=$2
 shift 2

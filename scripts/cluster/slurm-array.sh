@@ -3,7 +3,7 @@
 #   sbatch --array=0-99%50 --cpus-per-task=8 scripts/cluster/slurm-array.sh RULES OUTDIR PATH...
 # Task I of N reads the I-th part of the plan of PATH... and writes OUTDIR/part-I.db.
 # Then, whatever the array's outcome (afterany: with afterok one failed task means no merge):
-#   sbatch --dependency=afterany:JOBID --wrap 'hmem merge OUTDIR/part-*.db --json report.json'
+#   sbatch --dependency=afterany:JOBID --wrap 'hmem merge RULES OUTDIR/part-*.db --json report.json'
 set -eu
 rules=$1 out=$2
 shift 2
