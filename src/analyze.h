@@ -8,7 +8,9 @@
 enum hm_kind { HM_ALLOC, HM_FREE, HM_ZERO };
 
 enum { HM_BEFORE_TRACE = 1, HM_BEFORE_WINDOW = 3 }; /* hm_series.before (2: a snapshot's) */
-#define HM_FREED_AFTER (-2) /* hm_series.partner: freed after the window */
+/* hm_series.partner of an allocation a window cuts from its free: HM_FREED_AFTER - t, the
+ * free being ev[n + t] (window.c keeps the events it cuts after the window's) */
+#define HM_FREED_AFTER (-2)
 
 /* Per-category results of one series (index = global category id). */
 typedef struct hm_catstat {
@@ -78,8 +80,8 @@ typedef struct hm_series {
 	char device[40];
 	size_t n;
 	uint32_t *ev;      /* k -> index in trace mem columns */
-	int32_t *partner;  /* k -> position of the matching free/alloc, or -1; HM_FREED_AFTER for
-			    * an allocation a window cuts from its free */
+	int32_t *partner;  /* k -> position of the matching free/alloc, or -1; HM_FREED_AFTER or
+			    * less for an allocation a window cuts from its free (hm_free_ev) */
 	uint8_t *before;   /* k: a free of memory allocated before the trace (rule 3,
 			    * HM_BEFORE_TRACE) or, in a window, before it (HM_BEFORE_WINDOW:
 			    * category 0 already, never classified) */
@@ -149,6 +151,14 @@ static inline int64_t hm_step_ts_of(const hm_file *f, uint32_t i)
 static inline enum hm_kind hm_kind_of(int64_t bytes)
 {
 	return bytes > 0 ? HM_ALLOC : bytes < 0 ? HM_FREE : HM_ZERO;
+}
+
+/* The memory event that frees allocation k: its partner's, past a window's end the free
+ * the window cut (its rows still tell when they are freed), else UINT32_MAX. */
+static inline uint32_t hm_free_ev(const hm_series *s, size_t k)
+{
+	int32_t p = s->partner[k];
+	return p >= 0 ? s->ev[p] : p <= HM_FREED_AFTER ? s->ev[s->n + (size_t)(HM_FREED_AFTER - p)] : UINT32_MAX;
 }
 
 #define HM_KIND(k) (1u << (k)) /* a set of enum hm_slice_kind */

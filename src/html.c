@@ -526,10 +526,10 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 		fputs("</td><td class=num>", f);
 		if (s->before[pos[i]])
 			fputs(s->before[pos[i]] == HM_BEFORE_WINDOW ? "before window" : "before trace", f);
+		else if (s->partner[pos[i]] <= HM_FREED_AFTER)
+			fputs("freed after the window", f);
 		else if (life.type == HM_V_NUM)
 			fprintf(f, "%.3f ms", life.d / 1000.0);
-		else if (s->partner[pos[i]] == HM_FREED_AFTER)
-			fputs("freed after the window", f);
 		else
 			fputs("never freed", f);
 		int64_t ts = hf->t->mem.ts[s->ev[pos[i]]];

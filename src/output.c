@@ -463,10 +463,10 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 		snprintf(st, sizeof st, step.type == HM_V_INT ? "%" PRId64 : "-", step.i);
 		if (s->before[pos[i]])
 			snprintf(lt, sizeof lt, s->before[pos[i]] == HM_BEFORE_WINDOW ? "before window" : "before trace");
+		else if (s->partner[pos[i]] <= HM_FREED_AFTER)
+			snprintf(lt, sizeof lt, "freed after the window");
 		else if (life.type == HM_V_NUM)
 			snprintf(lt, sizeof lt, "%.3f ms", life.d / 1000.0);
-		else if (s->partner[pos[i]] == HM_FREED_AFTER)
-			snprintf(lt, sizeof lt, "freed after the window");
 		else
 			snprintf(lt, sizeof lt, "never freed");
 		fprintf(f, "    %12s  ", b);

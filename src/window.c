@@ -102,7 +102,7 @@ int hm_window_bounds(const hm_window *w, const hm_trace *t, int64_t *from, int64
  * to it, by rule 5) is carried in as the base; a free inside the window of memory
  * allocated before it (or before the trace) becomes a free of category 0, never
  * classified, so that "(before window)" gives it back as it is freed; an allocation freed
- * after the window is marked so. */
+ * after the window is marked so, with where its free went (analyze.h hm_free_ev). */
 static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to, int64_t base_ts)
 {
 	size_t ks = 0, ke = s->n; /* [ks, ke) */
@@ -128,7 +128,8 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to, int64_t
 		int32_t p = s->partner[k];
 		int carried = m->bytes[s->ev[k]] < 0 && (s->before[k] || (p >= 0 && (size_t)p < ks));
 		s->ev[j] = s->ev[k];
-		s->partner[j] = p >= (int32_t)ks && (size_t)p < ke ? p - (int32_t)ks : p >= 0 && (size_t)p >= ke ? HM_FREED_AFTER : -1;
+		s->partner[j] = p >= (int32_t)ks && (size_t)p < ke ? p - (int32_t)ks
+				: p >= 0 && (size_t)p >= ke ? HM_FREED_AFTER - (int32_t)(ks + (size_t)p - ke) : -1;
 		s->before[j] = (uint8_t)(carried ? HM_BEFORE_WINDOW : 0);
 		s->cat[j] = carried ? 0 : s->cat[k];
 	}

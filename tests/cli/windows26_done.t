@@ -57,10 +57,18 @@ $ hmem run size tests/tiny/windows26/cut_steps.json --from 0.3 --to 0.49 --top 3
          5        0.400     1.04 MiB     1.05 MiB     1.05 MiB    10.00 KiB     1.01 MiB  partial (cut by the window)
     leak: no verdict on fewer than 3 whole steps (1 here; 1 cut by the window left out)
 ? 0
+# Rows still tell when they are freed: live_at_peak's lifetime is 30 µs (freed at 510), and the
+# lifetime pack calls that activation "outlives the step" as a run over the whole trace does,
+# never "never freed".
 $ hmem run size tests/tiny/windows26/cut_steps.json --from 0.3 --to 0.49 --json - | lua5.4 tests/jget.lua series.1.steps.2.partial series.1.steps.2.start_ts series.1.steps.2.end_ts series.1.live_at_peak.1.lifetime series.1.leak.steps
 true
 400
 490
-null
+30
 1
+? 0
+$ hmem run lifetime tests/tiny/windows26/cut_steps.json --from 0.3 --to 0.49 --top 1 | sed -n '/largest/,/aten/p'
+    largest allocations live at the peak (1 of 3):
+           bytes  category                 step  lifetime        who
+        1.00 MiB  outlives the step           5  freed after the window  aten::linear
 ? 0
