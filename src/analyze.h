@@ -82,9 +82,12 @@ typedef struct hm_series {
 	uint32_t *ev;      /* k -> index in trace mem columns */
 	int32_t *partner;  /* k -> position of the matching free/alloc, or -1; HM_FREED_AFTER or
 			    * less for an allocation a window cuts from its free (hm_free_ev) */
-	uint8_t *before;   /* k: a free of memory allocated before the trace (rule 3,
-			    * HM_BEFORE_TRACE) or, in a window, before it (HM_BEFORE_WINDOW:
-			    * category 0 already, never classified) */
+	uint8_t *before;   /* k: 1 (HM_BEFORE_TRACE), a free of memory allocated before the trace
+			    * (rule 3); 2, an allocation live from the start (a snapshot's live
+			    * block that no entry allocated): its bytes are in the start state, and
+			    * applying it changes no total (hm_mem_delta); 3 (HM_BEFORE_WINDOW), in a
+			    * window, a free of memory allocated before it (category 0 already,
+			    * never classified). 1 and 3 hold their size from the start. */
 	int has_addr;      /* some non-zero event carries an address (pairing used them) */
 	int based;         /* a window cut the series (window.c): base is what was live at its
 			    * opening (the whole series' replay), base_ts the opening's time, and
@@ -159,6 +162,13 @@ static inline uint32_t hm_free_ev(const hm_series *s, size_t k)
 {
 	int32_t p = s->partner[k];
 	return p >= 0 ? s->ev[p] : p <= HM_FREED_AFTER ? s->ev[s->n + (size_t)(HM_FREED_AFTER - p)] : UINT32_MAX;
+}
+
+/* What position k changes the device total by: its signed bytes, or 0 for an allocation
+ * live from the start (before 2), whose bytes the start state holds already. */
+static inline int64_t hm_mem_delta(const hm_series *s, const hm_mem *m, size_t k)
+{
+	return s->before[k] == 2 ? 0 : m->bytes[s->ev[k]];
 }
 
 #define HM_KIND(k) (1u << (k)) /* a set of enum hm_slice_kind */

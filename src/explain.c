@@ -109,7 +109,7 @@ static int64_t *totals(const hm_series *s, const hm_mem *m)
 	for (size_t k = 0; k < s->n; k++) {
 		if (k % TOT_EVERY == 0)
 			tot[k / TOT_EVERY] = run;
-		run += m->bytes[s->ev[k]];
+		run += hm_mem_delta(s, m, k);
 	}
 	if (s->n % TOT_EVERY == 0)
 		tot[s->n / TOT_EVERY] = run;
@@ -122,7 +122,7 @@ static int64_t total_after(const hm_series *s, const hm_mem *m, const int64_t *t
 	size_t to = (size_t)(k + 1), i = to / TOT_EVERY * TOT_EVERY;
 	int64_t run = tot[to / TOT_EVERY];
 	for (; i < to; i++)
-		run += m->bytes[s->ev[i]];
+		run += hm_mem_delta(s, m, i);
 	return run;
 }
 
@@ -151,10 +151,10 @@ static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, s
 		st->peak_bytes = st->start_bytes, st->peak_ts = st->start_ts;
 		int64_t run = st->start_bytes;
 		for (long k = ks + 1; k <= ke; k++) {
-			run += m->bytes[s->ev[k]];
+			run += hm_mem_delta(s, m, (size_t)k);
 			if (run > st->peak_bytes)
 				st->peak_bytes = run, st->peak_ts = m->ts[s->ev[k]];
-			if (m->bytes[s->ev[k]] > 0 && s->partner[k] < 0)
+			if (m->bytes[s->ev[k]] > 0 && s->partner[k] < 0 && !s->before[k])
 				st->survivors_bytes += m->bytes[s->ev[k]];
 		}
 		if (!s->has_addr) /* no Addr: nothing is paired, so what survives is unknown */
@@ -274,21 +274,25 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	free(at), free(out);
 }
 
-/* Total Reserved minus Total Allocated, both from the trace: at the peak, and its maximum
- * (the first time it is reached). */
+/* Total Reserved minus Total Allocated, both from the trace (a snapshot's events carry
+ * both, from its replay): at the peak, and its maximum (the first time it is reached).
+ * When the peak is the start state, the events that change no total before the first that
+ * does (a snapshot's baseline and live blocks) tell the totals there. */
 static void explain_reserved(hm_series *s, const hm_mem *m)
 {
 	s->reserved_unallocated_at_peak = s->max_reserved_unallocated = s->max_reserved_unallocated_ts = HM_NONE;
 	if (s->dev_type == 0) /* the CPU allocator caches nothing: its Total Reserved is 0 */
 		return;
+	int unchanged = 1; /* every event so far left the start state as it was */
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
+		unchanged = unchanged && hm_mem_delta(s, m, k) == 0;
 		int64_t g = gap(hm_mem_total_res(m, e), hm_mem_total_alloc(m, e));
 		if (g == HM_NONE)
 			continue;
 		if (s->max_reserved_unallocated == HM_NONE || g > s->max_reserved_unallocated)
 			s->max_reserved_unallocated = g, s->max_reserved_unallocated_ts = m->ts[e];
-		if ((long)k == s->peak_k)
+		if ((long)k == s->peak_k || (s->peak_k < 0 && unchanged && s->reserved_unallocated_at_peak == HM_NONE))
 			s->reserved_unallocated_at_peak = g;
 	}
 }
@@ -318,7 +322,7 @@ static void makers(const hm_file *f, hm_series *s, const size_t *whole, size_t n
 		long ks = before(s, m, st->start_ts), ke = hm_explain_at(s, m, st->end_ts);
 		for (long k = ks + 1; k <= ke; k++) {
 			uint32_t e = s->ev[k];
-			if (m->bytes[e] <= 0 || s->partner[k] >= 0)
+			if (m->bytes[e] <= 0 || s->partner[k] >= 0 || s->before[k])
 				continue;
 			hm_rowref r = {f, s, (uint32_t)k};
 			hm_value v;

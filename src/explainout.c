@@ -403,6 +403,10 @@ void hm_summary_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm
 			fprintf(f, "    reserved but unallocated (cached by the allocator): at most %s (+%.3f ms)\n", b2,
 				ms_since(hf->t, s->max_reserved_unallocated_ts));
 		}
+		if (hf->t->snap) /* README "Snapshots": allocated is what the blocks asked for */
+			fputs("    (a snapshot's allocated bytes are requested bytes, so this includes the blocks' rounding: "
+			      "memory_viz's internal + external free)\n",
+			      f);
 	}
 	hm_snap_summary_series(f, hf, s);
 	summary_steps(f, hf, s);

@@ -17,7 +17,7 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_CONTEXT] = "context", [HM_F_FREE_CONTEXT] = "free_context", [HM_F_OPS_OPEN_AT_FREE] = "ops_open_at_free",
 	[HM_F_SAME_STEP] = "same_step", [HM_F_HAS_ADDR] = "has_addr", [HM_F_SERIES_ID] = "series_id",
 	[HM_F_FRAMES] = "frames", [HM_F_BLOCK_BYTES] = "block_bytes", [HM_F_STREAM] = "stream",
-	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata",
+	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata", [HM_F_SEGMENT] = "segment",
 };
 
 #define MODULE_PREFIX "nn.Module: "
@@ -310,6 +310,7 @@ static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
 	switch (field) {
 	case HM_F_BLOCK_BYTES: set_int(v, s->block_bytes[e]); return;
 	case HM_F_STREAM: set_int(v, s->stream[e]); return;
+	case HM_F_SEGMENT: set_int(v, s->segment[e]); return;
 	case HM_F_FRAME: id = s->stack[e] == UINT32_MAX ? UINT32_MAX : s->stack_frame[s->stack[e]]; break;
 	case HM_F_COMPILE_CONTEXT: id = s->compile_ctx[e]; break;
 	case HM_F_USER_METADATA: id = s->user_meta[e]; break;
@@ -340,7 +341,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_TS_NS: set_int(v, m->ts[e]); break;
 	case HM_F_BYTES: set_int(v, b < 0 ? -b : b); break;
 	case HM_F_KIND: set_str(v, b < 0 ? "free" : "alloc", b < 0 ? 4 : 5); break;
-	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k]; break;
+	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k] == 1; break;
 	case HM_F_ADDR: set_int(v, m->has_addr[e] ? (int64_t)hm_mem_addr(m, e) : HM_NONE); break;
 	case HM_F_DEVICE: set_str(v, r->s->device, strlen(r->s->device)); break;
 	case HM_F_DEVICE_TYPE: set_int(v, r->s->dev_type); break;

@@ -449,9 +449,10 @@ static int where_ok(const hm_series *s, size_t k, int where)
 		return 0; /* without Addr nothing is known to be live */
 	if (where == 1)
 		return s->partner[k] < 0 || s->partner[k] > s->peak_k
-			? (s->before[k] ? (long)k > s->peak_k : (long)k <= s->peak_k) : 0;
+			? (s->before[k] == HM_BEFORE_TRACE || s->before[k] == HM_BEFORE_WINDOW ? (long)k > s->peak_k
+			   : s->before[k] == 2 || (long)k <= s->peak_k) : 0;
 	if (where == 2)
-		return !s->before[k] && s->partner[k] < 0 && s->has_addr;
+		return s->before[k] != HM_BEFORE_TRACE && s->before[k] != HM_BEFORE_WINDOW && s->partner[k] < 0 && s->has_addr;
 	return 1;
 }
 

@@ -345,6 +345,13 @@ static int run(const hm_opts *o)
 		}
 		double t0 = hm_now();
 		rep.files[rep.nfiles++] = f;
+		for (int j = 0; t->snap && j < N_OUTPUTS; j++) /* --annotate copies a JSON trace; a pickle is none */
+			if (o->out[j] && outputs[j].one_trace) {
+				hm_eprintf("hmem: %s: %s is a memory snapshot (a pickle): only a JSON trace can be annotated; "
+					   "--perfetto writes the counter tracks alone\n", outputs[j].flag, t->path);
+				rc = HM_EXIT_USAGE;
+				goto done;
+			}
 		if (!o->quiet && t->mem.n == 0)
 			hm_eprintf("hmem: note: %s has no [memory] events%s\n", t->path,
 				t->top_array ? " (a bare array of events, as PyTorch's profiler writes without Kineto: it records "

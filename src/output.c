@@ -442,7 +442,9 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 	uint32_t *pos = hm_xcalloc(show + 1, sizeof *pos);
 	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, show);
 	if (n == 0) {
-		if (!s->has_addr)
+		if (hf->t->snap)
+			fprintf(f, "    (no allocation is live at the peak)\n");
+		else if (!s->has_addr)
 			fprintf(f, "    (this trace has no Addr: allocations live at the peak cannot be known)\n");
 		free(pos);
 		return;
@@ -496,6 +498,8 @@ void hm_write_summary(FILE *f, const hm_report *r)
 		if (t->rank != HM_NONE)
 			fprintf(f, "  rank %" PRId64, t->rank);
 		fprintf(f, "%s  (%" PRIu64 " events, %zu memory events)\n", sgr(r, SGR_OFF), t->events, t->mem.n);
+		if (hm_snap_time_note(t))
+			fprintf(f, "  (%s)\n", hm_snap_time_note(t));
 		if (hf->nseries == 0 && t->top_array) /* issue 17: profile_memory=True cannot help there */
 			fprintf(f, "  no [memory] events: a bare array of events, as PyTorch's profiler writes without Kineto;\n"
 				   "  it records no memory even with profile_memory=True: use a PyTorch built with Kineto\n");
@@ -520,6 +524,8 @@ void hm_write_summary(FILE *f, const hm_report *r)
 			if (s->mismatches)
 				fprintf(f, ", %" PRIu64 " MISMATCHES with Total Allocated", s->mismatches);
 			fputc('\n', f);
+			if (hm_snap_no_entries(hf, s))
+				fprintf(f, "  (%s)\n", HM_SNAP_NO_ENTRIES_NOTE);
 			size_t n = hm_categories_by_peak(s, order);
 			fprintf(f, "%s    %-*s %12s %12s %9s %12s%s\n", sgr(r, SGR_DIM), (int)width, "category", "peak", "at peak",
 				"allocs", "live at end", sgr(r, SGR_OFF));

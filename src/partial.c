@@ -175,11 +175,12 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_snap *sn = t->snap;
 	if (sn) {
 		COL("snap.block_bytes", sn->block_bytes, n), COL("snap.stream", sn->stream, n);
+		COL("snap.segment", sn->segment, n), COL("snap.origin", sn->origin, n);
 		COL("snap.stack", sn->stack, n), COL("snap.compile_ctx", sn->compile_ctx, n);
 		COL("snap.user_meta", sn->user_meta, n), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
 		COL("snap.segs", sn->segs, sn->nsegs), COL("snap.ooms", sn->ooms, sn->nooms);
-		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries};
-		COL("snap.counts", sc, 5);
+		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries, I(sn->untimed)};
+		COL("snap.counts", sc, 6);
 		put_strtab(d, st, idx, "snap.frames", &sn->frames);
 		put_strtab(d, st, idx, "snap.stacks", &sn->stacks);
 	}
@@ -493,6 +494,8 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	s->cap = n;
 	s->block_bytes = column(b, "snap.block_bytes", n, sizeof *s->block_bytes, bad);
 	s->stream = column(b, "snap.stream", n, sizeof *s->stream, bad);
+	s->segment = column(b, "snap.segment", n, sizeof *s->segment, bad);
+	s->origin = column(b, "snap.origin", n, sizeof *s->origin, bad);
 	s->stack = column(b, "snap.stack", n, sizeof *s->stack, bad);
 	s->compile_ctx = column(b, "snap.compile_ctx", n, sizeof *s->compile_ctx, bad);
 	s->user_meta = column(b, "snap.user_meta", n, sizeof *s->user_meta, bad);
@@ -505,9 +508,9 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	blob(b, "snap.ooms", &len);
 	s->nooms = s->capooms = len / sizeof *s->ooms;
 	s->ooms = column(b, "snap.ooms", s->nooms, sizeof *s->ooms, bad);
-	int64_t *sc = column(b, "snap.counts", 5, sizeof *sc, bad);
+	int64_t *sc = column(b, "snap.counts", 6, sizeof *sc, bad);
 	s->entries = (uint64_t)sc[0], s->skipped = (uint64_t)sc[1], s->protocol = (int)sc[2];
-	s->overflowed = (int)sc[3], s->max_entries = sc[4];
+	s->overflowed = (int)sc[3], s->max_entries = sc[4], s->untimed = (uint64_t)sc[5];
 	free(sc);
 }
 

@@ -1,39 +1,50 @@
 /* The segments of a device at its oom entries, by backward replay (see snapseg.h). */
 #include "snapseg.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* A segment address the replay may meet: every segment of the end and every segment
+ * event's address, sorted once; a segment comes and goes at its fixed place here. */
 typedef struct seg {
 	uint64_t addr;
 	int64_t size, req, live; /* requested bytes and count of its live blocks */
+	int present;
 } seg;
 
-typedef struct blk {
-	uint64_t addr;
-	int64_t req;
-} blk;
-
-/* The replay's state: segments by address, live blocks by address (both sorted arrays:
- * an insertion moves memory, but a device holds thousands of segments, not millions, and
- * live blocks change one at a time), and the figures kept up to date as they change. */
+/* The replay's state. Segments: the sorted universe of their addresses, with a Fenwick tree
+ * counting those present, so the segment before or after an address is a logarithmic
+ * search. Live blocks: an open-addressed hash by address (a block is only ever looked up by
+ * its own address), never rehashed: it is sized for every block that can become live. A
+ * sorted array would move memory at each insertion, quadratic over a hostile file's
+ * thousands of frees at ascending addresses. */
 typedef struct st {
 	seg *g;
-	size_t ng, capg;
-	blk *b;
-	size_t nb, capb;
+	size_t ng;
+	int64_t *fen; /* fen[1..ng] */
+	size_t present;
+	uint64_t *baddr; /* address + 1, 0 for an empty slot */
+	int64_t *breq;   /* requested bytes, -1 once no longer live */
+	size_t bmask;
 	hm_segstate sum;
+	uint64_t work;
 } st;
 
-/* The first index in v (sorted by addr, elements of size sz) whose addr >= a. */
-static size_t lower(const void *v, size_t n, size_t sz, uint64_t a)
+static int cmp_u64(const void *a, const void *b)
 {
-	size_t lo = 0, hi = n;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The first index in the universe whose addr >= a. */
+static size_t lower(st *x, uint64_t a)
+{
+	size_t lo = 0, hi = x->ng;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint64_t m;
-		memcpy(&m, (const char *)v + mid * sz, sizeof m);
-		if (m < a)
+		x->work++;
+		if (x->g[mid].addr < a)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -41,15 +52,47 @@ static size_t lower(const void *v, size_t n, size_t sz, uint64_t a)
 	return lo;
 }
 
-/* The segment holding address a, or -1. */
-static long holding(const st *x, uint64_t a)
+static void fen_add(st *x, size_t i, int64_t d)
 {
-	size_t i = lower(x->g, x->ng, sizeof *x->g, a);
+	for (i++; i <= x->ng; i += i & -i)
+		x->fen[i] += d, x->work++;
+	x->present = (size_t)((int64_t)x->present + d);
+}
+
+/* Segments present among the first i of the universe. */
+static size_t fen_count(st *x, size_t i)
+{
+	int64_t c = 0;
+	for (; i > 0; i -= i & -i)
+		c += x->fen[i], x->work++;
+	return (size_t)c;
+}
+
+/* The index of the k-th present segment (k >= 1, k <= present). */
+static size_t fen_kth(st *x, size_t k)
+{
+	size_t at = 0, step = 1;
+	while (step * 2 <= x->ng)
+		step *= 2;
+	for (; step; step /= 2) {
+		x->work++;
+		if (at + step <= x->ng && (size_t)x->fen[at + step] < k)
+			at += step, k -= (size_t)x->fen[at];
+	}
+	return at;
+}
+
+/* The present segment holding address a, or -1. */
+static long holding(st *x, uint64_t a)
+{
+	size_t i = lower(x, a);
 	if (i < x->ng && x->g[i].addr == a)
-		return (long)i;
-	if (i == 0 || a - x->g[i - 1].addr >= (uint64_t)x->g[i - 1].size)
+		i++;
+	size_t c = fen_count(x, i); /* present among those at or below a */
+	if (!c)
 		return -1;
-	return (long)i - 1;
+	size_t p = fen_kth(x, c);
+	return a - x->g[p].addr < (uint64_t)x->g[p].size ? (long)p : -1;
 }
 
 /* A segment's part of the figures, added (sign 1) or taken away (-1). */
@@ -74,64 +117,100 @@ static int live(st *x, uint64_t a, int64_t req, int sign)
 	return 0;
 }
 
+/* The slot of block address a: its own, or the empty one where it goes. */
+static size_t bslot(st *x, uint64_t a)
+{
+	size_t i = (size_t)((a * UINT64_C(0x9e3779b97f4a7c15)) >> 20) & x->bmask;
+	for (;; i = (i + 1) & x->bmask) {
+		x->work++;
+		if (!x->baddr[i] || x->baddr[i] == a + 1)
+			return i;
+	}
+}
+
 static int add_block(st *x, uint64_t a, int64_t req)
 {
-	size_t i = lower(x->b, x->nb, sizeof *x->b, a);
-	if ((i < x->nb && x->b[i].addr == a) || req < 0 || x->sum.requested + req > HM_STORE_MEM_LIMIT ||
+	size_t i = bslot(x, a);
+	if ((x->baddr[i] && x->breq[i] >= 0) || req < 0 || x->sum.requested + req > HM_STORE_MEM_LIMIT ||
 	    live(x, a, req, 1) < 0)
 		return -1;
-	hm_grow(&x->b, &x->capb, x->nb + 1, sizeof *x->b);
-	memmove(x->b + i + 1, x->b + i, (x->nb - i) * sizeof *x->b);
-	x->b[i] = (blk){a, req};
-	x->nb++;
+	x->baddr[i] = a + 1, x->breq[i] = req;
 	return 0;
 }
 
 static int drop_block(st *x, uint64_t a)
 {
-	size_t i = lower(x->b, x->nb, sizeof *x->b, a);
-	if (i == x->nb || x->b[i].addr != a || live(x, a, x->b[i].req, -1) < 0)
+	size_t i = bslot(x, a);
+	if (!x->baddr[i] || x->breq[i] < 0 || live(x, a, x->breq[i], -1) < 0)
 		return -1;
-	memmove(x->b + i, x->b + i + 1, (x->nb - i - 1) * sizeof *x->b);
-	x->nb--;
+	x->breq[i] = -1;
 	return 0;
 }
 
 /* A segment restored: it must not overlap its neighbours. */
 static int add_seg(st *x, uint64_t a, int64_t size)
 {
-	size_t i = lower(x->g, x->ng, sizeof *x->g, a);
-	if ((i < x->ng && x->g[i].addr - a < (uint64_t)size) ||
-	    (i > 0 && a - x->g[i - 1].addr < (uint64_t)x->g[i - 1].size) || size <= 0 ||
-	    x->sum.reserved + size > HM_STORE_MEM_LIMIT) /* the sums stay far from overflow */
-		return -1;
-	hm_grow(&x->g, &x->capg, x->ng + 1, sizeof *x->g);
-	memmove(x->g + i + 1, x->g + i, (x->ng - i) * sizeof *x->g);
-	x->g[i] = (seg){a, size, 0, 0};
+	size_t i = lower(x, a);
+	if (i == x->ng || x->g[i].addr != a || x->g[i].present || size <= 0 || x->sum.reserved + size > HM_STORE_MEM_LIMIT)
+		return -1; /* (the sums stay far from overflow) */
+	size_t c = fen_count(x, i);
+	if (c) {
+		size_t p = fen_kth(x, c);
+		if (a - x->g[p].addr < (uint64_t)x->g[p].size)
+			return -1;
+	}
+	if (c < x->present) {
+		size_t q = fen_kth(x, c + 1);
+		if (x->g[q].addr - a < (uint64_t)size)
+			return -1;
+	}
+	x->g[i] = (seg){a, size, 0, 0, 1};
+	fen_add(x, i, 1);
 	count(x, &x->g[i], 1);
-	x->ng++;
 	return 0;
 }
 
 /* A segment removed: exactly this one, and nothing live in it. */
 static int drop_seg(st *x, uint64_t a, int64_t size)
 {
-	size_t i = lower(x->g, x->ng, sizeof *x->g, a);
-	if (i == x->ng || x->g[i].addr != a || x->g[i].size != size || x->g[i].live)
+	size_t i = lower(x, a);
+	if (i == x->ng || x->g[i].addr != a || !x->g[i].present || x->g[i].size != size || x->g[i].live)
 		return -1;
 	count(x, &x->g[i], -1);
-	memmove(x->g + i, x->g + i + 1, (x->ng - i - 1) * sizeof *x->g);
-	x->ng--;
+	x->g[i].present = 0;
+	fen_add(x, i, -1);
 	return 0;
 }
 
-void hm_snapseg_replay(hm_snap *s, int32_t dev, const hm_segop *ops, size_t n, const hm_liveblk *lb, size_t nlive)
+uint64_t hm_snapseg_replay(hm_snap *s, int32_t dev, const hm_segop *ops, size_t n, const hm_liveblk *lb, size_t nlive)
 {
 	st x = {0};
+	size_t first, nseg = hm_snapseg_of(s, dev, &first), nu = 0, nfree = 0;
+	uint64_t *u = hm_xcalloc(nseg + n + 1, sizeof *u);
+	for (size_t i = 0; i < nseg; i++)
+		u[nu++] = s->segs[first + i].addr;
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].kind == HM_SEGOP_SEG_NEW || ops[i].kind == HM_SEGOP_SEG_GONE)
+			u[nu++] = ops[i].addr;
+		nfree += ops[i].kind == HM_SEGOP_FREE;
+	}
+	qsort(u, nu, sizeof *u, cmp_u64);
+	x.g = hm_xcalloc(nu + 1, sizeof *x.g);
+	for (size_t i = 0; i < nu; i++)
+		if (!x.ng || u[i] != x.g[x.ng - 1].addr)
+			x.g[x.ng++].addr = u[i];
+	free(u);
+	x.fen = hm_xcalloc(x.ng + 1, sizeof *x.fen);
+	size_t cap = 64;
+	while (cap < 2 * (nlive + nfree))
+		cap *= 2;
+	x.baddr = hm_xcalloc(cap, sizeof *x.baddr);
+	x.breq = hm_xcalloc(cap, sizeof *x.breq);
+	x.bmask = cap - 1;
+	x.work = nu + n;
 	int ok = 1;
-	for (size_t i = 0; i < s->nsegs && ok; i++)
-		if (s->segs[i].dev == dev)
-			ok = add_seg(&x, s->segs[i].addr, s->segs[i].total) == 0;
+	for (size_t i = 0; i < nseg && ok; i++)
+		ok = add_seg(&x, s->segs[first + i].addr, s->segs[first + i].total) == 0;
 	for (size_t i = 0; i < nlive && ok; i++)
 		ok = add_block(&x, lb[i].addr, lb[i].requested) == 0;
 	for (size_t i = n; i-- > 0;) {
@@ -151,16 +230,66 @@ void hm_snapseg_replay(hm_snap *s, int32_t dev, const hm_segop *ops, size_t n, c
 		default: ok = add_seg(&x, o->addr, o->size) == 0; break;
 		}
 	}
-	free(x.g), free(x.b);
+	free(x.g), free(x.fen), free(x.baddr), free(x.breq);
+	return x.work;
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+	const hm_snapseg *x = a, *y = b;
+	return x->dev < y->dev ? -1 : x->dev > y->dev;
+}
+
+/* A merge sort, stable: within a device the segments stay in file order. */
+static void sort_by_dev(hm_snapseg *v, hm_snapseg *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+	sort_by_dev(v, tmp, h);
+	sort_by_dev(v + h, tmp, n - h);
+	if (cmp_dev(&v[h - 1], &v[h]) <= 0)
+		return;
+	size_t i = 0, j = h, k = 0;
+	while (i < h && j < n)
+		tmp[k++] = cmp_dev(&v[j], &v[i]) < 0 ? v[j++] : v[i++];
+	while (i < h)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof *v);
+}
+
+void hm_snapseg_sort(hm_snap *s)
+{
+	hm_snapseg *tmp = hm_xcalloc(s->nsegs + 1, sizeof *tmp);
+	sort_by_dev(s->segs, tmp, s->nsegs);
+	free(tmp);
+}
+
+size_t hm_snapseg_of(const hm_snap *s, int32_t dev, size_t *first)
+{
+	size_t lo = 0, hi = s->nsegs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->segs[mid].dev < dev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < s->nsegs && s->segs[end].dev == dev)
+		end++;
+	*first = lo;
+	return end - lo;
 }
 
 hm_segstate hm_snapseg_end(const hm_snap *s, int32_t dev)
 {
 	hm_segstate e = {0, 0, 0, 0, 0};
-	for (size_t i = 0; i < s->nsegs; i++) {
+	size_t first, n = hm_snapseg_of(s, dev, &first);
+	for (size_t i = first; i < first + n; i++) {
 		const hm_snapseg *g = &s->segs[i];
-		if (g->dev != dev)
-			continue;
 		e.segments++, e.reserved += g->total, e.requested += g->requested;
 		if (g->allocated + g->pending)
 			e.stranded += g->total - g->requested;

@@ -32,7 +32,15 @@ typedef struct hm_liveblk {
  * with that state (an expandable segment mapped in parts, a block outside every segment,
  * a ring buffer that kept a segment event without its context), the oom entries before the
  * disagreement get segments = HM_NONE. */
-void hm_snapseg_replay(hm_snap *s, int32_t dev, const hm_segop *ops, size_t n, const hm_liveblk *live, size_t nlive);
+uint64_t hm_snapseg_replay(hm_snap *s, int32_t dev, const hm_segop *ops, size_t n, const hm_liveblk *live, size_t nlive);
+/* (It returns the steps it took, for the tests that check they grow as n log n.) */
+
+/* Sorts s->segs by device, keeping each device's in file order (the reader does, once its
+ * segments are read), so that hm_snapseg_of finds a device's segments without a walk of all. */
+void hm_snapseg_sort(hm_snap *s);
+
+/* A device's segments in s->segs (sorted by hm_snapseg_sort): how many, from *first. */
+size_t hm_snapseg_of(const hm_snap *s, int32_t dev, size_t *first);
 
 /* The segments of device dev as the snapshot ends. */
 hm_segstate hm_snapseg_end(const hm_snap *s, int32_t dev);

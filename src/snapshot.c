@@ -4,6 +4,7 @@
 #include "snaphost.h"
 #include "snapseg.h"
 #include "unpickle.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,20 +65,22 @@ static uint32_t *um_slot(umap *m, uint64_t key, int add)
 	}
 }
 
-/* A block of the segments as the snapshot ends. */
+/* A live block of the segments as the snapshot ends. Each is a row: the row of the alloc
+ * entry that made it when the trace has one (the last entry at its address is an alloc),
+ * else a row of its own, allocated before the first entry. */
 typedef struct blk {
-	int64_t size, requested;
-	uint64_t addr;
+	int64_t size, requested, stream;
+	uint64_t addr, seg; /* its address and its segment's */
 	int32_t dev;
-	int decided; /* the last event at its address has been seen (reading backwards) */
-	hm_pkv frames; /* 1.13: the stack of its history's newest entry, which becomes a row */
-	int row;
+	int8_t last;        /* the last entry at its address: 1 alloc, -1 free_completed, 0 none */
+	size_t last_i;      /* that entry's index in the device's list */
+	hm_pkv frames;      /* its frames (2.1+), or its history's newest entry's (1.13, 2.0) */
 } blk;
 
 typedef struct dev {
 	int seen, has_segs;
+	size_t blk0, nblk;  /* its blocks: x->by_dev[blk0, blk0 + nblk) */
 	int64_t end_live;   /* requested bytes of the active blocks at the end */
-	int64_t hist_live;  /* 1.13: of them, the blocks whose history becomes a row */
 	int64_t reserved;   /* total_size of its segments at the end */
 } dev;
 
@@ -99,9 +102,12 @@ typedef struct sx {
 	size_t cap_stack_frame;
 	uint32_t *tmp; /* frame ids of the stack being built */
 	size_t captmp;
-	int legacy;    /* 1.13: a list of segments, no trace; live blocks' history become rows */
+	int legacy;    /* 1.13: a list of segments, no trace */
 	hm_segop *ops; /* the device's entries for the replay of its segments (snapseg.h) */
 	size_t nops, capops;
+	uint32_t *by_dev; /* indices of blks, by device (index_blocks) */
+	uint8_t *reached; /* per container of the pickle: read already as an entry, list or block */
+	uint64_t work;    /* steps of the loops over blocks, segments and annotations (debug) */
 } sx;
 
 static int fail(sx *x, hm_pkv at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -164,6 +170,23 @@ static uint32_t get_name(sx *x, hm_pkv d, uint32_t key)
 	size_t n;
 	const char *s = hm_pk_str(x->p, hm_pk_get(x->p, d, key), &n);
 	return s ? hm_store_name(x->t, s, n) : UINT32_MAX;
+}
+
+/* A container hmem reads once per place it is found (a trace list, an entry, a segment, a
+ * block list, a block, an annotation) is refused when found a second time: PyTorch's
+ * snapshots share only frame lists and frame dicts through the memo (each read once here,
+ * through frame_of and stack_of), so a shared entry is a hand-made multiplication, one list
+ * of 255 bytes made the trace of 65,535 devices. */
+static int once(sx *x, hm_pkv v, const char *what)
+{
+	uint32_t i = hm_pk_node(v);
+	if (i == UINT32_MAX)
+		return 0;
+	if (x->reached[i])
+		return fail(x, v, "%s made here is reached a second time through the memo (a memory snapshot shares only "
+				  "frames; each entry, trace list, segment and block is its own)", what);
+	x->reached[i] = 1;
+	return 0;
 }
 
 static const char *get_str(sx *x, hm_pkv d, uint32_t key)
@@ -296,14 +319,38 @@ static int history_size(sx *x, hm_pkv b, int64_t *req)
 	return get_size(x, hm_pk_item(x->p, h, 0), x->k.real_size, "real_size", req);
 }
 
-/* The frames of the newest history entry of a block (HM_PK_ABSENT when none). */
-static hm_pkv history_frames(sx *x, hm_pkv b)
+/* The frames of a block: its own (2.1+), else its history's newest entry's (1.13, 2.0);
+ * HM_PK_ABSENT when none. */
+static hm_pkv block_frames(sx *x, hm_pkv b)
 {
+	hm_pkv own = hm_pk_get(x->p, b, x->k.frames);
+	if (own != HM_PK_ABSENT)
+		return own;
 	hm_pkv h = hm_pk_get(x->p, b, x->k.history);
 	return h == HM_PK_ABSENT || hm_pk_type(h) != HM_PK_LIST || !hm_pk_len(x->p, h) ||
 			       hm_pk_type(hm_pk_item(x->p, h, 0)) != HM_PK_DICT
 		       ? HM_PK_ABSENT
 		       : hm_pk_get(x->p, hm_pk_item(x->p, h, 0), x->k.frames);
+}
+
+/* Each device's blocks as a range of by_dev (a counting sort by device, in file order), so
+ * that what is done per device walks its own blocks, not all of them: 8,000 devices of
+ * one block each are 8,000 steps, not 64 million. */
+static void index_blocks(sx *x)
+{
+	for (size_t d = 0; d <= HOST; d++)
+		x->devs[d].nblk = 0;
+	for (size_t i = 0; i < x->nblks; i++)
+		x->devs[x->blks[i].dev].nblk++;
+	size_t at = 0;
+	for (size_t d = 0; d <= HOST; d++)
+		x->devs[d].blk0 = at, at += x->devs[d].nblk, x->devs[d].nblk = 0;
+	x->by_dev = hm_xrealloc(x->by_dev, (x->nblks + 1) * sizeof *x->by_dev);
+	for (size_t i = 0; i < x->nblks; i++) {
+		dev *dv = &x->devs[x->blks[i].dev];
+		x->by_dev[dv->blk0 + dv->nblk++] = (uint32_t)i;
+	}
+	x->work += x->nblks;
 }
 
 /* The segments as the snapshot ends: per device the live requested bytes and the reserved
@@ -316,14 +363,18 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 		return 0;
 	if (hm_pk_type(segs) != HM_PK_LIST)
 		return fail(x, segs, host ? "'host_segments' is not a list" : "'segments' is not a list");
+	if (once(x, segs, host ? "the list 'host_segments'" : "the list of segments"))
+		return -1;
 	hm_snap *s = x->s;
 	for (size_t i = 0; i < hm_pk_len(x->p, segs); i++) {
 		hm_pkv g = hm_pk_item(x->p, segs, i), blocks;
 		if (hm_pk_type(g) != HM_PK_DICT)
 			return fail(x, segs, "segment %zu is not a dict", i);
-		int64_t d, a = 0, total = 0;
+		if (once(x, g, "the segment"))
+			return -1;
+		int64_t d, a = 0, total = 0, stream = HM_NONE;
 		if ((host ? (d = HOST, 0) : get_dev(x, g, 0, &d)) < 0 || get_int(x, g, x->k.address, "address", &a) < 0 ||
-		    get_size(x, g, x->k.total_size, "total_size", &total) < 0)
+		    get_size(x, g, x->k.total_size, "total_size", &total) < 0 || get_int(x, g, x->k.stream, "stream", &stream) < 0)
 			return -1;
 		hm_grow(&s->segs, &s->capsegs, s->nsegs + 1, sizeof *s->segs);
 		hm_snapseg *sg = &s->segs[s->nsegs++];
@@ -341,12 +392,16 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			continue;
 		if (hm_pk_type(blocks) != HM_PK_LIST)
 			return fail(x, g, "'blocks' is not a list");
+		if (once(x, blocks, "the list of blocks"))
+			return -1;
 		uint64_t at = (uint64_t)a;
 		for (size_t j = 0; j < hm_pk_len(x->p, blocks); j++) {
 			hm_pkv b = hm_pk_item(x->p, blocks, j);
 			int64_t size = 0, req, ba;
 			if (hm_pk_type(b) != HM_PK_DICT)
 				return fail(x, blocks, "block %zu is not a dict", j);
+			if (once(x, b, "the block"))
+				return -1;
 			if (get_size(x, b, x->k.size, "size", &size) < 0)
 				return -1;
 			int rc = get_size(x, b, x->k.requested_size, "requested_size", &req);
@@ -367,7 +422,7 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			if (is_active(state)) {
 				sg->sized &= known;
 				if (!strcmp(state, "active_allocated"))
-					sg->allocated += size;
+					sg->allocated += size, sg->allocated_requested += req;
 				else
 					sg->pending += size;
 				sg->requested += req;
@@ -375,12 +430,7 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 					return fail(x, b, "the blocks add up to more than 2^60 bytes");
 				if (at >> 48 == 0) {
 					hm_grow(&x->blks, &x->capblks, x->nblks + 1, sizeof *x->blks);
-					x->blks[x->nblks] = (blk){size, req, at, (int32_t)d, 0, HM_PK_ABSENT, 0};
-					if (x->legacy && known) {
-						x->blks[x->nblks].row = 1;
-						x->blks[x->nblks].frames = history_frames(x, b);
-						dv->hist_live += req;
-					}
+					x->blks[x->nblks] = (blk){size, req, stream, at, (uint64_t)a, (int32_t)d, 0, 0, block_frames(x, b)};
 					uint32_t *slot = um_slot(&x->block_at, at | (uint64_t)d << 48, 1);
 					if (!*slot)
 						x->block_at.n++;
@@ -394,6 +444,8 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			at += (uint64_t)size;
 		}
 	}
+	index_blocks(x);
+	hm_snapseg_sort(s);
 	return 0;
 }
 
@@ -408,37 +460,49 @@ static enum action action_of(const char *a)
 }
 
 /* The time of an entry in ns: time_us when present, else a clock of its own (1 us per
- * entry after the last time seen), so order is kept and the timeline stays readable. */
-static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
+ * entry after the last time seen), so order is kept and the timeline stays readable; the
+ * entries without one are counted in *untimed when it is not NULL. */
+static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
 {
 	int64_t us;
 	int rc = get_int(x, e, x->k.time_us, "time_us", &us);
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
-		if (us > HM_STORE_TS_LIMIT / 1000 || us < -HM_STORE_TS_LIMIT / 1000)
-			return fail(x, e, "time_us %lld is out of range", (long long)us);
+		if (us >= HM_STORE_TS_LIMIT / 1000 || us <= -HM_STORE_TS_LIMIT / 1000)
+			return fail(x, e, "time_us %lld is out of range (times within +-2^62 ns)", (long long)us);
 		*clock = us * 1000;
-	} else {
-		*clock += 1000;
+	} else if ((*clock += 1000) >= HM_STORE_TS_LIMIT) {
+		/* Checked at each step: 2^62 ns of untimed entries are out of reach, but one entry
+		 * timed at the limit and one untimed after it are not, and a time past 2^62 would
+		 * wrap a lifetime. */
+		return fail(x, e, "an entry without 'time_us', 1 us after one at %lld ns, is past the clock's range "
+				  "(times within +-2^62 ns)", (long long)(*clock - 1000));
+	} else if (untimed) {
+		++*untimed;
 	}
 	return 0;
 }
 
-static void add_snap_row(sx *x, int64_t block_bytes, int64_t stream, uint32_t stack, uint32_t cc, uint32_t um)
+/* The snapshot's columns of the memory event just added (store.h hm_snap). */
+static void add_snap_row(sx *x, enum hm_snap_origin origin, const blk *b, int64_t stream, uint32_t stack, uint32_t cc,
+			 uint32_t um)
 {
 	hm_snap *s = x->s;
 	size_t i = x->t->mem.n - 1;
 	if (i >= s->cap) {
 		size_t c = s->cap ? s->cap * 2 : 1024;
 		s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
+		s->segment = hm_xrealloc(s->segment, c * sizeof *s->segment);
+		s->origin = hm_xrealloc(s->origin, c * sizeof *s->origin);
 		s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
 		s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
 		s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
 		s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
 		s->cap = c;
 	}
-	s->block_bytes[i] = block_bytes, s->stream[i] = stream, s->stack[i] = stack;
+	s->block_bytes[i] = b ? b->size : HM_NONE, s->segment[i] = b ? (int64_t)b->seg : HM_NONE;
+	s->origin[i] = (uint8_t)origin, s->stream[i] = stream, s->stack[i] = stack;
 	s->compile_ctx[i] = cc, s->user_meta[i] = um;
 }
 
@@ -464,40 +528,53 @@ static void replay(sx *x, int64_t d, size_t oom0)
 			x->s->ooms[i].segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
 		return;
 	}
-	hm_liveblk *lb = hm_xcalloc(x->nblks + 1, sizeof *lb);
-	size_t n = 0;
-	for (size_t i = 0; i < x->nblks; i++)
-		if (x->blks[i].dev == d)
-			lb[n++] = (hm_liveblk){x->blks[i].addr, x->blks[i].requested};
-	hm_snapseg_replay(x->s, dev_id_of(d), x->ops, x->nops, lb, n);
+	const dev *dv = &x->devs[d];
+	hm_liveblk *lb = hm_xcalloc(dv->nblk + 1, sizeof *lb);
+	for (size_t i = 0; i < dv->nblk; i++) {
+		const blk *b = &x->blks[x->by_dev[dv->blk0 + i]];
+		lb[i] = (hm_liveblk){b->addr, b->requested};
+	}
+	x->work += hm_snapseg_replay(x->s, dev_id_of(d), x->ops, x->nops, lb, dv->nblk);
 	free(lb);
 }
 
-/* 1.13: each live block of device d whose history says what it asked for becomes an
- * allocation at the start, never freed (the format has no times and no frees), with the
- * stack and size of its history's newest entry and the block's size. */
-static int history_rows(sx *x, int64_t d, int64_t reserved)
+/* The live block of device d at addr, or NULL. */
+static blk *block_at(sx *x, int64_t d, uint64_t addr)
 {
-	for (size_t i = 0; i < x->nblks; i++) {
-		blk *b = &x->blks[i];
-		if (!b->row || b->dev != d)
+	uint32_t *slot = addr >> 48 ? NULL : um_slot(&x->block_at, addr | (uint64_t)d << 48, 0);
+	return slot ? &x->blks[*slot - 1] : NULL;
+}
+
+/* Each live block of device d that no entry allocated (the last entry at its address is
+ * not an alloc) becomes an allocation before the first entry, never freed, with its frames,
+ * its requested size, its block's size, segment and stream (memory_viz's "initially
+ * allocated"); its bytes are part of the totals before the first entry, so the events
+ * carry those totals unchanged. Blocks of 0 bytes change nothing and are left out. */
+static int block_rows(sx *x, int64_t d, int64_t ts, int64_t allocated, int64_t reserved)
+{
+	const dev *dv = &x->devs[d];
+	for (size_t i = 0; i < dv->nblk; i++) {
+		blk *b = &x->blks[x->by_dev[dv->blk0 + i]];
+		x->work++;
+		if (b->last == 1 || b->requested == 0)
 			continue;
-		hm_mem_event me = {x->t->mem.ts[x->t->mem.n - 1], b->requested, HM_NONE, reserved, HM_NONE, b->addr, 1,
-				   dev_type_of(d), dev_id_of(d), x->thread};
+		hm_mem_event me = {ts, b->requested, allocated, reserved, HM_NONE, b->addr, 1, dev_type_of(d), dev_id_of(d), x->thread};
 		hm_store_add_mem(x->t, &me);
 		int bad = 0;
 		uint32_t st = stack_id(x, b->frames, &bad);
 		if (bad)
 			return -1;
-		add_snap_row(x, b->size, HM_NONE, st, UINT32_MAX, UINT32_MAX);
+		add_snap_row(x, HM_SNAP_BLOCK, b, b->stream, st, UINT32_MAX, UINT32_MAX);
 	}
 	return 0;
 }
 
 /* One device's entries, in two passes: the first sums what changes the totals (so the
- * totals at the start are known: the end's, from the segments, minus the changes), the
- * second appends a zero-byte event with those totals and then the allocations and frees,
- * each with the reserved bytes after it. */
+ * totals before the first entry are known: the end's, from the segments, minus the
+ * changes) and finds which live blocks an entry allocated; the second appends a zero-byte
+ * event with those totals, the rows of the other live blocks, and then the allocations,
+ * frees and segment events (zero-byte), each with the allocated and reserved bytes after
+ * it, so that every event says what the allocator held then. */
 static int read_device(sx *x, hm_pkv list, int64_t d)
 {
 	size_t n = list == HM_PK_ABSENT ? 0 : hm_pk_len(x->p, list);
@@ -505,17 +582,18 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 	size_t oom0 = x->s->nooms;
 	x->nops = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		int64_t reserved = x->devs[d].reserved - res;
-		if (pass == 1 && x->devs[d].has_segs) {
-			dev *dv = &x->devs[d];
-			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - dv->hist_live - bytes, reserved, HM_NONE, 0, 0,
-					  dev_type_of(d), dev_id_of(d), x->thread};
-			if (z.total_alloc != HM_NONE && (z.total_alloc < -HM_STORE_MEM_LIMIT || z.total_alloc > HM_STORE_MEM_LIMIT))
+		dev *dv = &x->devs[d];
+		int64_t reserved = dv->reserved - res, allocated = dv->end_live - bytes;
+		int has_segs = dv->has_segs;
+		if (pass == 1 && has_segs) {
+			if (allocated < -HM_STORE_MEM_LIMIT || allocated > HM_STORE_MEM_LIMIT)
 				return fail(x, list, "device %lld: the totals are out of range", (long long)d);
+			int64_t ts = first == HM_NONE ? 0 : first;
+			hm_mem_event z = {ts, 0, allocated, reserved, HM_NONE, 0, 0, dev_type_of(d), dev_id_of(d), x->thread};
 			hm_store_add_mem(x->t, &z);
 			hm_store_saw_ts(x->t, z.ts);
-			add_snap_row(x, HM_NONE, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
-			if (history_rows(x, d, reserved) < 0)
+			add_snap_row(x, HM_SNAP_BASELINE, NULL, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
+			if (block_rows(x, d, ts, allocated, reserved) < 0)
 				return -1;
 		}
 		clock = -1000;
@@ -523,10 +601,12 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			hm_pkv e = hm_pk_item(x->p, list, i);
 			if (hm_pk_type(e) != HM_PK_DICT)
 				return fail(x, list, "trace entry %zu of device %lld is not a dict", i, (long long)d);
+			if (pass == 0 && once(x, e, "the trace entry"))
+				return -1;
 			enum action a = action_of(get_str(x, e, x->k.action));
 			int64_t size = 0, addr = 0, stream = HM_NONE, dfree = HM_NONE;
 			int has_addr;
-			if (entry_ts(x, e, &clock) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
+			if (entry_ts(x, e, &clock, pass ? &x->s->untimed : NULL) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
 			    (has_addr = get_int(x, e, x->k.addr, "addr", &addr)) < 0 ||
 			    get_int(x, e, x->k.stream, "stream", &stream) < 0 ||
 			    get_int(x, e, x->k.device_free, "device_free", &dfree) < 0)
@@ -534,12 +614,16 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			if (first == HM_NONE)
 				first = clock;
 			int64_t delta = a == A_SEG_ALLOC || a == A_SEG_MAP ? size : a == A_SEG_FREE || a == A_SEG_UNMAP ? -size : 0;
+			int64_t change = a == A_ALLOC ? size : a == A_FREE_COMPLETED ? -size : 0;
+			blk *b = change && has_addr == 0 ? block_at(x, d, (uint64_t)addr) : NULL;
 			if (pass == 0) {
 				res += delta;
-				bytes += a == A_ALLOC ? size : a == A_FREE_COMPLETED ? -size : 0;
+				bytes += change;
+				if (b)
+					b->last = change > 0 ? 1 : -1, b->last_i = i;
 				continue;
 			}
-			reserved += delta;
+			reserved += delta, allocated += change;
 			x->s->entries++;
 			note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
 			int bad = 0;
@@ -551,10 +635,17 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 				memset(so, 0, sizeof *so); /* padding too: a partial stores the records as they are */
 				so->ts = clock, so->bytes = size, so->device_free = dfree, so->dev = dev_id_of(d);
 				so->stack = st, so->mem_at = (uint32_t)x->t->mem.n, so->segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
-				hm_mem_event oe = {clock, size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE, HM_NONE,
+				hm_mem_event oe = {clock, size, has_segs ? allocated : HM_NONE, has_segs ? reserved : HM_NONE, HM_NONE,
 						   0, 0, dev_type_of(d), dev_id_of(d), x->thread};
 				hm_store_add_oom(x->t, &oe); /* the same index in t->oom as in s->ooms */
 				x->t->oom_events++, x->t->count[HM_EV_OOM]++;
+			}
+			if (delta && has_segs) { /* the reserved bytes change: a zero-byte event says so */
+				hm_mem_event se = {clock, 0, allocated, reserved, HM_NONE, (uint64_t)addr, 0, dev_type_of(d), dev_id_of(d),
+						   x->thread};
+				hm_store_add_mem(x->t, &se);
+				hm_store_saw_ts(x->t, clock);
+				add_snap_row(x, HM_SNAP_ENTRY, NULL, stream, UINT32_MAX, UINT32_MAX, UINT32_MAX);
 			}
 			if (a != A_ALLOC && a != A_FREE_COMPLETED) {
 				x->s->skipped++;
@@ -566,15 +657,18 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			}
 			if ((x->traffic += (uint64_t)size) > HM_STORE_MEM_LIMIT)
 				return fail(x, e, "the sizes add up to more than 2^60 bytes");
-			hm_mem_event me = {clock, a == A_ALLOC ? size : -size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE,
-					   HM_NONE, (uint64_t)addr, has_addr == 0, dev_type_of(d), dev_id_of(d), x->thread};
+			hm_mem_event me = {clock, change, has_segs ? allocated : HM_NONE, has_segs ? reserved : HM_NONE, HM_NONE,
+					   (uint64_t)addr, has_addr == 0, dev_type_of(d), dev_id_of(d), x->thread};
 			hm_store_add_mem(x->t, &me);
 			hm_store_saw_ts(x->t, clock);
 			x->t->count[HM_EV_MEMORY]++;
 			uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
 			if (bad)
 				return -1;
-			add_snap_row(x, HM_NONE, stream, st, get_name(x, e, x->k.compile_context), get_name(x, e, x->k.user_metadata));
+			/* the alloc that made a block still live at the end: its block, segment */
+			const blk *made = b && change > 0 && b->last == 1 && b->last_i == i ? b : NULL;
+			add_snap_row(x, HM_SNAP_ENTRY, made, stream, st, get_name(x, e, x->k.compile_context),
+				     get_name(x, e, x->k.user_metadata));
 		}
 	}
 	replay(x, d, oom0);
@@ -595,6 +689,8 @@ static int read_traces(sx *x, hm_pkv traces)
 		hm_pkv l = hm_pk_item(x->p, traces, d);
 		if (hm_pk_type(l) != HM_PK_LIST)
 			return fail(x, traces, "the trace of device %zu is not a list", d);
+		if (once(x, l, "the trace list"))
+			return -1;
 		if (hm_pk_len(x->p, l) || x->devs[d].seen) {
 			x->devs[d].seen = 2;
 			if (read_device(x, l, (int64_t)d) < 0)
@@ -619,22 +715,29 @@ static int read_host(sx *x, hm_pkv root)
 		return -1;
 	if (hm_snaphost_entries(x->p, hm_pk_get(x->p, root, hm_pk_atom(x->p, "host_traces")), &list, &why) < 0)
 		return fail(x, root, "%s", why);
+	if (list != HM_PK_ABSENT && once(x, list, "the list of host entries"))
+		return -1;
 	if ((list != HM_PK_ABSENT && hm_pk_len(x->p, list)) || x->devs[HOST].seen)
 		return read_device(x, list, HOST);
 	return 0;
 }
 
 /* record_function ranges (2.5+): START and END by name become annotation slices on the one
- * thread of the snapshot, so row.annotations works as for traces. A START never ended
- * lasts to the last event. */
+ * thread of the snapshot, so row.annotations works as for traces. An END closes the latest
+ * open START of its name, found through a map of names to the open STARTs of that name
+ * (each START links to the one of its name before it), so a file of many open ranges costs
+ * one step per annotation. A START never ended lasts to the last event. */
 static int read_annotations(sx *x, hm_pkv anns)
 {
 	if (anns == HM_PK_ABSENT)
 		return 0;
 	if (hm_pk_type(anns) != HM_PK_LIST)
 		return fail(x, anns, "'external_annotations' is not a list");
+	if (once(x, anns, "the list of annotations"))
+		return -1;
 	size_t n = hm_pk_len(x->p, anns), open = 0;
-	struct { uint32_t name; int64_t ts; } *st = hm_xcalloc(n + 1, sizeof *st);
+	struct { uint32_t name, prev; int64_t ts; int closed; } *st = hm_xcalloc(n + 1, sizeof *st);
+	umap latest = {0}; /* name -> index + 1 of its latest open START in st */
 	uint32_t cat = hm_store_name(x->t, "user_annotation", 15);
 	int64_t last = x->t->first_ts == HM_NONE ? 0 : x->t->first_ts, clock = 0;
 	for (size_t i = 0; i < x->t->mem.n; i++)
@@ -643,7 +746,7 @@ static int read_annotations(sx *x, hm_pkv anns)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		hm_pkv a = hm_pk_item(x->p, anns, i);
-		if (hm_pk_type(a) != HM_PK_DICT || entry_ts(x, a, &clock) < 0) {
+		if (hm_pk_type(a) != HM_PK_DICT || once(x, a, "the annotation") < 0 || entry_ts(x, a, &clock, NULL) < 0) {
 			rc = hm_pk_type(a) != HM_PK_DICT ? fail(x, anns, "annotation %zu is not a dict", i) : -1;
 			break;
 		}
@@ -651,52 +754,42 @@ static int read_annotations(sx *x, hm_pkv anns)
 		if (name == UINT32_MAX)
 			continue;
 		x->t->events++, x->t->count[HM_EV_HOST_SLICE]++;
+		x->work++;
+		uint32_t *slot = um_slot(&latest, name, 1);
+		if (!*slot)
+			latest.n++;
 		if (!strcmp(get_str(x, a, x->k.stage), "START")) {
-			st[open].name = name, st[open++].ts = clock;
+			st[open].name = name, st[open].ts = clock, st[open].prev = *slot;
+			*slot = (uint32_t)++open;
 			continue;
 		}
-		for (size_t j = open; j-- > 0;)
-			if (st[j].name == name) {
-				hm_store_add_slice(x->t, st[j].ts, clock - st[j].ts, name, cat, x->thread, HM_SL_ANNOTATION);
-				memmove(st + j, st + j + 1, (open - j - 1) * sizeof *st);
-				open--;
-				break;
-			}
+		if (*slot) {
+			size_t j = *slot - 1;
+			hm_store_add_slice(x->t, st[j].ts, clock - st[j].ts, name, cat, x->thread, HM_SL_ANNOTATION);
+			st[j].closed = 1;
+			*slot = st[j].prev;
+		}
 	}
 	for (size_t j = 0; j < open && rc == 0; j++)
-		hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name, cat, x->thread, HM_SL_ANNOTATION);
+		if (!st[j].closed)
+			hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name, cat, x->thread, HM_SL_ANNOTATION);
 	free(st);
+	free(latest.key), free(latest.val);
 	return rc;
-}
-
-/* The block size of each allocation still live at the end: reading backwards, the last
- * event at a block's address is its allocation when it is an alloc of the block's
- * requested size. */
-static void block_sizes(sx *x)
-{
-	const hm_mem *m = &x->t->mem;
-	for (size_t i = m->n; i-- > 0;) {
-		if (!m->has_addr[i] || m->addr[i] >> 48 || m->bytes[i] == 0)
-			continue;
-		uint64_t d = m->dev_type[i] == 1 ? (uint64_t)m->dev_id[i] : HOST;
-		uint32_t *slot = um_slot(&x->block_at, m->addr[i] | d << 48, 0);
-		if (!slot)
-			continue;
-		blk *b = &x->blks[*slot - 1];
-		if (!b->decided && m->bytes[i] == b->requested)
-			x->s->block_bytes[i] = b->size;
-		b->decided = 1;
-	}
 }
 
 int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code)
 {
+	/* The keys whose values hmem reads as strings: other long strings are dropped. */
+	static const char *const keep[] = {"action", "state", "stage", "filename", "name", "compile_context",
+					   "user_metadata", NULL};
 	*code = HM_EXIT_INPUT;
-	hm_pk *p = hm_pk_load(in->path, in->src, in->text, in->len, err, errsz);
+	hm_pk *p = hm_pk_load(in->path, in->src, in->text, in->len, keep, err, errsz);
 	if (!p)
 		return -1;
 	sx *x = hm_xcalloc(1, sizeof *x);
 	*x = (sx){.t = t, .p = p, .path = in->path, .err = err, .errsz = errsz, .max_dev = -1};
+	x->reached = hm_xcalloc(hm_pk_containers(p) + 1, 1);
 	KEYS(ATOM)
 	t->snap = x->s = hm_xcalloc(1, sizeof *x->s);
 	t->has_trace_events = 1;
@@ -725,9 +818,13 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 	hm_snaphost_settings(p, root, &x->s->overflowed, &x->s->max_entries);
 	if (rc == 0)
 		rc = read_annotations(x, anns);
-	if (rc == 0)
-		block_sizes(x);
 	t->events += x->s->entries;
+	/* Work counted, for the tests that check it grows with the input (tests/cli/contain2_snap*.t). */
+	if (getenv("HMEM_DEBUG_SNAPSHOT_WORK"))
+		hm_eprintf("hmem: debug: %s: snapshot work %llu (look-ups %llu, loops %llu), dropped string bytes %llu\n",
+			   in->path, (unsigned long long)(hm_pk_work(p) + x->work), (unsigned long long)hm_pk_work(p),
+			   (unsigned long long)x->work, (unsigned long long)hm_pk_dropped(p));
+	free(x->reached), free(x->by_dev);
 	free(x->frame_of.key), free(x->frame_of.val), free(x->stack_of.key), free(x->stack_of.val);
 	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp), free(x->ops);
 	free(x);

@@ -73,10 +73,11 @@ static inline int hm_replay_next(hm_replay *it)
 	it->ts = it->m->ts[e];
 	it->bytes = b;
 	it->cat = c;
-	it->total += b;
+	int64_t d = it->s->before[k] == 2 ? 0 : b; /* live from the start: in the start state */
+	it->total += d;
 	it->reserved = hm_mem_total_res(it->m, e);
 	if (c >= 0)
-		it->val[c] += b;
+		it->val[c] += d;
 	return 1;
 }
 

@@ -18,6 +18,9 @@ static const struct reader {
 	hm_reader_fn read;
 } readers[] = {
 	{"PyTorch memory snapshot (pickle)", "\x80", 1, hm_snapshot_read},
+	{"pickle of protocol 0 or 1", "(", 1, hm_snapshot_read}, /* (refused there by name) */
+	{"pickle of protocol 1", "}", 1, hm_snapshot_read},
+	{"pickle of protocol 1", "]", 1, hm_snapshot_read},
 	{"Kineto JSON trace", "", 0, hm_kineto_read},
 };
 

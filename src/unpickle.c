@@ -17,14 +17,25 @@
 
 typedef struct cont {
 	hm_pkv *items;    /* dicts: key, value, key, value, ... */
+	uint32_t *index;  /* a dict of more than INDEX_MIN pairs: a hash of its keys (see index_dict) */
 	uint32_t n, cap;
 	uint64_t at;      /* offset of the opcode that made it, for messages */
 	uint8_t color;    /* the final check: 0 unseen, 1 on the path, 2 done */
 	uint8_t height;   /* done: the deepest nesting below it */
+	uint8_t dict;
 } cont;
+
+/* Strings longer than this are kept only where hmem may read them (see keep_string). */
+#define SHORT_STR 64
+/* A dict of more pairs than this gets a hash of its keys. */
+#define INDEX_MIN 16
+/* The handle of a long string the reader dropped: hm_pk_str gives NULL. */
+#define DROPPED (TAG(HM_PK_STR) | UINT32_MAX)
 
 struct hm_pk {
 	hm_strtab strs;
+	uint64_t *work;   /* key comparisons and probes of hm_pk_get (hm_pk_work) */
+	uint64_t dropped; /* bytes of long strings not kept (hm_pk_dropped) */
 	cont *conts;
 	size_t nconts, capconts;
 	uint64_t *bigs;
@@ -50,8 +61,16 @@ typedef struct rd {
 	size_t sp, capstack;
 	size_t marks[HM_PK_MAX_MARKS];
 	size_t nmarks;
-	hm_pkv *memo;
+	hm_pkv *memo;             /* memo indices below capmemo, where MEMOIZE and BINPUT put them */
 	size_t capmemo, memo_len;
+	uint64_t *skey;           /* the others, sparse: an open-addressed map to sval */
+	hm_pkv *sval;
+	size_t sn, scap;
+	const char *const *keep;  /* the keys whose long string values are kept (NULL: all) */
+	uint8_t *wanted;          /* per string id: 1 when it is one of keep */
+	size_t capwanted;
+	uint64_t kept, budget;    /* bytes the tree holds, and what the input's size allows */
+	uint64_t dropped;
 } rd;
 
 static int fail(rd *r, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -117,12 +136,15 @@ static void push(rd *r, hm_pkv v)
 	r->stack[r->sp++] = v;
 }
 
+static int spend(rd *r, uint64_t off, uint64_t bytes);
+
 static hm_pkv new_cont(rd *r, enum hm_pk_type t, uint64_t at)
 {
 	hm_pk *p = r->p;
 	if (p->nconts == p->capconts)
 		hm_grow(&p->conts, &p->capconts, p->nconts + 1, sizeof *p->conts);
-	p->conts[p->nconts] = (cont){NULL, 0, 0, at, 0, 0};
+	p->conts[p->nconts] = (cont){NULL, NULL, 0, 0, at, 0, 0, t == HM_PK_DICT};
+	r->kept += sizeof(cont);
 	return TAG(t) | p->nconts++;
 }
 
@@ -139,6 +161,8 @@ static int add_items(rd *r, uint64_t off, hm_pkv c, const hm_pkv *v, size_t n)
 		return 0;
 	if ((uint64_t)k->n + n > (UINT64_C(1) << 31))
 		return fail(r, off, "a container of more than 2^31 elements");
+	if (spend(r, off, n * sizeof *v))
+		return -1;
 	/* Most containers are filled once (one SETITEMS or APPENDS): their first size is exact;
 	 * later ones double (the batches of 1000 of a long list). */
 	if (k->n + n > k->cap) {
@@ -248,35 +272,148 @@ static int append(rd *r, uint64_t off, hm_pkv list, const hm_pkv *v, size_t n)
 	return add_items(r, off, list, v, n);
 }
 
+/* A slot of the sparse memo for idx (add: made when absent), or NULL. */
+static hm_pkv *sparse_slot(rd *r, uint64_t idx, int add)
+{
+	if (add && (r->sn + 1) * 2 > r->scap) {
+		size_t oc = r->scap;
+		uint64_t *ok = r->skey;
+		hm_pkv *ov = r->sval;
+		r->scap = oc ? oc * 2 : 64;
+		r->skey = hm_xcalloc(r->scap, sizeof *r->skey);
+		r->sval = hm_xcalloc(r->scap, sizeof *r->sval);
+		r->sn = 0;
+		for (size_t i = 0; i < oc; i++)
+			if (ok[i])
+				*sparse_slot(r, ok[i] - 1, 1) = ov[i];
+		free(ok), free(ov);
+	}
+	if (!r->scap)
+		return NULL;
+	for (size_t i = (idx * UINT64_C(0x9e3779b97f4a7c15)) >> 17 & (r->scap - 1);; i = (i + 1) & (r->scap - 1)) {
+		if (r->skey[i] == idx + 1)
+			return &r->sval[i];
+		if (!r->skey[i]) {
+			if (!add)
+				return NULL;
+			r->skey[i] = idx + 1, r->sn++;
+			r->sval[i] = HM_PK_ABSENT;
+			return &r->sval[i];
+		}
+	}
+}
+
+/* The memo costs what it holds: indices a little past the entries set so far (MEMOIZE's,
+ * and BINPUT's as Python and the jit Pickler number them, 0, 1, 2, ...) go into an array;
+ * an index far beyond them (a hand-made LONG_BINPUT 100000000) into a hash, so one opcode
+ * cannot make hmem allocate gigabytes. */
 static int memo_put(rd *r, uint64_t off, uint64_t idx)
 {
 	if (r->sp == 0)
 		return fail(r, off, "memoizing with an empty stack");
 	if (idx >= HM_PK_MAX_MEMO || idx > off)
 		return fail(r, off, "memo index %llu out of range", (unsigned long long)idx);
-	if (idx >= r->capmemo) {
+	if (idx >= r->capmemo && idx <= 2 * (uint64_t)r->memo_len + 1024) {
 		size_t old = r->capmemo;
 		hm_grow(&r->memo, &r->capmemo, (size_t)idx + 1, sizeof *r->memo);
 		for (size_t i = old; i < r->capmemo; i++)
 			r->memo[i] = HM_PK_ABSENT;
+		for (size_t i = 0; i < r->scap; i++) /* what the array now covers moves into it */
+			if (r->skey[i] && r->skey[i] - 1 < r->capmemo && r->sval[i] != HM_PK_ABSENT)
+				r->memo[r->skey[i] - 1] = r->sval[i], r->sval[i] = HM_PK_ABSENT;
 	}
-	r->memo_len += r->memo[idx] == HM_PK_ABSENT;
-	r->memo[idx] = r->stack[r->sp - 1];
+	hm_pkv *slot = idx < r->capmemo ? &r->memo[idx] : sparse_slot(r, idx, 1);
+	r->memo_len += *slot == HM_PK_ABSENT;
+	*slot = r->stack[r->sp - 1];
 	return 0;
 }
 
 static int memo_get(rd *r, uint64_t off, uint64_t idx)
 {
-	if (idx >= r->capmemo || r->memo[idx] == HM_PK_ABSENT)
+	hm_pkv *slot = idx < r->capmemo ? &r->memo[idx] : sparse_slot(r, idx, 0);
+	if (!slot || *slot == HM_PK_ABSENT)
 		return fail(r, off, "memo index %llu was never set", (unsigned long long)idx);
-	push(r, r->memo[idx]);
+	push(r, *slot);
 	return 0;
+}
+
+/* What the tree holds may not outgrow what the input could honestly make: BUDGET_PER_BYTE
+ * bytes of tree per byte of the file (compressed, when it is gzip), plus BUDGET_BASE. A
+ * real snapshot's tree is a few times its pickle, and a pickle at most a few tens of times
+ * its gzip; a gzip bomb of empty dicts or distinct strings is a thousand times. */
+#define BUDGET_PER_BYTE 256
+#define BUDGET_BASE (UINT64_C(256) << 20)
+
+static int spend(rd *r, uint64_t off, uint64_t bytes)
+{
+	r->kept += bytes;
+	if (r->kept <= r->budget)
+		return 0;
+	uint64_t in = r->src ? hm_src_file_pos(r->src) : r->hi;
+	r->budget = in * BUDGET_PER_BYTE + BUDGET_BASE;
+	if (r->kept <= r->budget)
+		return 0;
+	return fail(r, off, "the values read so far take %llu MiB, more than %d times the %llu bytes of input read "
+			    "(a compression bomb?)", (unsigned long long)(r->kept >> 20), BUDGET_PER_BYTE, (unsigned long long)in);
+}
+
+/* Whether a long string at the top of the stack-to-be could be read by hmem: it is the
+ * value of a pair being set in a dict (above a MARK over the dict, in a value position, or
+ * for SETITEM right above the dict and its key) whose key is one of keep. hmem reads a
+ * string nowhere else, so other long strings (values of keys it ignores, items of lists)
+ * are dropped after their UTF-8 is checked: a file of gigabytes of such strings costs a
+ * buffer, not their size. */
+static int keep_string(const rd *r)
+{
+	if (!r->keep)
+		return 1;
+	size_t k = r->nmarks ? r->marks[r->nmarks - 1] : 0;
+	hm_pkv key;
+	if (r->nmarks && k >= 1 && hm_pk_type(r->stack[k - 1]) == HM_PK_DICT && (r->sp - k) % 2 == 1)
+		key = r->stack[r->sp - 1];
+	else if (r->sp >= k + 2 && hm_pk_type(r->stack[r->sp - 2]) == HM_PK_DICT)
+		key = r->stack[r->sp - 1];
+	else
+		return 0;
+	uint32_t id = hm_pk_type(key) == HM_PK_STR && key != DROPPED ? (uint32_t)PAYLOAD(key) : UINT32_MAX;
+	return id < r->capwanted && r->wanted[id];
+}
+
+/* A newly interned string's place in wanted. */
+static void note_string(rd *r, uint32_t id, const char *s, size_t n)
+{
+	if (!r->keep || id < r->capwanted)
+		return;
+	size_t old = r->capwanted;
+	hm_grow(&r->wanted, &r->capwanted, (size_t)id + 1, sizeof *r->wanted);
+	memset(r->wanted + old, 0, r->capwanted - old);
+	for (const char *const *k = r->keep; *k; k++)
+		if (strlen(*k) == n && !memcmp(*k, s, n))
+			r->wanted[id] = 1;
 }
 
 static int string(rd *r, uint64_t off, uint64_t n)
 {
 	if (n > HM_PK_MAX_STR)
 		return fail(r, off, "a string of %llu bytes (at most 1 GiB)", (unsigned long long)n);
+	if (n > SHORT_STR && !keep_string(r)) {
+		/* Checked in pieces of at most 1 MiB; a character cut by a piece's end waits for the
+		 * next piece. */
+		uint64_t left = n;
+		while (left) {
+			size_t want = left < (1u << 20) ? (size_t)left : (1u << 20);
+			if (avail(r, want))
+				return r->eof == 2 ? -1 : fail(r, off, "a string of %llu bytes, but the pickle ends %llu bytes later",
+								 (unsigned long long)n, (unsigned long long)(n - left + (r->hi - r->lo)));
+			size_t bad = utf8_bad(r->buf + r->lo, want);
+			if (bad < want && (want == left || want - bad >= 4))
+				return fail(r, pos(r) + bad, "invalid UTF-8 in a string");
+			r->lo += bad, left -= bad;
+		}
+		r->dropped += n;
+		push(r, DROPPED);
+		return 0;
+	}
 	if (avail(r, n))
 		return r->eof == 2 ? -1 : fail(r, off, "a string of %llu bytes, but the pickle ends %llu bytes later",
 						 (unsigned long long)n, (unsigned long long)(r->hi - r->lo));
@@ -284,7 +421,14 @@ static int string(rd *r, uint64_t off, uint64_t n)
 	size_t bad = utf8_bad(s, (size_t)n);
 	if (bad < n)
 		return fail(r, pos(r) + bad, "invalid UTF-8 in a string");
-	push(r, TAG(HM_PK_STR) | hm_strtab_intern(&r->p->strs, (const char *)s, (size_t)n));
+	size_t known = r->p->strs.n;
+	uint32_t id = hm_strtab_intern(&r->p->strs, (const char *)s, (size_t)n);
+	if (r->p->strs.n > known) {
+		note_string(r, id, (const char *)s, (size_t)n);
+		if (spend(r, off, n + 16))
+			return -1;
+	}
+	push(r, TAG(HM_PK_STR) | id);
 	r->lo += (size_t)n;
 	return 0;
 }
@@ -303,6 +447,8 @@ static int step(rd *r)
 		return r->eof == 2 ? -1 : fail(r, pos(r), "the pickle ends before its STOP opcode (truncated)");
 	uint64_t off = pos(r);
 	unsigned op = r->buf[r->lo++];
+	if (r->kept > r->budget && spend(r, off, 0))
+		return -1;
 	const unsigned char *a;
 	hm_pkv v;
 	size_t k = 0, n;
@@ -310,7 +456,8 @@ static int step(rd *r)
 	case 0x80: /* PROTO */
 		ARG(1); a = r->buf + r->lo, r->lo++;
 		if (a[0] < 2 || a[0] > 5)
-			return fail(r, off, "pickle protocol %u (hmem reads 2 to 5)", a[0]);
+			return fail(r, off, "pickle protocol %u (hmem reads protocols 2 to 5; re-save it with "
+					    "pickle.dump(snapshot, f, protocol=4))", a[0]);
 		return 0;
 	case 0x95: /* FRAME: framing only */
 		ARG(8); r->lo += 8;
@@ -452,10 +599,33 @@ static int check(rd *r, hm_pkv v, int depth)
 	return 0;
 }
 
-hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, char *err, size_t errsz)
+/* Each dict of more than INDEX_MIN pairs gets an open-addressed table of pair index + 1 by
+ * key, the last pair of a key winning: hm_pk_get is then one probe or a few, however many
+ * keys a hostile dict has. */
+static void index_dict(cont *c)
+{
+	size_t pairs = c->n / 2, cap = 64;
+	while (cap < pairs * 2)
+		cap *= 2;
+	c->index = hm_xcalloc(cap + 1, sizeof *c->index);
+	c->index[0] = (uint32_t)(cap - 1);
+	for (uint32_t i = 0; i < pairs; i++) {
+		hm_pkv k = c->items[2 * i];
+		for (size_t h = (k * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (cap - 1);; h = (h + 1) & (cap - 1)) {
+			uint32_t *slot = &c->index[1 + h];
+			if (!*slot || c->items[2 * (*slot - 1)] == k) {
+				*slot = i + 1;
+				break;
+			}
+		}
+	}
+}
+
+hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, const char *const *keep, char *err,
+		  size_t errsz)
 {
 	rd r = {0};
-	r.name = name, r.src = src, r.err = err, r.errsz = errsz;
+	r.name = name, r.src = src, r.err = err, r.errsz = errsz, r.keep = keep;
 	if (src) {
 		r.cap = 1u << 20;
 		r.own = hm_xrealloc(NULL, r.cap);
@@ -463,22 +633,34 @@ hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, c
 	} else {
 		r.buf = (const unsigned char *)text, r.hi = len, r.eof = 1;
 	}
+	r.budget = BUDGET_BASE;
 	r.p = hm_xcalloc(1, sizeof *r.p);
+	r.p->work = hm_xcalloc(1, sizeof *r.p->work);
 	hm_grow(&r.stack, &r.capstack, 64, sizeof *r.stack); /* never NULL, even for an empty MARK */
 	int rc = 0;
 	if (avail(&r, 1) == 0 && r.buf[r.lo] != 0x80)
-		rc = fail(&r, 0, "not a pickle of protocol 2 or later (no PROTO opcode)");
+		rc = fail(&r, 0, "a pickle of protocol 0 or 1 (it starts without a PROTO opcode): hmem reads protocols 2 to "
+				 "5; re-save it with pickle.dump(snapshot, f, protocol=4)");
 	while (rc == 0)
 		rc = step(&r);
+	if (rc == 1 && avail(&r, 1) == 0)
+		rc = fail(&r, pos(&r), "unexpected data after the pickle's STOP opcode (a pickle holds one value)");
+	else if (rc == 1 && r.eof == 2)
+		rc = -1;
 	if (rc == 1)
 		rc = check(&r, r.p->root, 0);
+	for (size_t i = 0; rc == 0 && i < r.p->nconts; i++)
+		if (r.p->conts[i].dict && r.p->conts[i].n / 2 > INDEX_MIN)
+			index_dict(&r.p->conts[i]);
 	free(r.own);
 	free(r.stack);
 	free(r.memo);
+	free(r.skey), free(r.sval), free(r.wanted);
 	if (rc < 0) {
 		hm_pk_free(r.p);
 		return NULL;
 	}
+	r.p->dropped = r.dropped;
 	return r.p;
 }
 
@@ -487,7 +669,8 @@ void hm_pk_free(hm_pk *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nconts; i++)
-		free(p->conts[i].items);
+		free(p->conts[i].items), free(p->conts[i].index);
+	free(p->work);
 	free(p->conts);
 	free(p->bigs);
 	free(p->nums);
@@ -532,7 +715,7 @@ int hm_pk_num(const hm_pk *p, hm_pkv v, double *out)
 
 const char *hm_pk_str(const hm_pk *p, hm_pkv v, size_t *len)
 {
-	if (hm_pk_type(v) != HM_PK_STR)
+	if (hm_pk_type(v) != HM_PK_STR || v == DROPPED)
 		return NULL;
 	uint32_t id = (uint32_t)PAYLOAD(v);
 	*len = p->strs.len[id];
@@ -541,7 +724,7 @@ const char *hm_pk_str(const hm_pk *p, hm_pkv v, size_t *len)
 
 uint32_t hm_pk_str_id(hm_pkv v)
 {
-	return hm_pk_type(v) == HM_PK_STR ? (uint32_t)PAYLOAD(v) : UINT32_MAX;
+	return hm_pk_type(v) == HM_PK_STR && v != DROPPED ? (uint32_t)PAYLOAD(v) : UINT32_MAX;
 }
 
 size_t hm_pk_len(const hm_pk *p, hm_pkv v)
@@ -581,10 +764,39 @@ hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom)
 		return HM_PK_ABSENT;
 	const cont *c = cont_of(p, dict);
 	hm_pkv want = TAG(HM_PK_STR) | atom;
-	for (uint32_t i = c->n; i >= 2; i -= 2)
+	if (c->index) {
+		size_t mask = c->index[0];
+		for (size_t h = (want * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & mask;; h = (h + 1) & mask) {
+			uint32_t slot = c->index[1 + h];
+			++*p->work;
+			if (!slot)
+				return HM_PK_ABSENT;
+			if (c->items[2 * (slot - 1)] == want)
+				return c->items[2 * (slot - 1) + 1];
+		}
+	}
+	for (uint32_t i = c->n; i >= 2; i -= 2) {
+		++*p->work;
 		if (c->items[i - 2] == want)
 			return c->items[i - 1];
+	}
 	return HM_PK_ABSENT;
+}
+
+uint64_t hm_pk_work(const hm_pk *p)
+{
+	return *p->work;
+}
+
+uint64_t hm_pk_dropped(const hm_pk *p)
+{
+	return p->dropped;
+}
+
+uint32_t hm_pk_node(hm_pkv v)
+{
+	enum hm_pk_type t = hm_pk_type(v);
+	return v != HM_PK_ABSENT && (t == HM_PK_LIST || t == HM_PK_TUPLE || t == HM_PK_DICT) ? (uint32_t)PAYLOAD(v) : UINT32_MAX;
 }
 
 uint64_t hm_pk_at(const hm_pk *p, hm_pkv v)

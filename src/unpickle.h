@@ -8,7 +8,8 @@
  * is refused. Plain C, no Lua.
  *
  * Values are 64-bit handles (hm_pkv): scalars are held in the handle or in side tables,
- * strings are interned once (a key or a file name repeated a million times is one string),
+ * the memo costs what it holds (a far memo index goes into a hash, not a huge array),
+ * dicts of many keys are hashed for look-ups, strings are interned once (a key or a file name repeated a million times is one string),
  * containers are arrays of handles. A shared object (a frame dict referenced from many
  * stacks through the memo) is one node reached from many places.
  *
@@ -38,10 +39,16 @@ enum hm_pk_type {
 #define HM_PK_MAX_MARKS 1000
 #define HM_PK_MAX_MEMO (UINT64_C(1) << 28)
 
-/* Read a whole pickle from src, or from text[0, len) when src is NULL, up to its STOP.
+/* Read a whole pickle from src, or from text[0, len) when src is NULL, up to its STOP;
+ * anything after the STOP is an error. keep (NULL-terminated, or NULL for all) names the
+ * dict keys whose values the caller may read as strings: a string longer than 64 bytes
+ * anywhere else is checked and dropped (hm_pk_str gives NULL for it), so strings the caller
+ * never reads cost no memory. The tree may take at most 256 bytes per byte of input read
+ * (of the file, compressed) plus 256 MiB: a compression bomb stops where it passes that.
  * On failure returns NULL with "name:offset: what" in err (offset = the byte offset of the
  * opcode at fault in the decoded stream). */
-hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, char *err, size_t errsz);
+hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, const char *const *keep, char *err,
+		  size_t errsz);
 void hm_pk_free(hm_pk *p);
 
 /* The value STOP returned. */
@@ -54,7 +61,8 @@ enum hm_pk_type hm_pk_type(hm_pkv v);
 int hm_pk_int(const hm_pk *p, hm_pkv v, int64_t *out);
 /* A float (or an integer, converted) into *out; -1 when v is neither. */
 int hm_pk_num(const hm_pk *p, hm_pkv v, double *out);
-/* A string's bytes (valid UTF-8, NUL-terminated) and length; NULL when v is not a string. */
+/* A string's bytes (valid UTF-8, NUL-terminated) and length; NULL when v is not a string
+ * or is a long string hm_pk_load dropped. */
 const char *hm_pk_str(const hm_pk *p, hm_pkv v, size_t *len);
 
 /* Elements of a list or tuple, pairs of a dict; 0 for anything else. */
@@ -74,9 +82,19 @@ hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom);
 /* The same from a string id of the pickle (the id of a string handle). */
 uint32_t hm_pk_str_id(hm_pkv v);
 
+/* A container's index, below hm_pk_containers (UINT32_MAX for other values): a caller's
+ * marks per container (which ones it has read) are indexed by it. */
+uint32_t hm_pk_node(hm_pkv v);
+
 /* The byte offset of the opcode that made a container (0 for other values): where a
  * reader's message about it points. */
 uint64_t hm_pk_at(const hm_pk *p, hm_pkv v);
+
+/* The key comparisons and hash probes of every hm_pk_get so far (a count of work done,
+ * for tests: it grows with the look-ups, not with the dicts' sizes). */
+uint64_t hm_pk_work(const hm_pk *p);
+/* Bytes of long strings dropped (see hm_pk_load). */
+uint64_t hm_pk_dropped(const hm_pk *p);
 
 /* Nodes kept: containers and interned strings (for -v and tests). */
 size_t hm_pk_containers(const hm_pk *p);

@@ -114,7 +114,7 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to, int64_t
 	}
 	int64_t base = hm_timeline_start_bytes(s, m);
 	while (ks < s->n && m->ts[s->ev[ks]] < from)
-		base += m->bytes[s->ev[ks++]];
+		base += hm_mem_delta(s, m, ks++);
 	while (ke > ks && m->ts[s->ev[ke - 1]] > to)
 		ke--;
 	/* the events outside go after the window's, in ev only: a partial still writes
@@ -130,7 +130,7 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to, int64_t
 		s->ev[j] = s->ev[k];
 		s->partner[j] = p >= (int32_t)ks && (size_t)p < ke ? p - (int32_t)ks
 				: p >= 0 && (size_t)p >= ke ? HM_FREED_AFTER - (int32_t)(ks + (size_t)p - ke) : -1;
-		s->before[j] = (uint8_t)(carried ? HM_BEFORE_WINDOW : 0);
+		s->before[j] = (uint8_t)(carried ? HM_BEFORE_WINDOW : s->before[k] == 2 ? 2 : 0);
 		s->cat[j] = carried ? 0 : s->cat[k];
 	}
 	s->nall = s->n;

@@ -94,7 +94,7 @@ hmem: bad_utf8.pickle:5: invalid UTF-8 in a string
 exit 4
 hmem: long1_wide.pickle:2: an integer of 10 bytes (hmem reads 64-bit integers)
 exit 4
-hmem: proto1.pickle:0: pickle protocol 1 (hmem reads 2 to 5)
+hmem: proto1.pickle:0: pickle protocol 1 (hmem reads protocols 2 to 5; re-save it with pickle.dump(snapshot, f, protocol=4))
 exit 4
 hmem: not_snapshot.pickle:11: memory snapshot: segment 0 is not a dict
 exit 4

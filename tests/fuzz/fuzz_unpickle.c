@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n += 2;
 	}
 	char err[1024] = "";
-	hm_pk *p = hm_pk_load("fuzz", NULL, (const char *)buf, n, err, sizeof err);
+	hm_pk *p = hm_pk_load("fuzz", NULL, (const char *)buf, n, NULL, err, sizeof err);
 	if (!p) {
 		check_error(err, n);
 	} else {

@@ -251,19 +251,21 @@ class Device:
         start_total = self.hist[w - 1][1] if w else 0
         start_res = self.hist[w - 1][2] if w else 0
         mem = [h for h in self.hist[w:] if h[3] in ("alloc", "free")]
-        # 1.13: no trace; each live block's history (its newest entry: real_size, frames) is a
-        # row at the start, never freed
+        seg_events = [h for h in self.hist[w:] if h[3] == "seg"]
+        # 1.13: no trace. Every live block is a row (issue 25): the alloc entry that made it,
+        # or, made before the kept entries (or in 1.13, where its history's newest entry
+        # gives real_size and frames), a row live from the start, never freed
         sized = not at_least(self.gen, "2.0")
         if sized:
-            mem, start_res, start_total = [], self.reserved, 0
+            mem, seg_events, start_res, start_total = [], [], self.reserved, sum(b["req"] for b in self.live.values())
         end = sum(b["req"] for b in self.live.values())
         cats, frames = {}, {}
         for b in self.live.values():
-            mine = b["entry"] >= w or sized
-            c = size_category(b["req"]) if mine else "(before trace)"
+            c = size_category(b["req"])
             cats[c] = cats.get(c, 0) + b["req"]
-            f = (b["user"] or "(no user frame)") if mine else "(before trace)"
+            f = b["user"] or "(no user frame)"
             frames[f] = frames.get(f, 0) + b["req"]
+        block_rows = sum(1 for b in self.live.values() if (b["entry"] < w or sized) and b["req"])
         ooms = []
         for j in range(w, len(self.hist)):
             if self.hist[j][3] != "oom" or sized:
@@ -276,9 +278,9 @@ class Device:
                          "segments": segs})
         return {"ooms": ooms, "at_end": self.seg_figures(end=True),
 "before_trace_bytes": start_total, "end_bytes": end,
-                "peak_bytes": end if sized else max([start_total] + [h[1] for h in mem]),
+                "peak_bytes": max([start_total] + [h[1] for h in mem]),
                 "max_reserved_bytes": max([start_res] + [h[2] for h in mem]),
-                "memory_events": len(self.live) + 1 if sized else len(mem) + 1, "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
+                "memory_events": 1 + block_rows + len(mem) + len(seg_events), "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
                 "end_by_size": cats, "end_by_frame": frames}
 
 
