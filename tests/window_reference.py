@@ -51,7 +51,8 @@ Definitions (this file's own, from the README):
   Reserved - Total Allocated of the event, null when absent or negative.
 - Allocator gaps (not on a CPU): Total Reserved - Total Allocated of each event of the window
   that has both, null when negative; the largest (first reached) and its ts, and the one at
-  the peak event (null when the peak is the start).
+  the peak event (when the peak is the start: the first of the zero-byte events before the
+  first that changes the total, else null).
 
 Usage: tests/window_reference.py [HMEM]   (default ./hmem; prints TAP, "1..N" last)
 """
@@ -240,13 +241,15 @@ def expect(t, form):
         # allocator gaps
         s["reserved_unallocated_at_peak"] = s["max_reserved_unallocated"] = s["max_reserved_unallocated_ts"] = None
         if dev[0] != 0:
+            unchanged = True  # the events so far left the start state as it was
             for k, e in enumerate(evs):
+                unchanged = unchanged and e["bytes"] == 0
                 g = gap(e["tr"], e["ta"])
                 if g is None:
                     continue
                 if s["max_reserved_unallocated"] is None or g > s["max_reserved_unallocated"]:
                     s["max_reserved_unallocated"], s["max_reserved_unallocated_ts"] = g, e["ts"]
-                if k == peak_k:
+                if k == peak_k or (peak_k < 0 and unchanged and s["reserved_unallocated_at_peak"] is None):
                     s["reserved_unallocated_at_peak"] = g
 
         def last_before(ts, strict):
