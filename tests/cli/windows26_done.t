@@ -46,10 +46,10 @@ rows kept 8110, reading the same event in done 8110
 # freed at 510 µs), never "never freed" (the leaks are); the step the window cuts is marked.
 $ hmem run size tests/tiny/windows26/cut_steps.json --from 0.3 --to 0.49 --top 3 | sed -n '/largest/,/leak/p'
     largest allocations live at the peak (3 of 3):
-           bytes  category             step  lifetime        who
+           bytes  category             step  lifetime                who
         1.00 MiB  normal                  5  freed after the window  aten::linear
-       10.00 KiB  small (< 1 MiB)         4  never freed     aten::cat
-       10.00 KiB  small (< 1 MiB)         5  never freed     aten::cat
+       10.00 KiB  small (< 1 MiB)         4  never freed             aten::cat
+       10.00 KiB  small (< 1 MiB)         5  never freed             aten::cat
     reserved but unallocated (cached by the allocator): 974.00 KiB at the peak, at most 1.97 MiB (+0.310 ms)
     steps (2):
       step     start ms        start         peak          end       growth    survivors
@@ -69,6 +69,6 @@ true
 ? 0
 $ hmem run lifetime tests/tiny/windows26/cut_steps.json --from 0.3 --to 0.49 --top 1 | sed -n '/largest/,/aten/p'
     largest allocations live at the peak (1 of 3):
-           bytes  category                 step  lifetime        who
+           bytes  category                 step  lifetime                who
         1.00 MiB  outlives the step           5  freed after the window  aten::linear
 ? 0
