@@ -52,9 +52,11 @@ static int apply_window(hm_file *f, const hm_window *w, int quiet, char *have, s
 		hm_window_steps_of(f->t, steps, sizeof steps);
 		if (len < n)
 			snprintf(have + len, n - len, "%s%s: %s", len ? "; " : "", f->t->path, steps);
+		char asked[40];
+		snprintf(asked, sizeof asked, w->step_a == w->step_b ? "#%d" : "#%d to #%d", (int)w->step_a, (int)w->step_b);
 		if (!quiet)
-			hm_eprintf("hmem: warning: %s has no ProfilerStep#%d to #%d (its steps: %s): nothing of it is in the "
-				   "window\n", f->t->path, (int)w->step_a, (int)w->step_b, steps);
+			hm_eprintf("hmem: warning: %s has no ProfilerStep%s (its steps: %s): nothing of it is in the window\n",
+				   f->t->path, asked, steps);
 	}
 	hm_window_apply(f, from, to);
 	return missing ? -1 : 0;

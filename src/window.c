@@ -62,6 +62,11 @@ void hm_window_steps_of(const hm_trace *t, char *buf, size_t n)
 			int32_t x = v[j];
 			v[j] = v[j - 1], v[j - 1] = x;
 		}
+	size_t u = 0; /* each number once: 1.13 writes ProfilerStep#0 twice */
+	for (size_t i = 0; i < c; i++)
+		if (!u || v[u - 1] != v[i])
+			v[u++] = v[i];
+	c = u;
 	snprintf(buf, n, "none");
 	for (size_t i = 0; i < c && len + 1 < n;) {
 		size_t j = i;

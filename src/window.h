@@ -32,7 +32,7 @@ int hm_window_time(hm_window *w, const char *s, int to, char *err, size_t n);
  * exit 2, naming the steps each has: hm_window_steps_of). */
 int hm_window_bounds(const hm_window *w, const hm_trace *t, int64_t *from, int64_t *to);
 
-/* The step numbers of t's ProfilerStep#N slices as text into buf: "5-10", "0, 0-3",
+/* The step numbers of t's ProfilerStep#N slices as text into buf: "5-10", "0-3, 7",
  * "none". */
 void hm_window_steps_of(const hm_trace *t, char *buf, size_t n);
 
