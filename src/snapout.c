@@ -291,7 +291,7 @@ const char *hm_snap_time_note(const hm_trace *t)
 int hm_snap_no_entries(const hm_file *hf, const hm_series *s)
 {
 	const hm_snap *sn = hf->t->snap;
-	if (!sn || s->nooms)
+	if (!sn || s->nooms || hf->win_from != HM_NONE) /* a window may have cut the entries away */
 		return 0;
 	for (size_t k = 0; k < s->n; k++)
 		if (sn->origin[s->ev[k]] == HM_SNAP_ENTRY)

@@ -38,7 +38,8 @@ void hm_snap_warn(hm_file *const *files, size_t n, int quiet);
 const char *hm_snap_time_note(const hm_trace *t);
 
 /* Whether s is a series of a snapshot that recorded no trace entry for its device (only
- * segments: the ring buffer was empty, history not recorded, include_traces=False). */
+ * segments: the ring buffer was empty, history not recorded, include_traces=False); never
+ * said of a window. */
 int hm_snap_no_entries(const hm_file *hf, const hm_series *s);
 
 /* The sentence that says so, and how to record entries. */

@@ -1,5 +1,6 @@
 /* The segments of a device at its oom entries, by backward replay (see snapseg.h). */
 #include "snapseg.h"
+#include "unpickle.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -120,7 +121,7 @@ static int live(st *x, uint64_t a, int64_t req, int sign)
 /* The slot of block address a: its own, or the empty one where it goes. */
 static size_t bslot(st *x, uint64_t a)
 {
-	size_t i = (size_t)((a * UINT64_C(0x9e3779b97f4a7c15)) >> 20) & x->bmask;
+	size_t i = (size_t)hm_pk_hash(a) & x->bmask;
 	for (;; i = (i + 1) & x->bmask) {
 		x->work++;
 		if (!x->baddr[i] || x->baddr[i] == a + 1)

@@ -36,12 +36,13 @@ typedef struct umap {
 	uint64_t *key;
 	uint32_t *val;
 	size_t n, cap; /* cap a power of two, or 0 */
+	uint64_t probes; /* slots looked at (counted as work) */
 } umap;
 
 static uint32_t *um_slot(umap *m, uint64_t key, int add)
 {
 	if (add && (m->n + 1) * 2 > m->cap) {
-		umap g = {0};
+		umap g = {.probes = m->probes};
 		g.cap = m->cap ? m->cap * 2 : 1024;
 		g.key = hm_xcalloc(g.cap, sizeof *g.key);
 		g.val = hm_xcalloc(g.cap, sizeof *g.val);
@@ -53,7 +54,8 @@ static uint32_t *um_slot(umap *m, uint64_t key, int add)
 	}
 	if (!m->cap)
 		return NULL;
-	for (size_t i = (key * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (size_t i = hm_pk_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		m->probes++;
 		if (m->val[i] && m->key[i] == key)
 			return &m->val[i];
 		if (!m->val[i]) {
@@ -469,7 +471,7 @@ static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
-		if (us >= HM_STORE_TS_LIMIT / 1000 || us <= -HM_STORE_TS_LIMIT / 1000)
+		if (us > HM_STORE_TS_LIMIT / 1000 || us < -HM_STORE_TS_LIMIT / 1000)
 			return fail(x, e, "time_us %lld is out of range (times within +-2^62 ns)", (long long)us);
 		*clock = us * 1000;
 	} else if ((*clock += 1000) >= HM_STORE_TS_LIMIT) {
@@ -774,6 +776,7 @@ static int read_annotations(sx *x, hm_pkv anns)
 		if (!st[j].closed)
 			hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name, cat, x->thread, HM_SL_ANNOTATION);
 	free(st);
+	x->work += latest.probes;
 	free(latest.key), free(latest.val);
 	return rc;
 }
@@ -820,6 +823,7 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 		rc = read_annotations(x, anns);
 	t->events += x->s->entries;
 	/* Work counted, for the tests that check it grows with the input (tests/cli/contain2_snap*.t). */
+	x->work += x->frame_of.probes + x->stack_of.probes + x->block_at.probes;
 	if (getenv("HMEM_DEBUG_SNAPSHOT_WORK"))
 		hm_eprintf("hmem: debug: %s: snapshot work %llu (look-ups %llu, loops %llu), dropped string bytes %llu\n",
 			   in->path, (unsigned long long)(hm_pk_work(p) + x->work), (unsigned long long)hm_pk_work(p),

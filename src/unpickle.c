@@ -290,7 +290,7 @@ static hm_pkv *sparse_slot(rd *r, uint64_t idx, int add)
 	}
 	if (!r->scap)
 		return NULL;
-	for (size_t i = (idx * UINT64_C(0x9e3779b97f4a7c15)) >> 17 & (r->scap - 1);; i = (i + 1) & (r->scap - 1)) {
+	for (size_t i = hm_pk_hash(idx) & (r->scap - 1);; i = (i + 1) & (r->scap - 1)) {
 		if (r->skey[i] == idx + 1)
 			return &r->sval[i];
 		if (!r->skey[i]) {
@@ -344,17 +344,19 @@ static int memo_get(rd *r, uint64_t off, uint64_t idx)
 #define BUDGET_PER_BYTE 256
 #define BUDGET_BASE (UINT64_C(256) << 20)
 
+/* The stack counts too: a million values under one MARK are held there before APPENDS. */
 static int spend(rd *r, uint64_t off, uint64_t bytes)
 {
 	r->kept += bytes;
-	if (r->kept <= r->budget)
+	uint64_t held = r->kept + r->capstack * sizeof *r->stack;
+	if (held <= r->budget)
 		return 0;
 	uint64_t in = r->src ? hm_src_file_pos(r->src) : r->hi;
 	r->budget = in * BUDGET_PER_BYTE + BUDGET_BASE;
-	if (r->kept <= r->budget)
+	if (held <= r->budget)
 		return 0;
 	return fail(r, off, "the values read so far take %llu MiB, more than %d times the %llu bytes of input read "
-			    "(a compression bomb?)", (unsigned long long)(r->kept >> 20), BUDGET_PER_BYTE, (unsigned long long)in);
+			    "(a compression bomb?)", (unsigned long long)(held >> 20), BUDGET_PER_BYTE, (unsigned long long)in);
 }
 
 /* Whether a long string at the top of the stack-to-be could be read by hmem: it is the
@@ -447,7 +449,7 @@ static int step(rd *r)
 		return r->eof == 2 ? -1 : fail(r, pos(r), "the pickle ends before its STOP opcode (truncated)");
 	uint64_t off = pos(r);
 	unsigned op = r->buf[r->lo++];
-	if (r->kept > r->budget && spend(r, off, 0))
+	if (r->kept + r->capstack * sizeof *r->stack > r->budget && spend(r, off, 0))
 		return -1;
 	const unsigned char *a;
 	hm_pkv v;
@@ -611,7 +613,7 @@ static void index_dict(cont *c)
 	c->index[0] = (uint32_t)(cap - 1);
 	for (uint32_t i = 0; i < pairs; i++) {
 		hm_pkv k = c->items[2 * i];
-		for (size_t h = (k * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & (cap - 1);; h = (h + 1) & (cap - 1)) {
+		for (size_t h = hm_pk_hash(k) & (cap - 1);; h = (h + 1) & (cap - 1)) {
 			uint32_t *slot = &c->index[1 + h];
 			if (!*slot || c->items[2 * (*slot - 1)] == k) {
 				*slot = i + 1;
@@ -766,7 +768,7 @@ hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom)
 	hm_pkv want = TAG(HM_PK_STR) | atom;
 	if (c->index) {
 		size_t mask = c->index[0];
-		for (size_t h = (want * UINT64_C(0x9e3779b97f4a7c15)) >> 20 & mask;; h = (h + 1) & mask) {
+		for (size_t h = hm_pk_hash(want) & mask;; h = (h + 1) & mask) {
 			uint32_t slot = c->index[1 + h];
 			++*p->work;
 			if (!slot)
@@ -791,6 +793,15 @@ uint64_t hm_pk_work(const hm_pk *p)
 uint64_t hm_pk_dropped(const hm_pk *p)
 {
 	return p->dropped;
+}
+
+uint64_t hm_pk_hash(uint64_t x)
+{
+	static const char here = 0;
+	x ^= (uint64_t)(uintptr_t)&here * UINT64_C(0x9e3779b97f4a7c15); /* (PIE and ASLR move it) */
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
 }
 
 uint32_t hm_pk_node(hm_pkv v)

@@ -86,6 +86,11 @@ uint32_t hm_pk_str_id(hm_pkv v);
  * marks per container (which ones it has read) are indexed by it. */
 uint32_t hm_pk_node(hm_pkv v);
 
+/* The hash of the maps that a snapshot's keys (memo indices, dict keys, addresses) index:
+ * a mixer of all 64 bits, seeded per process (by where the program is loaded), so keys
+ * chosen to collide in one run do not collide in another. */
+uint64_t hm_pk_hash(uint64_t key);
+
 /* The byte offset of the opcode that made a container (0 for other values): where a
  * reader's message about it points. */
 uint64_t hm_pk_at(const hm_pk *p, hm_pkv v);
