@@ -100,8 +100,8 @@ FIGURES = [
      lambda d: [[x["step"], x["start_us"], x["end_us"], x["start_bytes"], x["peak_bytes"], x["peak_us"], x["end_bytes"]] for x in d["steps"]],
      lambda s: [[x.get("step"), num(x.get("start_ts")), num(x.get("end_ts")), x.get("start_bytes"), x.get("peak_bytes"),
                  num(x.get("peak_ts")), x.get("end_bytes")] for x in s.get("steps") or []]),
-    ("memory_viz stats internal free", "series[].snapshot.at_end.internal_waste_bytes", lambda d: d["memviz_stats"]["free_internal"], lambda s: at_end(s, "internal_waste_bytes")),
-    ("memory_viz stats external free", "(no field)", lambda d: d["memviz_stats"]["free_external"], lambda s: None),
+    ("memory_viz stats internal free", "series[].snapshot.at_end.internal_free_bytes", lambda d: d["memviz_stats"]["free_internal"], lambda s: at_end(s, "internal_free_bytes")),
+    ("memory_viz stats external free", "series[].snapshot.at_end.external_free_bytes", lambda d: d["memviz_stats"]["free_external"], lambda s: at_end(s, "external_free_bytes")),
     ("external free in partly used segments", "(no field)", lambda d: d["memviz_stats"]["external_free_in_used_segments"], lambda s: None),
 ]
 
@@ -118,7 +118,11 @@ HARD = {"segments at end", "reserved at end", "live requested at end", "active_a
         "pending-free block sizes at end", "free (inactive) blocks at end", "largest free block at end",
         "rounding of live blocks at end", "reclaimable at end", "stranded at end", "allocated at end",
         "peak allocated", "peak time", "largest reserved", "allocated at each OOM", "OOMs", "each OOM's request", "each OOM's device_free", "reserved at each OOM",
-        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]", "window: peak time"}
+        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]", "window: peak time",
+        # issue 25 (items 2, 3 and 7), held since the totals ride on every event
+        "allocated before the first entry", "its time", "largest reserved - allocated", "reserved - allocated at the peak",
+        "reserved - allocated at each OOM", "window: allocated at end", "window: allocated at its opening", "window: peak",
+        "memory_viz stats internal free", "memory_viz stats external free"}
 
 
 def middle_time(path):
