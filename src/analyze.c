@@ -453,7 +453,6 @@ static void split(hm_file *f, uint32_t *order, uint32_t *sidx)
 		x->partner = hm_xrealloc(NULL, x->n * sizeof *x->partner); /* all set by pair */
 		x->before = hm_xcalloc(x->n, 1);
 		x->cat = hm_xcalloc(x->n, sizeof *x->cat);
-		x->open_ts = x->open_bytes = HM_NONE;
 		if (nkeys > 1) {
 			x->ev = hm_xrealloc(NULL, x->n * sizeof *x->ev);
 			x->n = 0;

@@ -120,8 +120,7 @@ static uint32_t free_event(const hm_rowref *r)
 	uint32_t e = r->s->ev[r->k];
 	if (r->f->t->mem.bytes[e] < 0)
 		return e;
-	int32_t p = r->s->partner[r->k];
-	return p >= 0 ? r->s->ev[p] : UINT32_MAX;
+	return hm_free_ev(r->s, r->k);
 }
 
 #define END(o, s) ((o)->ts[s] + (o)->dur[s])
@@ -369,8 +368,9 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	}
 	case HM_F_LIFETIME: {
 		int32_t p = r->s->partner[r->k];
-		if (p >= 0) {
-			int64_t d = m->ts[r->s->ev[p]] - m->ts[e];
+		uint32_t pe = b > 0 ? hm_free_ev(r->s, r->k) : p >= 0 ? r->s->ev[p] : UINT32_MAX;
+		if (pe != UINT32_MAX) {
+			int64_t d = m->ts[pe] - m->ts[e];
 			v->type = HM_V_NUM, v->d = (double)(d < 0 ? -d : d) / 1000.0;
 		}
 		break;
@@ -426,15 +426,14 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_FREE_CONTEXT:
 	case HM_F_SERIES_ID: set_int(v, hm_field_context(r, field, NULL)); break;
 	case HM_F_OPS_OPEN_AT_FREE: {
-		int32_t p = r->s->partner[r->k];
-		if (b > 0 && p >= 0)
-			set_int(v, (int64_t)ops_open_at(f, e, m->ts[r->s->ev[p]]));
+		uint32_t fe = b > 0 ? hm_free_ev(r->s, r->k) : UINT32_MAX;
+		if (fe != UINT32_MAX)
+			set_int(v, (int64_t)ops_open_at(f, e, m->ts[fe]));
 		break;
 	}
 	case HM_F_SAME_STEP:
 		if (b > 0 && hm_step_of(f, e) >= 0) {
-			int32_t p = r->s->partner[r->k];
-			uint32_t fe = p >= 0 ? r->s->ev[p] : UINT32_MAX;
+			uint32_t fe = hm_free_ev(r->s, r->k);
 			v->type = HM_V_BOOL;
 			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
 			v->i = fe != UINT32_MAX && hm_step_of(f, fe) == hm_step_of(f, e) &&

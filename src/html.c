@@ -592,14 +592,14 @@ static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_repor
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
-/* Step bands and OOM markers for the chart: "steps":[[start,end,N],...] and
+/* Step bands and OOM markers for the chart: "steps":[[start,end,N(,1 when partial)],...] and
  * "ooms":[[t,bytes],...], times in ns since t0 as "t". */
 static void explain_json(FILE *f, const hm_series *s, int64_t t0)
 {
 	fputs(",\"steps\":[", f);
 	for (size_t i = 0; i < s->nsteps; i++)
-		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "]", i ? "," : "", s->steps[i].start_ts - t0,
-			s->steps[i].end_ts - t0, s->steps[i].step);
+		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "%s]", i ? "," : "", s->steps[i].start_ts - t0,
+			s->steps[i].end_ts - t0, s->steps[i].step, s->steps[i].partial ? ",1" : "");
 	fputs("],\"ooms\":[", f);
 	for (size_t i = 0; i < s->nooms; i++)
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", i ? "," : "", s->ooms[i].ts - t0, s->ooms[i].bytes);
@@ -879,7 +879,7 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
 		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]], at = hf->t->mem.ts[s->ev[pos[i]]] - hf->t->first_ts;
 		fprintf(f, "<tr data-bytes=%" PRId64 " data-t=%" PRId64 " title=\"click: what is live at the peak\">", b < 0 ? -b : b,
-			s->before[pos[i]] == 1 ? -1 : at);
+			s->before[pos[i]] == HM_BEFORE_TRACE || s->before[pos[i]] == HM_BEFORE_WINDOW ? -1 : at);
 		bytes_cell(f, b < 0 ? -b : b);
 		fputs("<td>", f);
 		if (s->cat[pos[i]] >= 0)
@@ -893,13 +893,16 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 			fputs("-", f);
 		fputs("</td><td class=num>", f);
 		if (s->before[pos[i]])
-			fputs("before trace", f);
+			fputs(s->before[pos[i]] == HM_BEFORE_WINDOW ? "before window" : "before trace", f);
+		else if (s->partner[pos[i]] <= HM_FREED_AFTER)
+			fputs("freed after the window", f);
 		else if (life.type == HM_V_NUM)
 			fprintf(f, "%.3f ms", life.d / 1000.0);
 		else
 			fputs("never freed", f);
 		int64_t ts = hf->t->mem.ts[s->ev[pos[i]]];
-		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", s->before[pos[i]] == 1 ? "freed +" : "+",
+		int held = s->before[pos[i]] == HM_BEFORE_TRACE || s->before[pos[i]] == HM_BEFORE_WINDOW;
+		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", held ? "freed +" : "+",
 			(double)(ts - hf->t->first_ts) / 1e6);
 		char who[1024];
 		hm_explain_who(&ref, who, sizeof who);

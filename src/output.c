@@ -452,10 +452,14 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 		free(pos);
 		return;
 	}
+	int lw = 14; /* the lifetime column, wider where a row is "freed after the window" */
+	for (size_t i = 0; i < n && i < show; i++)
+		if (s->partner[pos[i]] <= HM_FREED_AFTER && !s->before[pos[i]])
+			lw = 22;
 	fprintf(f, "    largest allocations live at the peak (%zu of %zu):\n", n < show ? n : show, n);
 	fprintf(f, "%s    %12s  ", sgr(r, SGR_DIM), "bytes");
 	put_col(f, "category", 8, width);
-	fprintf(f, " %6s  %-14s  %s%s\n", "step", "lifetime", "who", sgr(r, SGR_OFF));
+	fprintf(f, " %6s  %-*s  %s%s\n", "step", lw, "lifetime", "who", sgr(r, SGR_OFF));
 	for (size_t i = 0; i < n && i < show; i++) {
 		hm_rowref ref = {hf, s, pos[i]};
 		hm_value cat, step, life;
@@ -467,14 +471,16 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 		hm_fmt_bytes(b, sizeof b, by < 0 ? -by : by);
 		snprintf(st, sizeof st, step.type == HM_V_INT ? "%" PRId64 : "-", step.i);
 		if (s->before[pos[i]])
-			snprintf(lt, sizeof lt, "before trace");
+			snprintf(lt, sizeof lt, s->before[pos[i]] == HM_BEFORE_WINDOW ? "before window" : "before trace");
+		else if (s->partner[pos[i]] <= HM_FREED_AFTER)
+			snprintf(lt, sizeof lt, "freed after the window");
 		else if (life.type == HM_V_NUM)
 			snprintf(lt, sizeof lt, "%.3f ms", life.d / 1000.0);
 		else
 			snprintf(lt, sizeof lt, "never freed");
 		fprintf(f, "    %12s  ", b);
 		put_col(f, cat.type == HM_V_STR ? cat.s : "-", cat.type == HM_V_STR ? cat.len : 1, width);
-		fprintf(f, " %6s  %-14s  ", st, lt);
+		fprintf(f, " %6s  %-*s  ", st, lw, lt);
 		char who[512];
 		hm_explain_who(&ref, who, sizeof who);
 		put_col(f, who, strlen(who), 0);

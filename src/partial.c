@@ -293,8 +293,8 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_mem *m = &t->mem;
 	size_t n = m->n;
 	int32_t *dtype = hm_xcalloc(n + 1, sizeof *dtype), *did = hm_xcalloc(n + 1, sizeof *did);
-	for (size_t k = 0; k < f->nseries; k++)
-		for (size_t j = 0; j < f->series[k].n; j++)
+	for (size_t k = 0; k < f->nseries; k++) /* those a window cut out too (analyze.h nall) */
+		for (size_t j = 0; j < (f->series[k].based ? f->series[k].nall : f->series[k].n); j++)
 			dtype[f->series[k].ev[j]] = f->series[k].dev_type, did[f->series[k].ev[j]] = f->series[k].dev_id;
 #define COL(name, p, count) row(d, st, "itb", idx, name, (const void *)(p), (size_t)(count) * sizeof *(p))
 	COL("mem.ts", m->ts, n), COL("mem.bytes", m->bytes, n);
@@ -313,7 +313,7 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_ooms *o = &t->oom;
 	COL("oom.ts", o->ts, o->n), COL("oom.bytes", o->bytes, o->n), COL("oom.total_alloc", o->total_alloc, o->n);
 	COL("oom.total_res", o->total_res, o->n), COL("oom.dev_type", o->dev_type, o->n);
-	COL("oom.dev_id", o->dev_id, o->n), COL("oom.thread", o->thread, o->n);
+	COL("oom.dev_id", o->dev_id, o->n), COL("oom.thread", o->thread, o->n), COL("oom.mem_at", o->mem_at, o->n);
 	COL("capacity", t->capacity, t->ncapacity), COL("thread_name", t->thread_name, t->thread_name_cap);
 	COL("count", t->count, HM_EV_KINDS);
 	int64_t scal[] = {t->has_trace_events, t->top_array, I(t->events_at)};
@@ -926,7 +926,7 @@ static const struct { const char *name; size_t el; } store_cols[] = {
 	{"mem.dev_type", 4}, {"mem.dev_id", 4}, {"mem.thread", 4}, {"mem.has_addr", 1}, {"mem.category", 4},
 	{"sl.ts", 8}, {"sl.dur", 8}, {"sl.name", 4}, {"sl.thread", 4}, {"sl.cat", 4}, {"sl.kind", 1},
 	{"oom.ts", 8}, {"oom.bytes", 8}, {"oom.total_alloc", 8}, {"oom.total_res", 8}, {"oom.dev_type", 4},
-	{"oom.dev_id", 4}, {"oom.thread", 4}, {"capacity", 8}, {"thread_name", 4}, {"count", 8}, {"flags", 8},
+	{"oom.dev_id", 4}, {"oom.thread", 4}, {"oom.mem_at", 8}, {"capacity", 8}, {"thread_name", 4}, {"count", 8}, {"flags", 8},
 	{"names", 1}, {"threads", 1},
 	{"snap.block_bytes", 8}, {"snap.segment", 8}, {"snap.stream", 8}, {"snap.origin", 1}, {"snap.stack", 4}, {"snap.compile_ctx", 4}, {"snap.user_meta", 4},
 	{"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
@@ -1031,6 +1031,8 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 			BAD("OOM event %zu: device type %d out of range", i, (int)o->dev_type[i]);
 		if (o->thread[i] >= nthreads)
 			BAD("OOM event %zu: thread id %u of %zu threads", i, (unsigned)o->thread[i], nthreads);
+		if (o->mem_at[i] > m->n)
+			BAD("OOM event %zu: %llu memory events before it, of %zu", i, (unsigned long long)o->mem_at[i], m->n);
 	}
 	if (t->ncapacity > 65536)
 		BAD("%zu device capacities", t->ncapacity);
@@ -1166,6 +1168,7 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 	GET(o->dev_type, "oom.dev_type", o->n);
 	GET(o->dev_id, "oom.dev_id", o->n);
 	GET(o->thread, "oom.thread", o->n);
+	GET(o->mem_at, "oom.mem_at", o->n);
 	t->ncapacity = count_of(b, "capacity", sizeof *t->capacity);
 	GET(t->capacity, "capacity", t->ncapacity);
 	t->thread_name_cap = count_of(b, "thread_name", sizeof *t->thread_name);

@@ -65,6 +65,8 @@ typedef struct hm_ooms {
 	int64_t *ts, *bytes, *total_alloc, *total_res; /* ns; the request (rounded); totals */
 	int32_t *dev_type, *dev_id;
 	uint32_t *thread;
+	uint64_t *mem_at;   /* how many [memory] events the file has before it: an event at its ts
+			     * and later in the file was not made when it failed */
 } hm_ooms;
 
 /* What a host slice is, from its category. */
