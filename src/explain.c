@@ -293,7 +293,8 @@ static int cmp_maker(const void *a, const void *b)
 #define HM_MAKERS_MAX 5
 
 /* Who made the surviving bytes of every step but the last (the last step's survivors
- * may be its results): the innermost module when the trace has them, else the op. */
+ * may be its results): the innermost module when the trace has them, else the op, else
+ * (a snapshot) the first user frame. */
 static void makers(const hm_file *f, hm_series *s)
 {
 	const hm_trace *t = f->t;
@@ -312,6 +313,8 @@ static void makers(const hm_file *f, hm_series *s)
 			hm_field_get(&r, HM_F_MODULE, NULL, &v);
 			if (v.type != HM_V_STR)
 				hm_field_get(&r, HM_F_OP, NULL, &v);
+			if (v.type != HM_V_STR) /* a snapshot's rows have frames, no op */
+				hm_field_get(&r, HM_F_FRAME, NULL, &v);
 			if (v.type != HM_V_STR)
 				v.s = "(no op)", v.len = 7;
 			uint32_t id = hm_strtab_intern(&names, v.s, v.len);
@@ -404,4 +407,43 @@ void hm_explain_note_mixed(hm_file *const *files, size_t n, int quiet)
 	hm_eprintf("hmem: note: %zu memory snapshot%s and %zu trace%s are reported side by side, not joined (matching a "
 		   "snapshot's entries to a trace's events by address and time is unverified)\n",
 		   snaps, snaps > 1 ? "s" : "", n - snaps, n - snaps > 1 ? "s" : "");
+}
+
+/* Why a series has no steps (README "Steps on snapshots"): steps come from ProfilerStep#N
+ * slices only, which torch.profiler names and numbers one per prof.step(); a snapshot's
+ * slices are its record_function ranges. Read from the store, so a merge says the same. */
+int hm_explain_steps_note(const hm_file *f, const hm_series *s, char *buf, size_t n)
+{
+	const hm_trace *t = f->t;
+	if (s->nsteps)
+		return 0;
+	size_t steps = 0, ranges = 0;
+	uint32_t other = UINT32_MAX;
+	for (size_t i = 0; i < t->sl.n; i++) {
+		if (step_number(t, t->sl.name[i]) >= 0)
+			steps++;
+		else if (t->sl.kind[i] == HM_SL_ANNOTATION && ranges++ == 0)
+			other = t->sl.name[i];
+	}
+	const char *what = t->snap ? "snapshot" : "trace";
+	size_t len = other == UINT32_MAX ? 0 : t->names.len[other];
+	if (len > 80) /* an example, cut on a character's first byte */
+		for (len = 80; len && (t->names.str[other][len] & 0xc0) == 0x80; len--)
+			;
+	if (steps)
+		snprintf(buf, n, "none of the %s's %zu ProfilerStep#N range%s overlaps the window", what, steps,
+			 steps > 1 ? "s" : "");
+	else if (!t->snap)
+		snprintf(buf, n, "the trace has no ProfilerStep#N slice (torch.profiler.profile writes one at each "
+				 "prof.step() when it has a schedule)");
+	else if (!ranges)
+		snprintf(buf, n, "the snapshot has no record_function range (external_annotations, PyTorch 2.5 on, is "
+				 "absent or empty; ranges of other threads than _record_memory_history's need "
+				 "global_record_annotations=True)");
+	else
+		snprintf(buf, n, "none of the snapshot's %zu record_function range%s (such as '%.*s') is a "
+				 "ProfilerStep#N, which torch.profiler.profile opens at each prof.step() when it has "
+				 "a schedule", ranges, ranges > 1 ? "s" : "",
+			 (int)len, t->names.str[other]);
+	return 1;
 }

@@ -258,6 +258,12 @@ void hm_json_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_se
 	}
 	fputs("]}", f);
 	json_steps(f, r, s);
+	char note[512];
+	fputs(",\n   \"steps_note\": ", f);
+	if (hm_explain_steps_note(hf, s, note, sizeof note))
+		put_str(f, note, strlen(note));
+	else
+		fputs("null", f);
 	json_ooms(f, r, hf, s);
 	hm_snap_json_series(f, hf, s);
 }
@@ -269,7 +275,12 @@ static double ms_since(const hm_trace *t, int64_t ts)
 
 static void summary_steps(FILE *f, const hm_file *hf, const hm_series *s)
 {
-	char b[5][32];
+	char b[5][32], note[512];
+	if (hf->t->snap && hm_explain_steps_note(hf, s, note, sizeof note)) { /* a trace's is in --json */
+		fputs("    no steps: ", f);
+		hm_fput_esc(f, note, strlen(note));
+		putc('\n', f);
+	}
 	if (!s->nsteps)
 		return;
 	fprintf(f, "    steps (%zu):\n    %6s %12s %12s %12s %12s %12s %12s\n", s->nsteps, "step", "start ms", "start", "peak",

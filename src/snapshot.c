@@ -724,6 +724,8 @@ static int read_annotations(sx *x, hm_pkv anns)
 			continue;
 		x->t->events++, x->t->count[HM_EV_HOST_SLICE]++;
 		x->work++;
+		if (hm_pk_get(x->p, a, x->k.time_us) != HM_PK_ABSENT) /* as a trace's slices: a step may start first */
+			hm_store_saw_ts(x->t, clock);
 		uint32_t *slot = um_slot(&latest, name, 1);
 		if (!*slot)
 			latest.n++;

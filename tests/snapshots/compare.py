@@ -100,6 +100,12 @@ FIGURES = [
      lambda d: [[x["step"], x["start_us"], x["end_us"], x["start_bytes"], x["peak_bytes"], x["peak_us"], x["end_bytes"]] for x in d["steps"]],
      lambda s: [[x.get("step"), num(x.get("start_ts")), num(x.get("end_ts")), x.get("start_bytes"), x.get("peak_bytes"),
                  num(x.get("peak_ts")), x.get("end_bytes")] for x in s.get("steps") or []]),
+    ("ProfilerStep steps' growth and survivors [step, growth bytes, survivors bytes]", "series[].steps[]",
+     lambda d: [[x["step"], x["growth_bytes"], x["survivors_bytes"]] for x in d["steps"]],
+     lambda s: [[x.get("step"), x.get("growth_bytes"), x.get("survivors_bytes")] for x in s.get("steps") or []]),
+    ("leak verdict [verdict, steps, per step bytes]", "series[].leak",
+     lambda d: [d["leak"]["verdict"], d["leak"]["steps"], d["leak"]["per_step_bytes"]],
+     lambda s: [(s.get("leak") or {}).get(k) for k in ("verdict", "steps", "per_step_bytes")]),
     ("memory_viz stats internal free", "series[].snapshot.at_end.internal_waste_bytes", lambda d: d["memviz_stats"]["free_internal"], lambda s: at_end(s, "internal_waste_bytes")),
     ("memory_viz stats external free", "(no field)", lambda d: d["memviz_stats"]["free_external"], lambda s: None),
     ("external free in partly used segments", "(no field)", lambda d: d["memviz_stats"]["external_free_in_used_segments"], lambda s: None),
@@ -118,7 +124,9 @@ HARD = {"segments at end", "reserved at end", "live requested at end", "active_a
         "pending-free block sizes at end", "free (inactive) blocks at end", "largest free block at end",
         "rounding of live blocks at end", "reclaimable at end", "stranded at end", "allocated at end",
         "peak allocated", "peak time", "largest reserved", "allocated at each OOM", "OOMs", "each OOM's request", "each OOM's device_free", "reserved at each OOM",
-        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]", "window: peak time"}
+        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]",
+        "ProfilerStep steps' growth and survivors [step, growth bytes, survivors bytes]",
+        "leak verdict [verdict, steps, per step bytes]", "window: peak time"}
 
 
 def middle_time(path):
