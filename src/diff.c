@@ -14,19 +14,20 @@ const char hm_diff_usage[] =
 	"diff options (hmem diff [RULES] BEFORE AFTER: each side an hmem --json report, or a\n"
 	"trace file or folder read with RULES):\n"
 	"  --json FILE       write the comparison as JSON (- for standard output)\n"
-	"  --html FILE       write the comparison as a page: both timelines on one time axis,\n"
-	"                    the change per category\n"
+	"  --html FILE       write the comparison as a page: a line per pair, then per pair\n"
+	"                    both timelines on one time axis and the change per category\n"
 	"  --format F        standard output as text (the default), csv or json\n"
 	"  --summary         print to standard output even with --json or --html\n"
 	"  --fail-above-delta D  exit 6 when the peak grew by more than D: SIZE or PCT% (the\n"
 	"                    peak), DEVICE=..., or CATEGORY=... (activation=5%); repeatable\n"
 	"  --top N           groups by op and by module shown per series (default 10)\n"
+	"  --changed-only    leave out the rows, and the pairs of series, that did not change\n"
 	"  --timeout, --lua-mem  as for run: for trace sides, and for the comparison itself\n"
 	"  -I, --set, --allow-io, -j, -q: as for run, for trace sides\n";
 
 typedef struct diff_opts {
 	const char *pos[3], *json, *html, *format, *top;
-	int npos, summary;
+	int npos, summary, changed_only;
 	hm_diff_delta *deltas;
 	size_t ndeltas;
 	hm_diff_run run;
@@ -118,6 +119,8 @@ static int parse(int argc, char **argv, diff_opts *o)
 			o->run.allow_io = 1;
 		else if (!strcmp(a, "--summary"))
 			o->summary = 1;
+		else if (!strcmp(a, "--changed-only"))
+			o->changed_only = 1;
 		else if (a[0] == '-' && a[1])
 			return usage("unknown option '%s' for diff", a);
 		else if (o->npos < 3)
@@ -226,7 +229,8 @@ int hm_diff_main(int argc, char **argv, hm_diff_reader read)
 	hm_diff_res res = {0};
 	int rc = parse(argc, argv, &o);
 	const char *side[2] = {o.pos[o.npos - 2 < 0 ? 0 : o.npos - 2], o.pos[o.npos - 1 < 0 ? 0 : o.npos - 1]};
-	hm_diff_req q = {.deltas = o.deltas, .ndeltas = o.ndeltas, .top = o.top ? strtol(o.top, NULL, 10) : 10};
+	hm_diff_req q = {.deltas = o.deltas, .ndeltas = o.ndeltas, .top = o.top ? strtol(o.top, NULL, 10) : 10,
+			.changed_only = o.changed_only};
 	o.run.rules = o.npos == 3 ? o.pos[0] : NULL;
 	if (!rc)
 		rc = over_input(o.json, side) ? HM_EXIT_USAGE : over_input(o.html, side) ? HM_EXIT_USAGE : 0;

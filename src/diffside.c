@@ -139,7 +139,16 @@ char *hm_diff_side_json(const hm_report *r, size_t *len)
 			putc('}', f);
 		}
 	}
-	fputs("]}\n", f);
+	fputs("], \"colors\": {", f);
+	first = 1;
+	for (size_t c = 1; c < r->ncolors && c < r->cats->n; c++) /* the pack's declared colours */
+		if (r->colors[c][0]) {
+			fputs(first ? "" : ", ", f);
+			first = 0;
+			hm_json_str(f, r->cats->str[c], r->cats->len[c], 0);
+			fprintf(f, ": \"%s\"", r->colors[c]);
+		}
+	fputs("}}\n", f);
 	if (fclose(f) != 0)
 		abort();
 	return buf;

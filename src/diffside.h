@@ -12,8 +12,9 @@
 #define HM_DIFF_POINTS 500
 
 /* {"report": {...--json...}, "extra": [{"groups": {"op": [[key, bytes, count], ...],
- * "module": [...]}, "points": {"ms": [...], "cats": [[...], ...]}}, ...]}: extra[i] is
- * report.series[i]'s; "cats" follows that series' categories in --json order. */
+ * "module": [...]}, "points": {"ms": [...], "cats": [[...], ...]}}, ...], "colors":
+ * {"name": "#rrggbb", ...}}: extra[i] is report.series[i]'s; "cats" follows that series'
+ * categories in --json order; "colors" the pack's declared colours, for the diff page. */
 char *hm_diff_side_json(const hm_report *r, size_t *len);
 
 #endif

@@ -78,6 +78,14 @@ void hm_lua_push_cache_clear(lua_State *L, hm_classify *c)
 	lua_pushcclosure(L, l_cache_clear, 1);
 }
 
+const char *hm_classify_view_missing(const hm_classify *c)
+{
+	for (int i = 0; i < c->ncache && c->view.ref <= 0; i++)
+		if (c->cache_fields[i] == HM_F_VIEW || c->cache_fields[i] == HM_F_FREE_VIEW)
+			return c->cache_fields[i] == HM_F_VIEW ? "view" : "free_view";
+	return NULL;
+}
+
 void hm_classify_init(hm_classify *c, lua_State *L)
 {
 	lua_newtable(L);

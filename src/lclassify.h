@@ -46,6 +46,11 @@ typedef struct hm_classify {
  * declarations not closed), an error after. c must outlive the state. [-0, +1, m] */
 void hm_lua_push_cache_by(lua_State *L, hm_classify *c);
 
+/* "view" or "free_view" when cache_by names that field but the rules declare no view
+ * function (read once they have loaded), else NULL: such rules fail at load, not at their
+ * first row (issue 28). */
+const char *hm_classify_view_missing(const hm_classify *c);
+
 /* The cache_by memo forgets every answer (hmem.cache_clear, and each new trace). */
 void hm_classify_forget(hm_classify *c);
 

@@ -103,6 +103,8 @@ static void push_opts(lua_State *L, const hm_diff_req *q)
 	lua_setfield(L, -2, "names");
 	lua_pushinteger(L, q->top);
 	lua_setfield(L, -2, "top");
+	lua_pushboolean(L, q->changed_only);
+	lua_setfield(L, -2, "changed_only");
 	lua_newtable(L);
 	for (int f = 0; f < HM_DIFF_FORMATS; f++)
 		if (q->want[f]) {

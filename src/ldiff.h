@@ -31,6 +31,7 @@ typedef struct hm_diff_req {
 	size_t ndeltas;
 	long top;                    /* groups by op and by module shown per pair */
 	int want[HM_DIFF_FORMATS];   /* which outputs to make */
+	int changed_only;            /* --changed-only: rows and pairs that changed, alone */
 	double timeout_s;            /* --timeout over the comparison (0: none) */
 	size_t mem_limit;            /* --lua-mem over its Lua heap, bytes (0: none) */
 } hm_diff_req;

@@ -158,7 +158,8 @@ int64_t hm_view_of(hm_view *v, lua_State *L, const hm_rowref *r, hm_ctxmemo *mem
 {
 	if (!v || v->ref <= 0)
 		luaL_error(L, "row.%s: the rules declare no view; add view = function(name, kind) ... end to the pack "
-			   "(see The row in the README)", field == HM_F_VIEW ? "view" : "free_view");
+			   "(see The row in the README), or build a pack that wraps another with hmem.extend(inner, {...}), "
+			   "which keeps its view", field == HM_F_VIEW ? "view" : "free_view");
 	int64_t ctx = hm_field_context(r, field == HM_F_VIEW ? HM_F_CONTEXT : HM_F_FREE_CONTEXT, memo);
 	if (ctx == HM_NONE)
 		return HM_NONE;

@@ -207,6 +207,11 @@ static int open_protected(lua_State *L)
 	} else {
 		lua_pop(L, 1);
 	}
+	const char *needs = hm_classify_view_missing(&s->cls);
+	if (needs)
+		return luaL_error(L, "%s: cache_by names %s, but the rules declare no view function: a pack made of another "
+				     "loses the inner pack's view; build it with hmem.extend(inner, {...}), or add "
+				     "view = inner.view (README \"Composing packs\")", where, needs);
 	if (src == ret) {
 		lua_getfield(L, ret, "name");
 		if (lua_isstring(L, -1)) {
@@ -456,13 +461,16 @@ int hm_script_list_packs(const hm_script_opts *o, FILE *out)
 	size_t nseen = 0, cap = 0;
 	for (int i = 0; hm_sandbox_search_dir(&sb, i, dir, sizeof dir); i++) {
 		struct dirent **names;
-		int n = scandir(dir, &names, NULL, alphasort);
+		int n = scandir(dir, &names, NULL, alphasort), specs = 0;
 		for (int j = 0; j < n; j++) {
 			const char *f = names[j]->d_name;
 			size_t len = strlen(f);
 			char name[256] = "";
 			if (len > 4 && len - 4 < sizeof name && !strcmp(f + len - 4, ".lua") && f[0] != '.')
 				memcpy(name, f, len - 4);
+			/* A busted spec beside its pack (team_rules_spec.lua) tests it: not a pack (issue 28). */
+			if (len > 9 && !strcmp(f + len - 9, "_spec.lua") && f[0] != '.')
+				name[0] = 0, specs++;
 			int dup = !name[0] || shipped(name) || hm_sandbox_reserved(name);
 			for (size_t k = 0; k < nseen && !dup; k++)
 				dup = !strcmp(seen[k], name);
@@ -477,6 +485,12 @@ int hm_script_list_packs(const hm_script_opts *o, FILE *out)
 		}
 		if (n >= 0)
 			free(names);
+		if (specs) {
+			char *edir = hm_esc(dir, strlen(dir), 0, NULL);
+			fprintf(out, "  (%d busted spec%s in %s skipped: *_spec.lua files are tests, not packs)\n", specs,
+				specs == 1 ? "" : "s", edir);
+			free(edir);
+		}
 	}
 	free(seen);
 	for (const hm_embedded *m = hm_embedded_modules; m->name; m++)

@@ -54,7 +54,7 @@ end
 
 local p = io.popen("ls src/*.c")
 for path in p:lines() do
-  for name in source(path):gmatch('{"([%w_]+)", [%w_]+}') do
+  for name in source(path):gmatch('{"([%w_]+)", [%a_][%w_]*}') do
     check(documented(name), ("README names %s, registered in %s"):format(name, path))
   end
 end

@@ -6,8 +6,9 @@
 --   diff.run(before_text, after_text, opts) -> {text=, json=, csv=, html=}, breaks, notes
 --     opts: names = {before, after} (how each side is named), top (groups shown, default
 --     10), deltas = {{key=, device=true|nil, bytes=, pct=, from=}, ...} (--fail-above-delta),
---     formats = {text = true, ...} (which outputs to make). breaks lists one line per delta
---     exceeded; notes the warnings (a delta that matches nothing).
+--     formats = {text = true, ...} (which outputs to make), changed_only (leave out the rows
+--     and pairs that did not change). breaks lists one line per delta exceeded; notes the
+--     warnings (a delta that matches nothing).
 local cjson = require "cjson"
 
 local diff = {}
@@ -31,6 +32,52 @@ function diff.human(bytes)
   local sign = bytes < 0 and "-" or ""
   if u == 1 then return ("%s%.0f B"):format(sign, v) end
   return ("%s%.2f %s"):format(sign, v, units[u])
+end
+
+-- Length of the well-formed UTF-8 sequence at i (Unicode table 3-7), 0 if there is none:
+-- src/util.c's utf8_len.
+local function utf8_len(s, i)
+  local c = s:byte(i)
+  local len = (c >= 0xc2 and c <= 0xdf) and 2 or (c >= 0xe0 and c <= 0xef) and 3 or (c >= 0xf0 and c <= 0xf4) and 4 or 0
+  if len == 0 or #s - i + 1 < len then return 0 end
+  local lo = c == 0xe0 and 0xa0 or c == 0xf0 and 0x90 or 0x80
+  local hi = c == 0xed and 0x9f or c == 0xf4 and 0x8f or 0xbf
+  local b = s:byte(i + 1)
+  if b < lo or b > hi then return 0 end
+  for k = 2, len - 1 do
+    b = s:byte(i + k)
+    if b < 0x80 or b > 0xbf then return 0 end
+  end
+  return len
+end
+
+-- Text for a terminal, as hmem's other text output (src/util.c hm_esc, issue 12): a name
+-- from a trace or a report ("\x1b[2J", a line break) never reaches the terminal as bytes it
+-- obeys. C0 controls, DEL and C1 controls (U+0080..U+009F in UTF-8, or such a byte on its
+-- own) are shown as \xNN per byte; other text, valid UTF-8 or not, passes as it is.
+function diff.esc(s)
+  s = tostring(s)
+  if not s:find("[\0-\31\127-\159\194]") then return s end
+  local out, i, n = {}, 1, #s
+  while i <= n do
+    local c = s:byte(i)
+    local len = c >= 0x80 and utf8_len(s, i) or 1
+    local ctl = 0
+    if c < 0x20 or c == 0x7f or (c >= 0x80 and c <= 0x9f) then
+      ctl = 1
+    elseif c == 0xc2 and len == 2 and s:byte(i + 1) <= 0x9f then
+      ctl = 2
+    end
+    if ctl > 0 then
+      for k = 0, ctl - 1 do out[#out + 1] = ("\\x%02x"):format(s:byte(i + k)) end
+      i = i + ctl
+    else
+      len = len > 0 and len or 1 -- a byte that is not UTF-8 (and not a control)
+      out[#out + 1] = s:sub(i, i + len - 1)
+      i = i + len
+    end
+  end
+  return table.concat(out)
 end
 
 -- A glob piece without "*" (each "?" any one byte) as a Lua pattern with no quantifier:
@@ -142,7 +189,13 @@ local function read_side(text, name)
     error(("%s: not an hmem --json report (no \"series\" list)"):format(name), 0)
   end
   local rules = want(report.rules, "string", true, name, "rules")
-  local side = { name = name, kind = extra and "traces" or "report", rules = rules, series = {} }
+  local side = { name = name, kind = extra and "traces" or "report", rules = rules, series = {}, colors = {} }
+  if extra then -- the pack's declared colours (diffside.c), for the page
+    for k, v in pairs(want(doc.colors, "table", true, name, "colors") or {}) do
+      want(k, "string", false, name, "colors key")
+      if want(v, "string", false, name, "colors.%s", k):match("^#%x%x%x%x%x%x$") then side.colors[k] = v:lower() end
+    end
+  end
   for i, s in ipairs(report.series) do
     want(s, "table", false, name, "series[%d]", i)
     local rank = want(s.rank, "number", true, name, "series[%d].rank", i)
@@ -163,7 +216,7 @@ local function read_side(text, name)
     end
     if extra then check_extra(extra[i], name, i) end
     side.series[i] = {
-      path = want(s.path, "string", false, name, "series[%d].path", i), rank = rank,
+      path = want(s.path, "string", false, name, "series[%d].path", i), rank = rank ~= cjson.null and rank or nil,
       device = want(s.device, "string", false, name, "series[%d].device", i),
       peak = num(want(s.peak_bytes, "number", true, name, "series[%d].peak_bytes", i)),
       end_bytes = num(want(s.end_bytes, "number", true, name, "series[%d].end_bytes", i)),
@@ -184,31 +237,56 @@ local function label(s)
   return l
 end
 
--- Series are matched by (rank, device): the k-th series of a key on one side with the k-th
--- of the same key on the other, in the order of their files.
-local function match(a, b)
-  local function key(s) return (s.rank and int(s.rank) or "-") .. "\0" .. s.device end
+-- One pass of matching: the k-th series of a key on one side with the k-th of the same key
+-- on the other, in the order of their files, among the series left (key nil: not matched
+-- in this pass). Returns the pairs made.
+local function match_by(left_a, left_b, key, used, across)
   local queue = {} -- per key: the after side's series in order, and the next one's index
-  for _, s in ipairs(b.series) do
+  for _, s in ipairs(left_b) do
     local k = key(s)
-    local q = queue[k] or { head = 1 }
-    queue[k] = q
-    q[#q + 1] = s
+    if k then
+      local q = queue[k] or { head = 1 }
+      queue[k] = q
+      q[#q + 1] = s
+    end
   end
-  local pairs_, used, unmatched = {}, {}, {}
-  for _, s in ipairs(a.series) do
-    local q = queue[key(s)]
+  local made = {}
+  for _, s in ipairs(left_a) do
+    local k = key(s)
+    local q = k and queue[k]
     local t = q and q[q.head] -- not table.remove(q, 1): that moves the rest, each time (issue 24)
     if t then
       q.head = q.head + 1
-      pairs_[#pairs_ + 1] = { before = s, after = t }
-      used[t] = true
-    else
-      unmatched[#unmatched + 1] = { side = "before", s = s }
+      made[#made + 1] = { before = s, after = t, across = across }
+      used[s], used[t] = true, true
     end
   end
-  for _, s in ipairs(b.series) do
-    if not used[s] then unmatched[#unmatched + 1] = { side = "after", s = s } end
+  return made
+end
+
+local function rank_key(s) return s.rank and int(s.rank) or "-" end
+
+-- Series are matched by (rank, device); then those left by (rank, device index) across
+-- device kinds, so that an H100 run (cuda:0) pairs with an MI300 run (hip:0) (issue 28).
+-- A device without an index (cpu) pairs only with its own kind.
+local function match(a, b)
+  local used = {}
+  local pairs_ = match_by(a.series, b.series, function(s) return rank_key(s) .. "\0" .. s.device end, used, false)
+  local function left(list)
+    local l = {}
+    for _, s in ipairs(list) do
+      if not used[s] then l[#l + 1] = s end
+    end
+    return l
+  end
+  local function index_key(s)
+    local i = s.device:match(":(%d+)$")
+    return i and (rank_key(s) .. "\0" .. i) or nil
+  end
+  for _, p in ipairs(match_by(left(a.series), left(b.series), index_key, used, true)) do pairs_[#pairs_ + 1] = p end
+  local unmatched = {}
+  for _, side in ipairs({ { "before", a }, { "after", b } }) do
+    for _, s in ipairs(left(side[2].series)) do unmatched[#unmatched + 1] = { side = side[1], s = s } end
   end
   return pairs_, unmatched
 end
@@ -329,22 +407,123 @@ local function rtrim(s)
   return s:sub(1, e)
 end
 
+local function basename(path)
+  return path:match("([^/]*)$")
+end
+
+-- The file of a pair: its name once when both sides' files have it, else both names.
+local function pair_file(p)
+  local a, b = basename(p.before.path), basename(p.after.path)
+  return a == b and a or (a .. " -> " .. b)
+end
+
+local function pair_device(p)
+  return p.before.device == p.after.device and p.before.device or (p.before.device .. " -> " .. p.after.device)
+end
+
+-- The pairs made across device kinds, as "cuda:0 with hip:0 (8 pairs)", or nil.
+local function across_text(res)
+  local count, order = {}, {}
+  for _, p in ipairs(res.all_pairs) do
+    if p.across then
+      local k = ("%s with %s"):format(p.before.device, p.after.device)
+      if not count[k] then order[#order + 1] = k end
+      count[k] = (count[k] or 0) + 1
+    end
+  end
+  for i, k in ipairs(order) do order[i] = ("%s (%d pair%s)"):format(k, count[k], count[k] == 1 and "" or "s") end
+  return #order > 0 and table.concat(order, ", ") or nil
+end
+
+-- Pairs by rank (none last), then device and file: the overview's order.
+local function by_rank(pairs_)
+  local list = {}
+  for i, p in ipairs(pairs_) do list[i] = p end
+  local function r(p) return p.before.rank or math.huge end
+  local function host(p) return p.before.device:find(":%d+$") and 0 or 1 end -- devices first, then cpu
+  table.sort(list, function(x, y)
+    if r(x) ~= r(y) then return r(x) < r(y) end
+    if host(x) ~= host(y) then return host(x) < host(y) end
+    if pair_device(x) ~= pair_device(y) then return pair_device(x) < pair_device(y) end
+    return pair_file(x) < pair_file(y)
+  end)
+  return list
+end
+
+-- The pairs grouped by their rows (every row's name and bytes, and the devices), in the
+-- order of their first pair: eight ranks of one data-parallel job often have the same rows
+-- to the byte, and the text gives them once.
+local function same_rows(list)
+  local groups, of = {}, {}
+  for _, p in ipairs(list) do
+    local key = { p.before.device, p.after.device }
+    for _, r in ipairs(p.rows) do
+      key[#key + 1] = ("%s\0%s\0%.17g\0%.17g"):format(r.what, r.name or "", r.before, r.after)
+    end
+    key = table.concat(key, "\1")
+    local g = of[key]
+    if not g then
+      g = {}
+      of[key] = g
+      groups[#groups + 1] = g
+    end
+    g[#g + 1] = p
+  end
+  return groups
+end
+
 local function text(res)
-  local out = { ("before: %s"):format(side_title(res.a)), ("after:  %s"):format(side_title(res.b)) }
-  for _, p in ipairs(res.pairs) do
+  local esc = diff.esc
+  local out = { ("before: %s"):format(esc(side_title(res.a))), ("after:  %s"):format(esc(side_title(res.b))) }
+  local across = across_text(res)
+  if across then
+    out[#out + 1] = ("paired across device kinds, by rank and device index (no series of the same kind for them): %s")
+      :format(esc(across))
+  end
+  if #res.pairs > 0 then
+    local list, width = by_rank(res.pairs), 6
+    for _, p in ipairs(list) do width = math.max(width, #esc(pair_device(p))) end
     out[#out + 1] = ""
-    out[#out + 1] = ("%s  ->  %s"):format(label(p.before), label(p.after))
+    out[#out + 1] = "peak of each pair, by rank (details below, largest change first):"
+    out[#out + 1] = ("  %4s  %-" .. width .. "s %12s %12s %13s"):format("rank", "device", "before", "after", "change")
+    for _, p in ipairs(list) do
+      local r = p.peak_row
+      out[#out + 1] = ("  %4s  %-" .. width .. "s %12s %12s %13s %8s  %s"):format(p.before.rank and int(p.before.rank) or "-",
+        esc(pair_device(p)), diff.human(r.before), diff.human(r.after), change_text(r.change), pct_text(r), esc(pair_file(p)))
+    end
+  end
+  for _, g in ipairs(same_rows(res.pairs)) do
+    local p = g[1]
+    out[#out + 1] = ""
+    out[#out + 1] = ("%s  ->  %s%s"):format(esc(label(p.before)), esc(label(p.after)),
+      p.across and "  (across device kinds)" or "")
+    if #g > 1 then
+      local others, ranks = {}, {} -- by rank when that names each pair, else by label
+      for i = 1, #g do
+        local r = g[i].before.rank
+        ranks[#ranks + 1] = (r and not ranks[int(r)]) and ("rank " .. int(r)) or nil
+        if r then ranks[int(r)] = true end
+      end
+      for i = 2, #g do others[#others + 1] = #ranks == #g and ranks[i] or esc(label(g[i].before)) end
+      out[#out + 1] = ("  and %d more pair%s with these rows to the byte: %s"):format(#g - 1, #g == 2 and "" or "s",
+        table.concat(others, ", "))
+    end
     out[#out + 1] = ("  %-40s %12s %12s %13s"):format("", "before", "after", "change")
     for _, r in ipairs(p.rows) do
-      out[#out + 1] = rtrim(("  %-40s %12s %12s %13s %8s"):format(row_title(r), diff.human(r.before),
+      out[#out + 1] = rtrim(("  %-40s %12s %12s %13s %8s"):format(esc(row_title(r)), diff.human(r.before),
         diff.human(r.after), change_text(r.change), pct_text(r)))
     end
   end
+  if res.unchanged > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = ("%d pair%s of series with no change left out (--changed-only)"):format(res.unchanged,
+      res.unchanged == 1 and "" or "s")
+  end
   if #res.unmatched > 0 then
     out[#out + 1] = ""
-    out[#out + 1] = "series without a partner (matched by rank and device):"
+    out[#out + 1] = "series without a partner (matched by rank and device, then by rank and device index):"
     for _, u in ipairs(res.unmatched) do
-      out[#out + 1] = ("  %-6s %s  peak %s"):format(u.side, label(u.s), diff.human(u.s.peak))
+      out[#out + 1] = ("  %-6s %s  peak %s"):format(u.side, esc(label(u.s)), diff.human(u.s.peak))
     end
   end
   return table.concat(out, "\n") .. "\n"
@@ -358,7 +537,8 @@ local function json(res)
   local doc = {
     before = { name = res.a.name, kind = res.a.kind, rules = res.a.rules or cjson.null },
     after = { name = res.b.name, kind = res.b.kind, rules = res.b.rules or cjson.null },
-    pairs = {}, unmatched = {}, breaks = res.breaks,
+    pairs = {}, unmatched = {}, breaks = res.breaks, changed_only = res.changed_only,
+    unchanged_left_out = res.unchanged,
   }
   for _, p in ipairs(res.pairs) do
     local rows = {}
@@ -366,7 +546,9 @@ local function json(res)
       rows[#rows + 1] = { what = r.what, name = r.name or cjson.null, before = r.before, after = r.after,
                           change = r.change, change_pct = r.pct or cjson.null }
     end
-    doc.pairs[#doc.pairs + 1] = { before = series_json(p.before), after = series_json(p.after), rows = rows }
+    setmetatable(rows, cjson.empty_array_mt)
+    doc.pairs[#doc.pairs + 1] = { before = series_json(p.before), after = series_json(p.after), rows = rows,
+                                  across_kinds = p.across }
   end
   for _, u in ipairs(res.unmatched) do
     local s = series_json(u.s)
@@ -417,7 +599,25 @@ function diff.run(before_text, after_text, opts)
   end)
   local notes = {}
   res.breaks = check(res.pairs, opts.deltas, notes)
+  -- --changed-only: rows that changed, and pairs with one, after the limits are checked
+  -- on every row; the overview still gives each pair's peak.
+  res.all_pairs, res.changed_only, res.unchanged = res.pairs, opts.changed_only == true, 0
+  for _, p in ipairs(res.pairs) do p.peak_row, p.all_rows = p.rows[1], p.rows end
+  if opts.changed_only then
+    local kept = {}
+    for _, p in ipairs(res.pairs) do
+      local rows = {}
+      for _, r in ipairs(p.rows) do
+        if r.change ~= 0 then rows[#rows + 1] = r end
+      end
+      p.rows = rows
+      if #rows > 0 then kept[#kept + 1] = p end
+    end
+    res.unchanged = #res.pairs - #kept
+    res.pairs = kept
+  end
   res.label, res.row_title, res.pct_text, res.change_text = label, row_title, pct_text, change_text
+  res.across_text, res.by_rank, res.pair_device, res.pair_file = across_text, by_rank, pair_device, pair_file
   local makers = { text = text, json = json, csv = csv, html = diff.html }
   local outputs = {}
   for f in pairs(opts.formats or { text = true }) do outputs[f] = makers[f](res) end

@@ -139,6 +139,65 @@ function hmem.cache_clear()
   hmem._cache_clears = hmem._cache_clears + 1
 end
 
+-- A pack made of another (README "Composing packs"): pack's entries (view, cache_by,
+-- categories with their colours, init, done, helpers) with override's in their place.
+-- override.classify(row, inner) gets the inner pack's classify as its second argument. The
+-- memo stays: cache_by is the inner pack's plus override.cache_by (the fields the override's
+-- own classify reads), none when the inner pack has none or override.cache_by is false.
+-- Categories: override's first, then the inner pack's it does not name.
+--   local pytorch = require "hmem.rules.pytorch"
+--   return hmem.extend(pytorch, { name = "mine", cache_by = { "bytes" },
+--     classify = function(row, inner) if row.bytes > 1 << 30 then return "big" end return inner(row) end })
+-- The entries of the lists, in order, each key (key(entry)) once: its first entry kept.
+local function union(lists, key)
+  local out, seen = {}, {}
+  for _, list in ipairs(lists) do
+    for _, v in ipairs(list) do
+      local k = key(v)
+      if not seen[k] then
+        seen[k] = true
+        out[#out + 1] = v
+      end
+    end
+  end
+  return out
+end
+
+local function category_name(c)
+  return type(c) == "table" and c.name or c
+end
+
+function hmem.extend(pack, override)
+  if type(pack) ~= "table" or type(pack.classify) ~= "function" then
+    error(("hmem.extend: expected a pack table with a classify function, got %s"):format(type(pack)), 2)
+  end
+  override = override or {}
+  if type(override) ~= "table" then
+    error(("hmem.extend: the override must be a table of pack entries, not a %s"):format(type(override)), 2)
+  end
+  local out = {}
+  for k, v in pairs(pack) do out[k] = v end
+  for k, v in pairs(override) do out[k] = v end
+  local inner = pack.classify
+  local own = override.classify
+  if own ~= nil and type(own) ~= "function" then
+    error(("hmem.extend: classify must be a function(row, inner), not a %s"):format(type(own)), 2)
+  end
+  out.classify = own and function(row) return own(row, inner) end or inner
+  local cats = { override.categories or {}, pack.categories or {} }
+  if type(cats[1]) ~= "table" or type(cats[2]) ~= "table" then error("hmem.extend: categories must be a list", 2) end
+  out.categories = union(cats, category_name)
+  local by = override.cache_by
+  if by ~= nil and by ~= false and type(by) ~= "table" then
+    error(("hmem.extend: cache_by must be a list of row fields or false, not a %s"):format(type(by)), 2)
+  end
+  out.cache_by = nil
+  if by ~= false and pack.cache_by ~= nil then
+    out.cache_by = union({ pack.cache_by, by or {} }, function(f) return f end)
+  end
+  return out
+end
+
 -- Parameters given with `hmem run ... --set key=value`, as strings (the pack converts them):
 --   local layers = tonumber(hmem.args.layers or "12")
 -- Inside hmem run each instance gets its own table; here it is empty (hmem.testing.args sets it).

@@ -98,7 +98,8 @@
 --   called once per distinct combination of those fields' values (types included) per load,
 --   repeats answered from the memo, so a cache_by that leaves out a field classify reads
 --   gives the same wrong categories as in hmem. Raises when there is no classify function, cache_by names a field that
---   is not a single-valued row field, or a category is malformed or listed twice (stricter
+--   is not a single-valued row field, or names view or free_view with no view function (as
+--   hmem does), or a category is malformed or listed twice (stricter
 --   than hmem, which ignores the last two mistakes).
 --
 --   Team packs (issue 17): the pack's other entries are kept (a rule file's global functions,
@@ -145,7 +146,8 @@ local function view_of(d, field)
   local fn = active_view
   if fn == nil then
     error(("row.%s: the rules declare no view; add view = function(name, kind) ... end to the pack"
-      .. " (see The row in the README)"):format(field), 3)
+      .. " (see The row in the README), or build a pack that wraps another with hmem.extend(inner, {...}),"
+      .. " which keeps its view"):format(field), 3)
   end
   local st = view_state[fn]
   if st == nil then
@@ -778,6 +780,14 @@ local function normalise(t, source, default_name, default_description)
   for _, f in ipairs({ "done", "init", "view" }) do
     if t[f] ~= nil and type(t[f]) ~= "function" then
       error(("%s: %s must be a function"):format(source, f), 3)
+    end
+  end
+  -- as hmem: a cache_by on view without a view fails at load (issue 28), not at the first row
+  for _, f in ipairs(cache_by or {}) do
+    if (f == "view" or f == "free_view") and t.view == nil then
+      error(("%s: cache_by names %s, but the rules declare no view function: a pack made of another loses the"
+        .. " inner pack's view; build it with hmem.extend(inner, {...}), or add view = inner.view"
+        .. " (README \"Composing packs\")"):format(source, f), 3)
     end
   end
   local p = {

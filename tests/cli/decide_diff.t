@@ -33,6 +33,10 @@ $ hmem diff examples/by_op.lua tests/tiny/diff/before.json tests/tiny/diff/after
 before: tests/tiny/diff/before.json (traces, rules examples/by_op.lua)
 after:  tests/tiny/diff/after.json (traces, rules examples/by_op.lua)
 
+peak of each pair, by rank (details below, largest change first):
+  rank  device       before        after        change
+     0  cuda:0     3.91 KiB     5.08 KiB     +1.17 KiB   +30.0%  before.json -> after.json
+
 tests/tiny/diff/before.json rank 0 cuda:0  ->  tests/tiny/diff/after.json rank 0 cuda:0
                                                  before        after        change
   peak                                         3.91 KiB     5.08 KiB     +1.17 KiB   +30.0%
@@ -48,7 +52,7 @@ tests/tiny/diff/before.json rank 0 cuda:0  ->  tests/tiny/diff/after.json rank 0
   live at the peak, op aten::mm                2.93 KiB     3.91 KiB       +1000 B   +33.3%
   live at the peak, module Linear_0            3.91 KiB     4.88 KiB       +1000 B   +25.0%
 
-series without a partner (matched by rank and device):
+series without a partner (matched by rank and device, then by rank and device index):
   after  tests/tiny/diff/after.json rank 0 cuda:1  peak 64 B
 ? 0
 
@@ -102,8 +106,8 @@ Try 'hmem --help'.
 ? 2
 
 # --html: one page, both timelines (4 categories each, stacked) and the change per
-# category, nothing fetched.
-$ hmem diff examples/by_op.lua tests/tiny/diff/before.json tests/tiny/diff/after.json --html $T/d.html && grep -o '<polygon' $T/d.html | wc -l && grep -c 'src=\|href=' $T/d.html
+# category, nothing fetched (its only links go to its own pairs: href="#p1").
+$ hmem diff examples/by_op.lua tests/tiny/diff/before.json tests/tiny/diff/after.json --html $T/d.html && grep -o '<polygon' $T/d.html | wc -l && grep -c 'src=\|href="[^#]' $T/d.html
 8
 0
 ? 1

@@ -27,7 +27,7 @@ hmem: tests/tiny/rules/view_bad.lua:3: view: returned a table for the op 'aten::
 ? 3
 # Reading row.view without a view says what to add.
 $ hmem run tests/tiny/rules/view_none.lua tests/tiny/y_view_memo.json --json $T/none.json
-hmem: tests/tiny/rules/view_none.lua:3: row.view: the rules declare no view; add view = function(name, kind) ... end to the pack (see The row in the README)
+hmem: tests/tiny/rules/view_none.lua:3: row.view: the rules declare no view; add view = function(name, kind) ... end to the pack (see The row in the README), or build a pack that wraps another with hmem.extend(inner, {...}), which keeps its view
 ...
 ? 3
 $ hmem run tests/tiny/rules/view_number.lua tests/tiny/y_view_memo.json
