@@ -4,10 +4,14 @@
 # is in a trace (tests/partial_tool.lua), so that the check behind the checksum meets it.
 # Run it when the partial's format changes (a partial of another format is refused at open,
 # and the regressions would test only that).
-# Usage: tests/fuzz/make-partial-regressions.sh   (needs ./hmem, python3, sqlite3)
+# tests/run also makes them afresh in a temporary folder for hmem merge: a partial names the
+# digest of the rule file and of hmem's own modules it was made with, so the merge of a
+# committed one stops at that check as soon as lua/ changes.
+# Usage: tests/fuzz/make-partial-regressions.sh [DIR]   (default tests/fuzz/regressions-partial;
+# needs ./hmem, python3, sqlite3)
 set -eu
-seeds=build/fuzz/seeds-partial-regressions
-out=tests/fuzz/regressions-partial
+out=${1:-tests/fuzz/regressions-partial}
+seeds=$out.seeds
 tests/fuzz/make-partial-seeds.sh "$seeds"
 rm -f "$out"/*.db
 mkdir -p "$out"
