@@ -355,8 +355,9 @@ static void am_del(addrmap *m, size_t i)
 }
 
 /* Rules 2-4: a free pairs with the latest live allocation at the same Addr and size.
- * prev has room for s->n; it is read only where written. */
-static void pair(hm_series *s, const hm_mem *m, int32_t *prev)
+ * A snapshot's live blocks that no entry allocated (origin, store.h) are allocations live
+ * from the start: before 2. prev has room for s->n; it is read only where written. */
+static void pair(hm_series *s, const hm_mem *m, const uint8_t *origin, int32_t *prev)
 {
 	addrmap am;
 	unsigned bits = 4; /* room for the live allocations: few, or up to all of a short series */
@@ -371,6 +372,8 @@ static void pair(hm_series *s, const hm_mem *m, int32_t *prev)
 		s->has_addr = 1;
 		size_t slot = am_find(&am, m->addr[e]);
 		if (m->bytes[e] > 0) {
+			if (origin && origin[e] == HM_SNAP_BLOCK)
+				s->before[k] = 2;
 			prev[k] = am.slot[slot].val;
 			if (prev[k] < 0)
 				am_add(&am, slot, m->addr[e], (int32_t)k);
@@ -542,7 +545,7 @@ hm_file *hm_analyze(hm_trace *t)
 	split(f, order, tmp);
 	drop_devices(m);
 	for (size_t s = 0; s < f->nseries; s++)
-		pair(&f->series[s], m, (int32_t *)tmp);
+		pair(&f->series[s], m, t->snap ? t->snap->origin : NULL, (int32_t *)tmp);
 	pack_addrs(m);
 	sweep(f, order, tmp);
 	free(tmp); /* before the columns steps adds: the peak is the end of the analysis */

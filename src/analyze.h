@@ -7,6 +7,11 @@
 
 enum hm_kind { HM_ALLOC, HM_FREE, HM_ZERO };
 
+enum { HM_BEFORE_TRACE = 1, HM_BEFORE_WINDOW = 3 }; /* hm_series.before (2: a snapshot's) */
+/* hm_series.partner of an allocation a window cuts from its free: HM_FREED_AFTER - t, the
+ * free being ev[n + t] (window.c keeps the events it cuts after the window's) */
+#define HM_FREED_AFTER (-2)
+
 /* Per-category results of one series (index = global category id). */
 typedef struct hm_catstat {
 	int64_t peak, at_peak, end, start;
@@ -26,6 +31,8 @@ typedef struct hm_step {
 	int64_t growth_bytes; /* end_bytes - start_bytes */
 	int64_t survivors_bytes; /* allocated in the step and never freed in the trace */
 	int64_t *cat_end;   /* by category id, ncats: each category's bytes at end_ts */
+	int partial;        /* the window cuts the slice: start_ts and end_ts are the window's
+			     * edges on the cut sides, and the step is left out of the leak verdict */
 } hm_step;
 
 /* One [OutOfMemory] event of a series' device (explain.c), in time order. */
@@ -34,7 +41,8 @@ typedef struct hm_oom {
 	int64_t total_allocated, total_reserved; /* from the event, HM_NONE when absent */
 	int64_t reserved_unallocated; /* total_reserved - total_allocated, HM_NONE without both */
 	int64_t capacity;   /* deviceProperties totalGlobalMem, HM_NONE when absent */
-	long k;             /* position in series of the last event at or before it, -1 */
+	long k;             /* position in series of the last event before it (earlier, or at its
+			     * time and earlier in the file), -1 */
 	uint32_t ev;        /* index in the trace's oom columns */
 	uint32_t thread;    /* the thread that asked (id in hm_trace.threads) */
 	int64_t allocated;  /* hmem's allocated total at the OOM (the state after k) */
@@ -59,6 +67,7 @@ enum hm_leak { HM_LEAK_UNKNOWN = -1, HM_LEAK_NONE, HM_LEAK_GROWTH, HM_LEAK_SURVI
  * read-only once its writer is done:
  *   1. analysis (analyze.c, hm_analyze): the events, their pairing and device; allocates
  *      the arrays of groups 1 and 2 (cat zeroed); hm_file_free frees every array here.
+ *      A window (window.c, hm_window_apply) then cuts them, before classification.
  *   2. classification (lclassify.c, through hm_script_classify): cat, one category per
  *      event, and nothing else.
  *   3. the timeline (timeline.c, hm_timeline): the totals, the peak and the per-category
@@ -71,9 +80,20 @@ typedef struct hm_series {
 	char device[40];
 	size_t n;
 	uint32_t *ev;      /* k -> index in trace mem columns */
-	int32_t *partner;  /* k -> position of the matching free/alloc, or -1 */
-	uint8_t *before;   /* k: a free of memory allocated before the trace (rule 3) */
+	int32_t *partner;  /* k -> position of the matching free/alloc, or -1; HM_FREED_AFTER or
+			    * less for an allocation a window cuts from its free (hm_free_ev) */
+	uint8_t *before;   /* k: 1 (HM_BEFORE_TRACE), a free of memory allocated before the trace
+			    * (rule 3); 2, an allocation live from the start (a snapshot's live
+			    * block that no entry allocated): its bytes are in the start state, and
+			    * applying it changes no total (hm_mem_delta); 3 (HM_BEFORE_WINDOW), in a
+			    * window, a free of memory allocated before it (category 0 already,
+			    * never classified). 1 and 3 hold their size from the start. */
 	int has_addr;      /* some non-zero event carries an address (pairing used them) */
+	int based;         /* a window cut the series (window.c): base is what was live at its
+			    * opening (the whole series' replay), base_ts the opening's time, and
+			    * ev[n, nall) the events outside it (read only for their device) */
+	int64_t base, base_ts;
+	size_t nall;
 	/* 2. classification */
 	int32_t *cat;      /* k -> category id, -1 for zero-byte events */
 	/* 3. the timeline */
@@ -90,7 +110,8 @@ typedef struct hm_series {
 	size_t nooms;
 	int64_t reserved_unallocated_at_peak, max_reserved_unallocated, max_reserved_unallocated_ts;
 	/* HM_NONE when the trace has no Total Reserved */
-	int leak;            /* enum hm_leak: UNKNOWN on fewer than three steps */
+	int leak;            /* enum hm_leak: UNKNOWN on fewer than three whole steps */
+	size_t leak_steps;   /* the whole steps (not partial) the verdict reads */
 	int64_t leak_per_step; /* bytes, for a verdict of GROWTH or SURVIVORS */
 	hm_maker *makers;    /* who made the surviving bytes, largest first */
 	size_t nmakers;
@@ -105,8 +126,9 @@ typedef struct hm_file {
 			     * index in step_n and step_ts), or -1: read with hm_step_of */
 	int32_t *step_n;    /* by step slice: its N */
 	int64_t *step_ts;   /* by step slice: its start */
-	int64_t win_from, win_to; /* --steps / --from --to (window.c): the window's ns, both
-				   * HM_NONE without one */
+	int windowed;       /* --steps / --from --to cut the series (window.c) */
+	int64_t win_from, win_to; /* the window's ns (INT64_MIN, INT64_MAX: open on that
+				   * side); both HM_NONE without one */
 	size_t oom_elsewhere; /* [OutOfMemory] events in no series: on a device without memory
 			       * events, or without a device (explain.c) */
 	hm_series *series;
@@ -132,6 +154,21 @@ static inline int64_t hm_step_ts_of(const hm_file *f, uint32_t i)
 static inline enum hm_kind hm_kind_of(int64_t bytes)
 {
 	return bytes > 0 ? HM_ALLOC : bytes < 0 ? HM_FREE : HM_ZERO;
+}
+
+/* The memory event that frees allocation k: its partner's, past a window's end the free
+ * the window cut (its rows still tell when they are freed), else UINT32_MAX. */
+static inline uint32_t hm_free_ev(const hm_series *s, size_t k)
+{
+	int32_t p = s->partner[k];
+	return p >= 0 ? s->ev[p] : p <= HM_FREED_AFTER ? s->ev[s->n + (size_t)(HM_FREED_AFTER - p)] : UINT32_MAX;
+}
+
+/* What position k changes the device total by: its signed bytes, or 0 for an allocation
+ * live from the start (before 2), whose bytes the start state holds already. */
+static inline int64_t hm_mem_delta(const hm_series *s, const hm_mem *m, size_t k)
+{
+	return s->before[k] == 2 ? 0 : m->bytes[s->ev[k]];
 }
 
 #define HM_KIND(k) (1u << (k)) /* a set of enum hm_slice_kind */

@@ -62,9 +62,10 @@ static const char usage_run[] =
 static const char usage_alloc[] =
 	"allocations options: -I, --out, --allow-io, --timeout and --lua-mem as for run, and\n";
 static const char usage_common[] =
-	"merge options: -I, --out, --allow-io, --timeout and --lua-mem as for run, for RULES, from\n"
-	"  this command line only, never from a partial: a partial is data. The partials give the\n"
-	"  options that shape results (--set, --top, --steps, --from, --to) and must agree on them\n"
+	"merge options: the outputs, --summary, --format and --color of run; -I, --out,\n"
+	"  --allow-io, --timeout and --lua-mem for RULES, from this command line only (never from\n"
+	"  a partial: a partial is data); --set, --top, --steps, --from and --to come from the\n"
+	"  partials, which must agree on them\n"
 	"common options (run, events, allocations, merge):\n"
 	"  --keep-going      skip traces that cannot be read (each is reported), write the results of\n"
 	"                    the others, then exit with 4\n"

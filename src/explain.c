@@ -109,7 +109,7 @@ static int64_t *totals(const hm_series *s, const hm_mem *m)
 	for (size_t k = 0; k < s->n; k++) {
 		if (k % TOT_EVERY == 0)
 			tot[k / TOT_EVERY] = run;
-		run += m->bytes[s->ev[k]];
+		run += hm_mem_delta(s, m, k);
 	}
 	if (s->n % TOT_EVERY == 0)
 		tot[s->n / TOT_EVERY] = run;
@@ -122,12 +122,16 @@ static int64_t total_after(const hm_series *s, const hm_mem *m, const int64_t *t
 	size_t to = (size_t)(k + 1), i = to / TOT_EVERY * TOT_EVERY;
 	int64_t run = tot[to / TOT_EVERY];
 	for (; i < to; i++)
-		run += m->bytes[s->ev[i]];
+		run += hm_mem_delta(s, m, i);
 	return run;
 }
 
-static void explain_steps(hm_series *s, const hm_mem *m, const stepslice *ss, size_t nss, const int64_t *tot, size_t ncats)
+/* Steps of a window (window.h) are the slices it overlaps, each cut to it: a step the
+ * window cuts is partial, from the window's edge on the cut side. */
+static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, size_t nss, const int64_t *tot,
+			  size_t ncats)
 {
+	const hm_mem *m = &f->t->mem;
 	s->nsteps = nss;
 	s->steps = nss ? hm_xcalloc(nss, sizeof *s->steps) : NULL;
 	long *at = hm_xrealloc(NULL, (nss ? nss : 1) * sizeof *at);
@@ -135,17 +139,22 @@ static void explain_steps(hm_series *s, const hm_mem *m, const stepslice *ss, si
 	size_t *ord = hm_xrealloc(NULL, (nss ? nss : 1) * sizeof *ord);
 	for (size_t i = 0; i < nss; i++) {
 		hm_step *st = &s->steps[i];
-		long ks = before(s, m, ss[i].ts), ke = hm_explain_at(s, m, ss[i].end);
 		st->step = ss[i].n, st->start_ts = ss[i].ts, st->end_ts = ss[i].end;
+		if (f->windowed && (st->start_ts < f->win_from || st->end_ts > f->win_to)) {
+			st->partial = 1;
+			st->start_ts = st->start_ts < f->win_from ? f->win_from : st->start_ts;
+			st->end_ts = st->end_ts > f->win_to ? f->win_to : st->end_ts;
+		}
+		long ks = before(s, m, st->start_ts), ke = hm_explain_at(s, m, st->end_ts);
 		st->start_bytes = total_after(s, m, tot, ks), st->end_bytes = total_after(s, m, tot, ke);
 		st->growth_bytes = st->end_bytes - st->start_bytes;
 		st->peak_bytes = st->start_bytes, st->peak_ts = st->start_ts;
 		int64_t run = st->start_bytes;
 		for (long k = ks + 1; k <= ke; k++) {
-			run += m->bytes[s->ev[k]];
+			run += hm_mem_delta(s, m, (size_t)k);
 			if (run > st->peak_bytes)
 				st->peak_bytes = run, st->peak_ts = m->ts[s->ev[k]];
-			if (m->bytes[s->ev[k]] > 0 && s->partner[k] < 0)
+			if (m->bytes[s->ev[k]] > 0 && s->partner[k] < 0 && !s->before[k])
 				st->survivors_bytes += m->bytes[s->ev[k]];
 		}
 		if (!s->has_addr) /* no Addr: nothing is paired, so what survives is unknown */
@@ -230,7 +239,7 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	size_t cap = 0;
 	for (size_t i = 0; i < oc->n; i++) {
 		if (oc->dev_type[i] != s->dev_type || oc->dev_id[i] != s->dev_id ||
-		    (f->win_from != HM_NONE && (oc->ts[i] < f->win_from || oc->ts[i] > f->win_to)))
+		    (f->windowed && (oc->ts[i] < f->win_from || oc->ts[i] > f->win_to)))
 			continue;
 		hm_grow(&s->ooms, &cap, s->nooms + 1, sizeof *s->ooms);
 		hm_oom *o = &s->ooms[s->nooms++];
@@ -250,7 +259,9 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	int64_t **out = hm_xrealloc(NULL, (s->nooms ? s->nooms : 1) * sizeof *out);
 	for (size_t i = 0; i < s->nooms; i++) {
 		hm_oom *o = &s->ooms[i];
-		o->k = hm_explain_at(s, m, o->ts);
+		o->k = before(s, m, o->ts); /* then the events at its time that the file has before it */
+		while ((size_t)(o->k + 1) < s->n && m->ts[s->ev[o->k + 1]] == o->ts && s->ev[o->k + 1] < oc->mem_at[o->ev])
+			o->k++;
 		o->allocated = total_after(s, m, tot, o->k);
 		for (size_t k = (size_t)(o->k + 1); k < s->n; k++)
 			if (m->bytes[s->ev[k]] < 0)
@@ -263,21 +274,25 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	free(at), free(out);
 }
 
-/* Total Reserved minus Total Allocated, both from the trace: at the peak, and its maximum
- * (the first time it is reached). */
+/* Total Reserved minus Total Allocated, both from the trace (a snapshot's events carry
+ * both, from its replay): at the peak, and its maximum (the first time it is reached).
+ * When the peak is the start state, the events that change no total before the first that
+ * does (a snapshot's baseline and live blocks) tell the totals there. */
 static void explain_reserved(hm_series *s, const hm_mem *m)
 {
 	s->reserved_unallocated_at_peak = s->max_reserved_unallocated = s->max_reserved_unallocated_ts = HM_NONE;
 	if (s->dev_type == 0) /* the CPU allocator caches nothing: its Total Reserved is 0 */
 		return;
+	int unchanged = 1; /* every event so far left the start state as it was */
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
+		unchanged = unchanged && hm_mem_delta(s, m, k) == 0;
 		int64_t g = gap(hm_mem_total_res(m, e), hm_mem_total_alloc(m, e));
 		if (g == HM_NONE)
 			continue;
 		if (s->max_reserved_unallocated == HM_NONE || g > s->max_reserved_unallocated)
 			s->max_reserved_unallocated = g, s->max_reserved_unallocated_ts = m->ts[e];
-		if ((long)k == s->peak_k)
+		if ((long)k == s->peak_k || (s->peak_k < 0 && unchanged && s->reserved_unallocated_at_peak == HM_NONE))
 			s->reserved_unallocated_at_peak = g;
 	}
 }
@@ -292,21 +307,23 @@ static int cmp_maker(const void *a, const void *b)
 
 #define HM_MAKERS_MAX 5
 
-/* Who made the surviving bytes of every step but the last (the last step's survivors
- * may be its results): the innermost module when the trace has them, else the op, else
- * (a snapshot) the first user frame. */
-static void makers(const hm_file *f, hm_series *s)
+/* Who made the surviving bytes of the whole steps the verdict read, but the first (its
+ * survivors are one-time state: weights, optimizer state) and the last (its survivors may
+ * be its results): the innermost module when the trace has them, else the op, else (a
+ * snapshot) the first user frame. */
+static void makers(const hm_file *f, hm_series *s, const size_t *whole, size_t nwhole)
 {
 	const hm_trace *t = f->t;
 	const hm_mem *m = &t->mem;
 	hm_strtab names = {0};
 	int64_t *sum = NULL;
 	size_t cap = 0;
-	for (size_t i = 0; i + 1 < s->nsteps; i++) {
-		long ks = before(s, m, s->steps[i].start_ts), ke = hm_explain_at(s, m, s->steps[i].end_ts);
+	for (size_t w = 1; w + 1 < nwhole; w++) {
+		const hm_step *st = &s->steps[whole[w]];
+		long ks = before(s, m, st->start_ts), ke = hm_explain_at(s, m, st->end_ts);
 		for (long k = ks + 1; k <= ke; k++) {
 			uint32_t e = s->ev[k];
-			if (m->bytes[e] <= 0 || s->partner[k] >= 0)
+			if (m->bytes[e] <= 0 || s->partner[k] >= 0 || s->before[k])
 				continue;
 			hm_rowref r = {f, s, (uint32_t)k};
 			hm_value v;
@@ -337,34 +354,45 @@ static void makers(const hm_file *f, hm_series *s)
 	hm_strtab_free(&names);
 }
 
-/* The verdict (README "Steps and leaks"): steady growth of end_bytes over every step, or
- * bytes that survive from every step but the last; nothing on fewer than three steps. */
+/* The verdict (README "Steps and leaks"): steady growth of end_bytes over every whole
+ * step (a step the window cuts is left out), or bytes that survive from every whole step
+ * but the last; nothing on fewer than three whole steps. */
 static void leak(const hm_file *f, hm_series *s)
 {
 	s->leak = HM_LEAK_UNKNOWN, s->leak_per_step = 0;
-	if (s->nsteps < HM_LEAK_MIN_STEPS)
+	size_t *whole = hm_xrealloc(NULL, (s->nsteps ? s->nsteps : 1) * sizeof *whole), n = 0;
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (!s->steps[i].partial)
+			whole[n++] = i;
+	s->leak_steps = n;
+	if (n < HM_LEAK_MIN_STEPS) {
+		free(whole);
 		return;
+	}
 	int grows = 1, survives = 1;
 	int64_t surv = 0;
-	for (size_t i = 0; i < s->nsteps; i++) {
-		if (i && s->steps[i].end_bytes <= s->steps[i - 1].end_bytes)
+	for (size_t w = 0; w < n; w++) {
+		const hm_step *st = &s->steps[whole[w]];
+		if (w && st->end_bytes <= s->steps[whole[w - 1]].end_bytes)
 			grows = 0;
-		if (i + 1 < s->nsteps) {
-			if (s->steps[i].survivors_bytes == HM_NONE || s->steps[i].survivors_bytes <= 0)
+		if (w + 1 < n) {
+			if (st->survivors_bytes == HM_NONE || st->survivors_bytes <= 0)
 				survives = 0;
 			else
-				surv += s->steps[i].survivors_bytes;
+				surv += st->survivors_bytes;
 		}
 	}
-	size_t d = s->nsteps - 1;
+	size_t d = n - 1;
 	if (grows)
-		s->leak = HM_LEAK_GROWTH, s->leak_per_step = (s->steps[d].end_bytes - s->steps[0].end_bytes) / (int64_t)d;
+		s->leak = HM_LEAK_GROWTH,
+		s->leak_per_step = (s->steps[whole[d]].end_bytes - s->steps[whole[0]].end_bytes) / (int64_t)d;
 	else if (survives)
 		s->leak = HM_LEAK_SURVIVORS, s->leak_per_step = surv / (int64_t)d;
 	else
 		s->leak = HM_LEAK_NONE;
-	if (s->leak != HM_LEAK_NONE)
-		makers(f, s);
+	if (s->leak != HM_LEAK_NONE && s->has_addr) /* without Addr, what survives is unknown */
+		makers(f, s, whole, n);
+	free(whole);
 }
 
 void hm_explain(hm_file *f, size_t ncats)
@@ -373,10 +401,10 @@ void hm_explain(hm_file *f, size_t ncats)
 	size_t nss, outside = 0;
 	stepslice *ss = step_slices(f->t, &nss);
 	size_t matched = 0;
-	if (f->win_from != HM_NONE) { /* a window (window.h): its steps and OOMs only */
+	if (f->windowed) { /* a window (window.h): its steps and OOMs only */
 		size_t j = 0;
-		for (size_t i = 0; i < nss; i++)
-			if (ss[i].end >= f->win_from && ss[i].ts <= f->win_to)
+		for (size_t i = 0; i < nss; i++) /* inside it, or overlapping more than its edge */
+			if ((ss[i].ts >= f->win_from && ss[i].end <= f->win_to) || (ss[i].end > f->win_from && ss[i].ts < f->win_to))
 				ss[j++] = ss[i];
 		nss = j;
 		for (size_t i = 0; i < f->t->oom.n; i++)
@@ -385,7 +413,7 @@ void hm_explain(hm_file *f, size_t ncats)
 	for (size_t i = 0; i < f->nseries; i++) {
 		hm_series *s = &f->series[i];
 		int64_t *tot = totals(s, m);
-		explain_steps(s, m, ss, nss, tot, ncats);
+		explain_steps(f, s, ss, nss, tot, ncats);
 		explain_ooms(f, s, ss, nss, tot, ncats);
 		explain_reserved(s, m);
 		leak(f, s);

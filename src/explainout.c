@@ -233,6 +233,7 @@ static void json_steps(FILE *f, const hm_report *r, const hm_series *s)
 		fprintf(f, ", \"end_bytes\": %" PRId64 ", \"growth_bytes\": %" PRId64 ", \"survivors_bytes\": ", st->end_bytes,
 			st->growth_bytes);
 		hm_json_opt(f, st->survivors_bytes);
+		fprintf(f, ", \"partial\": %s", st->partial ? "true" : "false");
 		fputs(",\n     \"categories\": ", f);
 		json_cats(f, r, s, st->cat_end, "end_bytes");
 		putc('}', f);
@@ -248,7 +249,7 @@ void hm_json_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_se
 	hm_json_opt(f, s->max_reserved_unallocated);
 	fputs(", \"max_reserved_unallocated_ts\": ", f);
 	hm_json_us(f, s->max_reserved_unallocated_ts);
-	fprintf(f, ",\n   \"leak\": {\"verdict\": \"%s\", \"steps\": %zu, \"per_step_bytes\": ", hm_leak_name(s->leak), s->nsteps);
+	fprintf(f, ",\n   \"leak\": {\"verdict\": \"%s\", \"steps\": %zu, \"per_step_bytes\": ", hm_leak_name(s->leak), s->leak_steps);
 	hm_json_opt(f, s->leak == HM_LEAK_GROWTH || s->leak == HM_LEAK_SURVIVORS ? s->leak_per_step : HM_NONE);
 	fputs(", \"made_by\": [", f);
 	for (size_t i = 0; i < s->nmakers; i++) {
@@ -293,25 +294,31 @@ static void summary_steps(FILE *f, const hm_file *hf, const hm_series *s)
 				snprintf(b[j], sizeof b[j], "-"); /* survivors without Addr */
 			else
 				hm_fmt_bytes(b[j], sizeof b[j], v[j]);
-		fprintf(f, "    %6" PRId32 " %12.3f %12s %12s %12s %12s %12s\n", st->step, ms_since(hf->t, st->start_ts), b[0], b[1],
-			b[2], b[3], b[4]);
+		fprintf(f, "    %6" PRId32 " %12.3f %12s %12s %12s %12s %12s%s\n", st->step, ms_since(hf->t, st->start_ts), b[0],
+			b[1], b[2], b[3], b[4], st->partial ? "  partial (cut by the window)" : "");
 	}
 }
 
 static void summary_leak(FILE *f, const hm_series *s)
 {
 	char b[32];
+	size_t partial = s->nsteps - s->leak_steps;
 	if (s->leak == HM_LEAK_UNKNOWN) {
-		if (s->nsteps)
+		if (partial)
+			fprintf(f, "    leak: no verdict on fewer than %d whole steps (%zu here; %zu cut by the window left out)\n",
+				HM_LEAK_MIN_STEPS, s->leak_steps, partial);
+		else if (s->nsteps)
 			fprintf(f, "    leak: no verdict on fewer than %d steps (%zu here)\n", HM_LEAK_MIN_STEPS, s->nsteps);
 		return;
 	}
 	if (s->leak == HM_LEAK_NONE) {
 		fprintf(f, "    leak: none (end of step does not grow every step, nor do allocations survive every step)\n");
+		if (partial)
+			fprintf(f, "    (%zu step%s cut by the window left out of the verdict)\n", partial, partial > 1 ? "s" : "");
 		return;
 	}
 	hm_fmt_bytes(b, sizeof b, s->leak_per_step);
-	fprintf(f, "    LEAK: %s per step over %zu steps (%s)", b, s->nsteps,
+	fprintf(f, "    LEAK: %s per step over %zu steps (%s)", b, s->leak_steps,
 		s->leak == HM_LEAK_GROWTH ? "allocated at each step's end grows every step"
 					  : "allocations of every step but the last are never freed");
 	for (size_t i = 0; i < s->nmakers; i++) {
@@ -321,6 +328,8 @@ static void summary_leak(FILE *f, const hm_series *s)
 		fprintf(f, " %s", b);
 	}
 	fputc('\n', f);
+	if (partial)
+		fprintf(f, "    (%zu step%s cut by the window left out of the verdict)\n", partial, partial > 1 ? "s" : "");
 }
 
 static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s, const hm_oom *o)
@@ -395,6 +404,10 @@ void hm_summary_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm
 			fprintf(f, "    reserved but unallocated (cached by the allocator): at most %s (+%.3f ms)\n", b2,
 				ms_since(hf->t, s->max_reserved_unallocated_ts));
 		}
+		if (hf->t->snap) /* README "Snapshots": allocated is what the blocks asked for */
+			fputs("    (a snapshot's allocated bytes are requested bytes, so this includes the blocks' rounding: "
+			      "memory_viz's internal + external free)\n",
+			      f);
 	}
 	hm_snap_summary_series(f, hf, s);
 	summary_steps(f, hf, s);

@@ -17,7 +17,7 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_CONTEXT] = "context", [HM_F_FREE_CONTEXT] = "free_context", [HM_F_OPS_OPEN_AT_FREE] = "ops_open_at_free",
 	[HM_F_SAME_STEP] = "same_step", [HM_F_HAS_ADDR] = "has_addr", [HM_F_SERIES_ID] = "series_id",
 	[HM_F_FRAMES] = "frames", [HM_F_BLOCK_BYTES] = "block_bytes", [HM_F_STREAM] = "stream",
-	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata",
+	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata", [HM_F_SEGMENT] = "segment",
 };
 
 #define MODULE_PREFIX "nn.Module: "
@@ -119,8 +119,7 @@ static uint32_t free_event(const hm_rowref *r)
 	uint32_t e = r->s->ev[r->k];
 	if (r->f->t->mem.bytes[e] < 0)
 		return e;
-	int32_t p = r->s->partner[r->k];
-	return p >= 0 ? r->s->ev[p] : UINT32_MAX;
+	return hm_free_ev(r->s, r->k);
 }
 
 #define END(o, s) ((o)->ts[s] + (o)->dur[s])
@@ -311,6 +310,7 @@ static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
 	switch (field) {
 	case HM_F_BLOCK_BYTES: set_int(v, s->block_bytes[e]); return;
 	case HM_F_STREAM: set_int(v, s->stream[e]); return;
+	case HM_F_SEGMENT: set_int(v, s->segment[e]); return;
 	case HM_F_FRAME: id = s->stack[e] == UINT32_MAX ? UINT32_MAX : s->stack_frame[s->stack[e]]; break;
 	case HM_F_COMPILE_CONTEXT: id = s->compile_ctx[e]; break;
 	case HM_F_USER_METADATA: id = s->user_meta[e]; break;
@@ -341,7 +341,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_TS_NS: set_int(v, m->ts[e]); break;
 	case HM_F_BYTES: set_int(v, b < 0 ? -b : b); break;
 	case HM_F_KIND: set_str(v, b < 0 ? "free" : "alloc", b < 0 ? 4 : 5); break;
-	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k]; break;
+	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k] == 1; break;
 	case HM_F_ADDR: set_int(v, m->has_addr[e] ? (int64_t)hm_mem_addr(m, e) : HM_NONE); break;
 	case HM_F_DEVICE: set_str(v, r->s->device, strlen(r->s->device)); break;
 	case HM_F_DEVICE_TYPE: set_int(v, r->s->dev_type); break;
@@ -361,8 +361,9 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	}
 	case HM_F_LIFETIME: {
 		int32_t p = r->s->partner[r->k];
-		if (p >= 0) {
-			int64_t d = m->ts[r->s->ev[p]] - m->ts[e];
+		uint32_t pe = b > 0 ? hm_free_ev(r->s, r->k) : p >= 0 ? r->s->ev[p] : UINT32_MAX;
+		if (pe != UINT32_MAX) {
+			int64_t d = m->ts[pe] - m->ts[e];
 			v->type = HM_V_NUM, v->d = (double)(d < 0 ? -d : d) / 1000.0;
 		}
 		break;
@@ -418,15 +419,14 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_FREE_CONTEXT:
 	case HM_F_SERIES_ID: set_int(v, hm_field_context(r, field, NULL)); break;
 	case HM_F_OPS_OPEN_AT_FREE: {
-		int32_t p = r->s->partner[r->k];
-		if (b > 0 && p >= 0)
-			set_int(v, (int64_t)ops_open_at(f, e, m->ts[r->s->ev[p]]));
+		uint32_t fe = b > 0 ? hm_free_ev(r->s, r->k) : UINT32_MAX;
+		if (fe != UINT32_MAX)
+			set_int(v, (int64_t)ops_open_at(f, e, m->ts[fe]));
 		break;
 	}
 	case HM_F_SAME_STEP:
 		if (b > 0 && hm_step_of(f, e) >= 0) {
-			int32_t p = r->s->partner[r->k];
-			uint32_t fe = p >= 0 ? r->s->ev[p] : UINT32_MAX;
+			uint32_t fe = hm_free_ev(r->s, r->k);
 			v->type = HM_V_BOOL;
 			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
 			v->i = fe != UINT32_MAX && hm_step_of(f, fe) == hm_step_of(f, e) &&

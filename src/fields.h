@@ -22,7 +22,7 @@ enum hm_field {
 	HM_F_CONTEXT, HM_F_FREE_CONTEXT, HM_F_OPS_OPEN_AT_FREE, HM_F_SAME_STEP, HM_F_HAS_ADDR,
 	HM_F_SERIES_ID, /* the row's series (file and device) as one integer */
 	/* memory snapshots (README "Snapshots"); nil on traces */
-	HM_F_FRAMES, HM_F_BLOCK_BYTES, HM_F_STREAM, HM_F_COMPILE_CONTEXT, HM_F_USER_METADATA,
+	HM_F_FRAMES, HM_F_BLOCK_BYTES, HM_F_STREAM, HM_F_COMPILE_CONTEXT, HM_F_USER_METADATA, HM_F_SEGMENT,
 	HM_F_COUNT
 };
 

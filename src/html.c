@@ -3,6 +3,7 @@
 #include "explainout.h"
 #include "fields.h"
 #include "ranks.h"
+#include "snapout.h"
 #include "timeline.h"
 
 #include <inttypes.h>
@@ -299,7 +300,7 @@ static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_serie
 	size_t n = 0;
 	for (size_t k = 0; k < s->n; k++) {
 		int64_t b = m->bytes[s->ev[k]];
-		uint32_t from = b > 0 ? pt[k] : 0, to = b > 0 ? (s->partner[k] >= 0 ? pt[s->partner[k]] : UINT32_MAX) : pt[k];
+		uint32_t from = b > 0 && s->before[k] != 2 ? pt[k] : 0, to = b > 0 ? (s->partner[k] >= 0 ? pt[s->partner[k]] : UINT32_MAX) : pt[k];
 		if ((b > 0 || s->before[k]) && from < to)
 			c[n++] = (sized){b < 0 ? -b : b, (uint32_t)k};
 	}
@@ -338,14 +339,14 @@ static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_serie
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
-/* Step bands and OOM markers for the chart: "steps":[[start,end,N],...] and
+/* Step bands and OOM markers for the chart: "steps":[[start,end,N(,1 when partial)],...] and
  * "ooms":[[t,bytes],...], times in ns since t0 as "t". */
 static void explain_json(FILE *f, const hm_series *s, int64_t t0)
 {
 	fputs(",\"steps\":[", f);
 	for (size_t i = 0; i < s->nsteps; i++)
-		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "]", i ? "," : "", s->steps[i].start_ts - t0,
-			s->steps[i].end_ts - t0, s->steps[i].step);
+		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "%s]", i ? "," : "", s->steps[i].start_ts - t0,
+			s->steps[i].end_ts - t0, s->steps[i].step, s->steps[i].partial ? ",1" : "");
 	fputs("],\"ooms\":[", f);
 	for (size_t i = 0; i < s->nooms; i++)
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", i ? "," : "", s->ooms[i].ts - t0, s->ooms[i].bytes);
@@ -496,8 +497,10 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 	uint32_t *pos = hm_xcalloc(top + 1, sizeof *pos);
 	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, top);
 	if (n == 0) {
-		fputs(s->has_addr ? "<p>Nothing allocated during the trace is live at the peak.</p>\n"
-				  : "<p>This trace has no Addr: the allocations live at the peak cannot be known.</p>\n", f);
+		fputs(hf->t->snap    ? "<p>No allocation is live at the peak.</p>\n"
+		      : s->has_addr ? "<p>Nothing allocated during the trace is live at the peak.</p>\n"
+				    : "<p>This trace has no Addr: the allocations live at the peak cannot be known.</p>\n",
+		      f);
 		free(pos);
 		return;
 	}
@@ -512,7 +515,7 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
 		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]], at = hf->t->mem.ts[s->ev[pos[i]]] - hf->t->first_ts;
 		fprintf(f, "<tr data-bytes=%" PRId64 " data-t=%" PRId64 " title=\"click: what is live at the peak\">", b < 0 ? -b : b,
-			s->before[pos[i]] ? -1 : at);
+			s->before[pos[i]] == HM_BEFORE_TRACE || s->before[pos[i]] == HM_BEFORE_WINDOW ? -1 : at);
 		bytes_cell(f, b < 0 ? -b : b);
 		fputs("<td>", f);
 		if (s->cat[pos[i]] >= 0)
@@ -526,13 +529,16 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 			fputs("-", f);
 		fputs("</td><td class=num>", f);
 		if (s->before[pos[i]])
-			fputs("before trace", f);
+			fputs(s->before[pos[i]] == HM_BEFORE_WINDOW ? "before window" : "before trace", f);
+		else if (s->partner[pos[i]] <= HM_FREED_AFTER)
+			fputs("freed after the window", f);
 		else if (life.type == HM_V_NUM)
 			fprintf(f, "%.3f ms", life.d / 1000.0);
 		else
 			fputs("never freed", f);
 		int64_t ts = hf->t->mem.ts[s->ev[pos[i]]];
-		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", s->before[pos[i]] ? "freed +" : "+",
+		int held = s->before[pos[i]] == HM_BEFORE_TRACE || s->before[pos[i]] == HM_BEFORE_WINDOW;
+		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", held ? "freed +" : "+",
 			(double)(ts - hf->t->first_ts) / 1e6);
 		char who[1024];
 		hm_explain_who(&ref, who, sizeof who);
@@ -563,6 +569,10 @@ static void series_tables(FILE *f, const hm_report *r, const colors *k, const hm
 	if (s->mismatches)
 		fprintf(f, ", <b>%" PRIu64 " mismatches</b> with Total Allocated", s->mismatches);
 	fputs("</p>\n", f);
+	if (hm_snap_time_note(hf->t))
+		fprintf(f, "<p class=note>Times: %s.</p>\n", hm_snap_time_note(hf->t));
+	if (hm_snap_no_entries(hf, s))
+		fputs("<p class=note>Note: " HM_SNAP_NO_ENTRIES_NOTE ".</p>\n", f);
 	summary_table(f, r, k, s);
 	live_table(f, r, k, hf, s);
 	fputs("</section>\n", f);

@@ -360,6 +360,10 @@ static int classify_protected(lua_State *L)
 				x->cat[k] = x->cat[x->partner[k]];
 				continue;
 			}
+			if (x->before[k] == HM_BEFORE_WINDOW) { /* "(before window)" gives it back (window.h) */
+				x->cat[k] = 0;
+				continue;
+			}
 			uint32_t slot = 0;
 			kr.x = x, kr.k = (uint32_t)k, kr.row = 0;
 			hm_lctx_arm(lx, "classify");

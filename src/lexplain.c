@@ -46,7 +46,7 @@ static void push_steps(lua_State *L, const hm_strtab *cats, const hm_series *s)
 	lua_createtable(L, (int)s->nsteps, 0);
 	for (size_t i = 0; i < s->nsteps; i++) {
 		const hm_step *st = &s->steps[i];
-		lua_createtable(L, 0, 11);
+		lua_createtable(L, 0, 12);
 		set_int(L, "step", st->step);
 		set_us(L, "start_ts", st->start_ts);
 		set_us(L, "end_ts", st->end_ts);
@@ -56,6 +56,8 @@ static void push_steps(lua_State *L, const hm_strtab *cats, const hm_series *s)
 		set_int(L, "end_bytes", st->end_bytes);
 		set_int(L, "growth_bytes", st->growth_bytes);
 		set_int(L, "survivors_bytes", st->survivors_bytes);
+		lua_pushboolean(L, st->partial);
+		lua_setfield(L, -2, "partial");
 		push_cats(L, cats, s, st->cat_end, "end_bytes");
 		lua_setfield(L, -2, "categories");
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
@@ -120,7 +122,7 @@ static void push_leak(lua_State *L, const hm_series *s)
 	lua_createtable(L, 0, 4);
 	const char *v = hm_leak_name(s->leak);
 	set_str(L, "verdict", v, strlen(v));
-	set_int(L, "steps", (int64_t)s->nsteps);
+	set_int(L, "steps", (int64_t)s->leak_steps);
 	if (s->leak == HM_LEAK_GROWTH || s->leak == HM_LEAK_SURVIVORS)
 		set_int(L, "per_step_bytes", s->leak_per_step);
 	lua_createtable(L, (int)s->nmakers, 0);

@@ -219,6 +219,7 @@ static void push_cell(lua_State *L, const hm_cell *c)
 
 void hm_lua_report_push(lua_State *L, const hm_report *rep)
 {
+	hm_lua_rows(L)->cats = rep->cats; /* rows classify kept read their category from now on */
 	lua_createtable(L, 0, 6);
 	lua_pushstring(L, rep->rules ? rep->rules : "");
 	lua_setfield(L, -2, "rules");
@@ -448,9 +449,10 @@ static int where_ok(const hm_series *s, size_t k, int where)
 		return 0; /* without Addr nothing is known to be live */
 	if (where == 1)
 		return s->partner[k] < 0 || s->partner[k] > s->peak_k
-			? (s->before[k] ? (long)k > s->peak_k : (long)k <= s->peak_k) : 0;
+			? (s->before[k] == HM_BEFORE_TRACE || s->before[k] == HM_BEFORE_WINDOW ? (long)k > s->peak_k
+			   : s->before[k] == 2 || (long)k <= s->peak_k) : 0;
 	if (where == 2)
-		return !s->before[k] && s->partner[k] < 0 && s->has_addr;
+		return s->before[k] != HM_BEFORE_TRACE && s->before[k] != HM_BEFORE_WINDOW && s->partner[k] < 0 && s->has_addr;
 	return 1;
 }
 

@@ -39,14 +39,27 @@ static const char *const stage_names[ST_N] = {"read", "sort+pair+context", "clas
 					       "aggregate+done", "output"};
 static double stage_s[ST_N];
 
-/* Cut a file to the window; a trace without the window's steps keeps nothing (said). */
-static void apply_window(hm_file *f, const hm_window *w, int quiet)
+/* Cut a file to the window, before anything of it is classified. A trace without the
+ * window's steps keeps nothing (said, unless quiet); what it has is added to have (room
+ * for n), for the usage error of a run where no trace has them. Returns 0, or -1 then. */
+static int apply_window(hm_file *f, const hm_window *w, int quiet, char *have, size_t n)
 {
 	int64_t from, to;
-	if (hm_window_bounds(w, f->t, &from, &to) != 0 && !quiet)
-		hm_eprintf("hmem: warning: %s has no ProfilerStep#%d to #%d: nothing of it is in the window\n", f->t->path,
-			   (int)w->step_a, (int)w->step_b);
+	int missing = hm_window_bounds(w, f->t, &from, &to) != 0;
+	if (missing) {
+		char steps[200];
+		size_t len = strlen(have);
+		hm_window_steps_of(f->t, steps, sizeof steps);
+		if (len < n)
+			snprintf(have + len, n - len, "%s%s: %s", len ? "; " : "", f->t->path, steps);
+		char asked[40];
+		snprintf(asked, sizeof asked, w->step_a == w->step_b ? "#%d" : "#%d to #%d", (int)w->step_a, (int)w->step_b);
+		if (!quiet)
+			hm_eprintf("hmem: warning: %s has no ProfilerStep%s (its steps: %s): nothing of it is in the window\n",
+				   f->t->path, asked, steps);
+	}
 	hm_window_apply(f, from, to);
+	return missing ? -1 : 0;
 }
 
 /* Per series, the check of rule 6; a mismatch means events are missing or the trace
@@ -215,6 +228,8 @@ static int run(const hm_opts *o)
 	hm_script *script = NULL;
 	hm_loader *loader = NULL;
 	size_t ncut = 0; /* traces kept only up to a cut (--keep-going) */
+	size_t nmissing = 0; /* traces without the steps of --steps */
+	char no_steps[2048] = ""; /* and the steps they have */
 	hm_strtab cats = {0};
 	hm_report rep = {0};
 	rep.rules = o->rules;
@@ -345,6 +360,8 @@ static int run(const hm_opts *o)
 					       "no memory even with profile_memory=True; use a PyTorch built with Kineto)"
 				: t->has_trace_events ? " (record with torch.profiler.profile(profile_memory=True))"
 						      : " (no traceEvents in it)");
+		if (o->win.on && apply_window(f, &o->win, o->quiet, no_steps, sizeof no_steps) != 0)
+			nmissing++;
 		if (script && !o->merge && hm_script_classify(script, f, &cats, err, sizeof err) != 0) {
 			hm_eprintf("hmem: %s\n", err);
 			rc = HM_EXIT_SCRIPT;
@@ -362,10 +379,19 @@ static int run(const hm_opts *o)
 	}
 	hm_loader_stop(loader);
 	loader = NULL;
+	if (o->win.by_steps && nmissing && nmissing == rep.nfiles && !o->shard) { /* a shard: the merge says it */
+		char msg[sizeof no_steps + 100];
+		if (o->win.step_a == o->win.step_b)
+			snprintf(msg, sizeof msg, "--steps %d: no trace has ProfilerStep#%d (%s)", (int)o->win.step_a,
+				 (int)o->win.step_a, no_steps);
+		else
+			snprintf(msg, sizeof msg, "--steps %d-%d: no trace has any of ProfilerStep#%d to #%d (%s)",
+				 (int)o->win.step_a, (int)o->win.step_b, (int)o->win.step_a, (int)o->win.step_b, no_steps);
+		rc = hm_usage_error("%s", msg);
+		goto done;
+	}
 	double t0 = hm_now();
 	for (size_t i = 0; i < rep.nfiles; i++) {
-		if (o->win.on)
-			apply_window(rep.files[i], &o->win, o->quiet);
 		for (size_t s = 0; s < rep.files[i]->nseries; s++)
 			hm_timeline(&rep.files[i]->series[s], &rep.files[i]->t->mem, cats.n);
 		hm_explain(rep.files[i], cats.n);

@@ -445,15 +445,21 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 	uint32_t *pos = hm_xcalloc(show + 1, sizeof *pos);
 	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, show);
 	if (n == 0) {
-		if (!s->has_addr)
+		if (hf->t->snap)
+			fprintf(f, "    (no allocation is live at the peak)\n");
+		else if (!s->has_addr)
 			fprintf(f, "    (this trace has no Addr: allocations live at the peak cannot be known)\n");
 		free(pos);
 		return;
 	}
+	int lw = 14; /* the lifetime column, wider where a row is "freed after the window" */
+	for (size_t i = 0; i < n && i < show; i++)
+		if (s->partner[pos[i]] <= HM_FREED_AFTER && !s->before[pos[i]])
+			lw = 22;
 	fprintf(f, "    largest allocations live at the peak (%zu of %zu):\n", n < show ? n : show, n);
 	fprintf(f, "%s    %12s  ", sgr(r, SGR_DIM), "bytes");
 	put_col(f, "category", 8, width);
-	fprintf(f, " %6s  %-14s  %s%s\n", "step", "lifetime", "who", sgr(r, SGR_OFF));
+	fprintf(f, " %6s  %-*s  %s%s\n", "step", lw, "lifetime", "who", sgr(r, SGR_OFF));
 	for (size_t i = 0; i < n && i < show; i++) {
 		hm_rowref ref = {hf, s, pos[i]};
 		hm_value cat, step, life;
@@ -465,14 +471,16 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 		hm_fmt_bytes(b, sizeof b, by < 0 ? -by : by);
 		snprintf(st, sizeof st, step.type == HM_V_INT ? "%" PRId64 : "-", step.i);
 		if (s->before[pos[i]])
-			snprintf(lt, sizeof lt, "before trace");
+			snprintf(lt, sizeof lt, s->before[pos[i]] == HM_BEFORE_WINDOW ? "before window" : "before trace");
+		else if (s->partner[pos[i]] <= HM_FREED_AFTER)
+			snprintf(lt, sizeof lt, "freed after the window");
 		else if (life.type == HM_V_NUM)
 			snprintf(lt, sizeof lt, "%.3f ms", life.d / 1000.0);
 		else
 			snprintf(lt, sizeof lt, "never freed");
 		fprintf(f, "    %12s  ", b);
 		put_col(f, cat.type == HM_V_STR ? cat.s : "-", cat.type == HM_V_STR ? cat.len : 1, width);
-		fprintf(f, " %6s  %-14s  ", st, lt);
+		fprintf(f, " %6s  %-*s  ", st, lw, lt);
 		char who[512];
 		hm_explain_who(&ref, who, sizeof who);
 		put_col(f, who, strlen(who), 0);
@@ -497,6 +505,8 @@ void hm_write_summary(FILE *f, const hm_report *r)
 		if (t->rank != HM_NONE)
 			fprintf(f, "  rank %" PRId64, t->rank);
 		fprintf(f, "%s  (%" PRIu64 " events, %zu memory events)\n", sgr(r, SGR_OFF), t->events, t->mem.n);
+		if (hm_snap_time_note(t))
+			fprintf(f, "  (%s)\n", hm_snap_time_note(t));
 		if (hf->nseries == 0 && t->top_array) /* issue 17: profile_memory=True cannot help there */
 			fprintf(f, "  no [memory] events: a bare array of events, as PyTorch's profiler writes without Kineto;\n"
 				   "  it records no memory even with profile_memory=True: use a PyTorch built with Kineto\n");
@@ -521,6 +531,8 @@ void hm_write_summary(FILE *f, const hm_report *r)
 			if (s->mismatches)
 				fprintf(f, ", %" PRIu64 " MISMATCHES with Total Allocated", s->mismatches);
 			fputc('\n', f);
+			if (hm_snap_no_entries(hf, s))
+				fprintf(f, "  (%s)\n", HM_SNAP_NO_ENTRIES_NOTE);
 			size_t n = hm_categories_by_peak(s, order);
 			fprintf(f, "%s    %-*s %12s %12s %9s %12s%s\n", sgr(r, SGR_DIM), (int)width, "category", "peak", "at peak",
 				"allocs", "live at end", sgr(r, SGR_OFF));

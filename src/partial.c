@@ -279,8 +279,8 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_mem *m = &t->mem;
 	size_t n = m->n;
 	int32_t *dtype = hm_xcalloc(n + 1, sizeof *dtype), *did = hm_xcalloc(n + 1, sizeof *did);
-	for (size_t k = 0; k < f->nseries; k++)
-		for (size_t j = 0; j < f->series[k].n; j++)
+	for (size_t k = 0; k < f->nseries; k++) /* those a window cut out too (analyze.h nall) */
+		for (size_t j = 0; j < (f->series[k].based ? f->series[k].nall : f->series[k].n); j++)
 			dtype[f->series[k].ev[j]] = f->series[k].dev_type, did[f->series[k].ev[j]] = f->series[k].dev_id;
 #define COL(name, p, count) row(d, st, "itb", idx, name, (const void *)(p), (size_t)(count) * sizeof *(p))
 	COL("mem.ts", m->ts, n), COL("mem.bytes", m->bytes, n);
@@ -299,7 +299,7 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_ooms *o = &t->oom;
 	COL("oom.ts", o->ts, o->n), COL("oom.bytes", o->bytes, o->n), COL("oom.total_alloc", o->total_alloc, o->n);
 	COL("oom.total_res", o->total_res, o->n), COL("oom.dev_type", o->dev_type, o->n);
-	COL("oom.dev_id", o->dev_id, o->n), COL("oom.thread", o->thread, o->n);
+	COL("oom.dev_id", o->dev_id, o->n), COL("oom.thread", o->thread, o->n), COL("oom.mem_at", o->mem_at, o->n);
 	COL("capacity", t->capacity, t->ncapacity), COL("thread_name", t->thread_name, t->thread_name_cap);
 	COL("count", t->count, HM_EV_KINDS);
 	int64_t scal[] = {t->has_trace_events, t->top_array, I(t->events_at)};
@@ -309,11 +309,12 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	const hm_snap *sn = t->snap;
 	if (sn) {
 		COL("snap.block_bytes", sn->block_bytes, n), COL("snap.stream", sn->stream, n);
+		COL("snap.segment", sn->segment, n), COL("snap.origin", sn->origin, n);
 		COL("snap.stack", sn->stack, n), COL("snap.compile_ctx", sn->compile_ctx, n);
 		COL("snap.user_meta", sn->user_meta, n), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
 		COL("snap.segs", sn->segs, sn->nsegs), COL("snap.ooms", sn->ooms, sn->nooms);
-		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries};
-		COL("snap.counts", sc, 5);
+		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries, I(sn->untimed)};
+		COL("snap.counts", sc, 6);
 		put_strtab(d, st, idx, "snap.frames", &sn->frames);
 		put_strtab(d, st, idx, "snap.stacks", &sn->stacks);
 	}
@@ -800,6 +801,8 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	s->cap = n;
 	s->block_bytes = column(b, "snap.block_bytes", n, sizeof *s->block_bytes, bad);
 	s->stream = column(b, "snap.stream", n, sizeof *s->stream, bad);
+	s->segment = column(b, "snap.segment", n, sizeof *s->segment, bad);
+	s->origin = column(b, "snap.origin", n, sizeof *s->origin, bad);
 	s->stack = column(b, "snap.stack", n, sizeof *s->stack, bad);
 	s->compile_ctx = column(b, "snap.compile_ctx", n, sizeof *s->compile_ctx, bad);
 	s->user_meta = column(b, "snap.user_meta", n, sizeof *s->user_meta, bad);
@@ -812,10 +815,10 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	s->ooms = column(b, "snap.ooms", s->nooms, sizeof *s->ooms, bad);
 	if (*bad)
 		s->nsegs = s->capsegs = s->nooms = s->capooms = 0;
-	int64_t *sc = column(b, "snap.counts", 5, sizeof *sc, bad);
+	int64_t *sc = column(b, "snap.counts", 6, sizeof *sc, bad);
 	if (!*bad)
 		s->entries = (uint64_t)sc[0], s->skipped = (uint64_t)sc[1], s->protocol = (int)sc[2],
-		s->overflowed = (int)sc[3], s->max_entries = sc[4];
+		s->overflowed = (int)sc[3], s->max_entries = sc[4], s->untimed = (uint64_t)sc[5];
 	free(sc);
 }
 
@@ -835,10 +838,10 @@ static const struct { const char *name; size_t el; } store_cols[] = {
 	{"mem.dev_type", 4}, {"mem.dev_id", 4}, {"mem.thread", 4}, {"mem.has_addr", 1}, {"mem.category", 4},
 	{"sl.ts", 8}, {"sl.dur", 8}, {"sl.name", 4}, {"sl.thread", 4}, {"sl.cat", 4}, {"sl.kind", 1},
 	{"oom.ts", 8}, {"oom.bytes", 8}, {"oom.total_alloc", 8}, {"oom.total_res", 8}, {"oom.dev_type", 4},
-	{"oom.dev_id", 4}, {"oom.thread", 4}, {"capacity", 8}, {"thread_name", 4}, {"count", 8}, {"flags", 8},
+	{"oom.dev_id", 4}, {"oom.thread", 4}, {"oom.mem_at", 8}, {"capacity", 8}, {"thread_name", 4}, {"count", 8}, {"flags", 8},
 	{"names", 1}, {"threads", 1},
-	{"snap.block_bytes", 8}, {"snap.stream", 8}, {"snap.stack", 4}, {"snap.compile_ctx", 4}, {"snap.user_meta", 4},
-	{"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
+	{"snap.block_bytes", 8}, {"snap.segment", 8}, {"snap.origin", 1}, {"snap.stream", 8}, {"snap.stack", 4},
+	{"snap.compile_ctx", 4}, {"snap.user_meta", 4}, {"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
 	{"snap.frames", 1}, {"snap.stacks", 1},
 };
 
@@ -864,7 +867,7 @@ static int sizes_check(const blobs *b, size_t n, size_t ns, size_t no, char *why
 		}
 		snap += !strncmp(b->name[i], "snap.", 5);
 	}
-	size_t ncols = sizeof store_cols / sizeof *store_cols, nsnap = 11;
+	size_t ncols = sizeof store_cols / sizeof *store_cols, nsnap = 13;
 	if (b->n != ncols - nsnap + (snap ? nsnap : 0)) {
 		snprintf(why, whysz, "%zu columns, not the %zu hmem writes", b->n, ncols - nsnap + (snap ? nsnap : 0));
 		return -1;
@@ -873,7 +876,7 @@ static int sizes_check(const blobs *b, size_t n, size_t ns, size_t no, char *why
 		const char *nm = store_cols[k].name;
 		size_t want = !strncmp(nm, "mem.", 4) || (!strncmp(nm, "snap.", 5) && k < ncols - 6) ? n
 			: !strncmp(nm, "sl.", 3) ? ns : !strncmp(nm, "oom.", 4) ? no
-			: !strcmp(nm, "count") ? HM_EV_KINDS : !strcmp(nm, "flags") ? 3 : !strcmp(nm, "snap.counts") ? 5
+			: !strcmp(nm, "count") ? HM_EV_KINDS : !strcmp(nm, "flags") ? 3 : !strcmp(nm, "snap.counts") ? 6
 			: (size_t)-2;
 		size_t got = count_of(b, nm, store_cols[k].el);
 		if (!snap && !strncmp(nm, "snap.", 5))
@@ -940,6 +943,8 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 			BAD("OOM event %zu: device type %d out of range", i, (int)o->dev_type[i]);
 		if (o->thread[i] >= nthreads)
 			BAD("OOM event %zu: thread id %u of %zu threads", i, (unsigned)o->thread[i], nthreads);
+		if (o->mem_at[i] > m->n)
+			BAD("OOM event %zu: after %llu of %zu memory events", i, (unsigned long long)o->mem_at[i], m->n);
 	}
 	if (t->ncapacity > 65536)
 		BAD("%zu device capacities", t->ncapacity);
@@ -967,6 +972,8 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 			BAD("snapshot entry %zu: a name id beyond its %zu names", i, nnames);
 		if (!NONE_OR(sn->block_bytes[i], sn->block_bytes[i] >= 0 && sn->block_bytes[i] <= HM_STORE_MEM_LIMIT))
 			BAD("snapshot entry %zu: block size beyond 2^60 bytes", i);
+		if (sn->origin[i] > HM_SNAP_BLOCK)
+			BAD("snapshot entry %zu: origin %u is not hmem's", i, (unsigned)sn->origin[i]);
 	}
 	for (size_t f = 0; f < sn->frames.n; f++) {
 		hm_frame fr;
@@ -1069,6 +1076,7 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 	GET(o->dev_type, "oom.dev_type", o->n);
 	GET(o->dev_id, "oom.dev_id", o->n);
 	GET(o->thread, "oom.thread", o->n);
+	GET(o->mem_at, "oom.mem_at", o->n);
 	t->ncapacity = count_of(b, "capacity", sizeof *t->capacity);
 	GET(t->capacity, "capacity", t->ncapacity);
 	t->thread_name_cap = count_of(b, "thread_name", sizeof *t->thread_name);

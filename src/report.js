@@ -212,8 +212,10 @@
       if (b <= a) return;
       var band = el("rect", { "class": "step" + (j % 2 ? " odd" : ""), x: a, y: m.t, width: b - a, height: H - m.t - m.b,
         "data-step": st[2] }, plot);
-      el("title", {}, band).textContent = "step " + st[2] + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms";
-      if (!o.small && b - a > 36) el("text", { "class": "steplabel", x: a + 3, y: m.t + 10 }, plot).textContent = "step " + st[2];
+      var name = "step " + st[2] + (st[3] ? " (partial)" : "");
+      el("title", {}, band).textContent = name + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms" +
+        (st[3] ? ", cut by the window" : "");
+      if (!o.small && b - a > 36) el("text", { "class": "steplabel", x: a + 3, y: m.t + 10 }, plot).textContent = name;
     });
     var np = i1 - i0 + 1, lower = new Float64Array(np), upper = new Float64Array(np);
     var pos = new Float64Array(np), neg = new Float64Array(np);

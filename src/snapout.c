@@ -75,7 +75,10 @@ void hm_snap_json_oom(FILE *f, const hm_file *hf, const hm_oom *o)
 	json_state(f, &so->segs);
 }
 
-/* One line of segment figures, or why there are none. */
+/* One line of segment figures, or why there are none. The reserved bytes are split in
+ * parts that add up: requested by live blocks, free inside segments that hold a live block
+ * (internal and external free together: at an OOM the entries record no block sizes; at
+ * the end the caller splits it, hm_snap_summary_series), reclaimable (segments with none). */
 static void summary_state(FILE *f, const char *in, const char *when, const hm_segstate *g)
 {
 	char b[4][32];
@@ -87,8 +90,8 @@ static void summary_state(FILE *f, const char *in, const char *when, const hm_se
 	hm_fmt_bytes(b[1], sizeof b[1], g->requested);
 	hm_fmt_bytes(b[2], sizeof b[2], g->stranded);
 	hm_fmt_bytes(b[3], sizeof b[3], g->reclaimable);
-	fprintf(f, "%ssegments %s: %" PRId64 " holding %s, %s asked for by live blocks; %s stranded in partly used "
-		   "segments, %s reclaimable (wholly free segments)\n",
+	fprintf(f, "%ssegments %s: %" PRId64 " holding %s = %s requested by live blocks + %s free in segments holding one "
+		   "(their rounding and free blocks) + %s reclaimable (segments holding none)\n",
 		in, when, g->segments, b[0], b[1], b[2], b[3]);
 }
 
@@ -133,24 +136,36 @@ void hm_snap_summary_oom(FILE *f, const hm_file *hf, const hm_oom *o)
 }
 
 /* The device's segments as the snapshot ends, summed: what hm_segstate has, plus the
- * blocks by state, the largest free block and the internal waste (HM_NONE when a live
- * block does not say what it asked for). */
+ * blocks by state, the largest free block, the live blocks' rounding (waste), the free
+ * blocks of segments that hold a live block (gaps), and memory_viz's two kinds of free
+ * memory. Those are computed as torch/cuda/_memory_viz.py's segsum() (`python -m
+ * torch.cuda._memory_viz stats`) does: a block is allocated only in state
+ * active_allocated; internal free is, over those, size - requested_size ("free because we
+ * rounded the size of the allocation"); external free is the size of every other block,
+ * free or pending a free, in any segment ("the gaps between allocations in a segment");
+ * and total_allocated + internal + external = total_reserved. waste and internal are
+ * HM_NONE when a live block does not say what it asked for. */
 typedef struct endsum {
 	hm_segstate g;
-	int64_t allocated, pending, free, largest_free, waste;
+	int64_t allocated, pending, free, largest_free, waste, gaps, internal, external;
 } endsum;
 
 static endsum end_of(const hm_snap *sn, int32_t dev)
 {
-	endsum e = {hm_snapseg_end(sn, dev), 0, 0, 0, 0, 0};
+	endsum e = {hm_snapseg_end(sn, dev), 0, 0, 0, 0, 0, 0, 0, 0};
 	size_t first, n = hm_snapseg_of(sn, dev, &first);
 	for (size_t i = first; i < first + n; i++) {
 		const hm_snapseg *g = &sn->segs[i];
 		e.allocated += g->allocated, e.pending += g->pending, e.free += g->inactive;
+		e.external += g->pending + g->inactive;
+		if (g->allocated + g->pending)
+			e.gaps += g->inactive;
 		if (g->largest_free > e.largest_free)
 			e.largest_free = g->largest_free;
 		if (e.waste != HM_NONE)
 			e.waste = g->sized ? e.waste + g->allocated + g->pending - g->requested : HM_NONE;
+		if (e.internal != HM_NONE)
+			e.internal = g->sized ? e.internal + g->allocated - g->allocated_requested : HM_NONE;
 	}
 	return e;
 }
@@ -174,6 +189,9 @@ void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
 		   ", \"largest_free_bytes\": %" PRId64 ", \"internal_waste_bytes\": ",
 		e.allocated, e.pending, e.free, e.largest_free);
 	hm_json_opt(f, e.waste);
+	fputs(", \"internal_free_bytes\": ", f);
+	hm_json_opt(f, e.internal);
+	fprintf(f, ", \"external_free_bytes\": %" PRId64, e.external);
 	fputs("},\n    \"segments\": [", f);
 	size_t from, n = hm_snapseg_of(sn, s->dev_id, &from);
 	for (size_t i = from; i < from + n; i++) {
@@ -196,19 +214,40 @@ void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s)
 	endsum e = end_of(hf->t->snap, s->dev_id);
 	if (hm_snaphost_is(s->dev_type, s->dev_id))
 		fputs("    pinned host memory (host_segments, host_traces), not the CPU allocator's\n", f);
-	char b[5][32];
+	char b[6][32];
+	if (e.waste == HM_NONE || e.g.segments == HM_NONE) {
+		summary_state(f, "    ", "at the end", &e.g);
+	} else { /* the free memory of partly used segments split: rounding, then free blocks */
+		hm_fmt_bytes(b[0], sizeof b[0], e.g.reserved);
+		hm_fmt_bytes(b[1], sizeof b[1], e.g.requested);
+		hm_fmt_bytes(b[2], sizeof b[2], e.waste);
+		hm_fmt_bytes(b[3], sizeof b[3], e.gaps);
+		hm_fmt_bytes(b[4], sizeof b[4], e.g.reclaimable);
+		fprintf(f, "    segments at the end: %" PRId64 " holding %s = %s requested by live blocks + %s their rounding + %s "
+			   "free blocks in segments holding one + %s reclaimable (segments holding none)\n",
+			e.g.segments, b[0], b[1], b[2], b[3], b[4]);
+	}
 	hm_fmt_bytes(b[0], sizeof b[0], e.allocated);
 	hm_fmt_bytes(b[1], sizeof b[1], e.pending);
 	hm_fmt_bytes(b[2], sizeof b[2], e.free);
 	hm_fmt_bytes(b[3], sizeof b[3], e.largest_free);
-	fprintf(f, "    segments at the end: %s in allocated blocks, %s pending a free, %s in free blocks (the largest %s)",
-		b[0], b[1], b[2], b[3]);
-	if (e.waste != HM_NONE) {
-		hm_fmt_bytes(b[4], sizeof b[4], e.waste);
-		fprintf(f, "; internal waste %s (live blocks' rounded minus requested bytes)", b[4]);
+	hm_fmt_bytes(b[5], sizeof b[5], e.external);
+	fprintf(f, "    blocks at the end: %s allocated, %s pending a free, %s free (the largest %s); memory_viz stats: ", b[0], b[1],
+		b[2], b[3]);
+	if (e.internal != HM_NONE) {
+		hm_fmt_bytes(b[4], sizeof b[4], e.internal);
+		fprintf(f, "internal free %s, ", b[4]);
 	}
-	fputc('\n', f);
-	summary_state(f, "    ", "at the end", &e.g);
+	fprintf(f, "external free %s\n", b[5]);
+}
+
+/* Where the times of a snapshot's entries come from: "time_us" (each has it), "entry_number"
+ * (none has: before PyTorch 2.2), "mixed", or NULL without entries. */
+static const char *time_source(const hm_snap *sn)
+{
+	if (!sn->entries)
+		return NULL;
+	return !sn->untimed ? "time_us" : sn->untimed == sn->entries ? "entry_number" : "mixed";
 }
 
 void hm_snap_json_input(FILE *f, const hm_trace *t)
@@ -218,6 +257,12 @@ void hm_snap_json_input(FILE *f, const hm_trace *t)
 	fprintf(f, ", \"trace_alloc_overflowed\": %s, \"trace_alloc_max_entries\": ",
 		t->snap->overflowed < 0 ? "null" : t->snap->overflowed ? "true" : "false");
 	hm_json_opt(f, t->snap->max_entries);
+	const char *src = time_source(t->snap);
+	fprintf(f, ", \"entries\": %" PRIu64 ", \"time_source\": ", t->snap->entries);
+	if (src)
+		fprintf(f, "\"%s\"", src);
+	else
+		fputs("null", f);
 }
 
 /* The ring buffer's flag is the only sign that entries are missing: without it a free whose
@@ -235,4 +280,26 @@ void hm_snap_warn(hm_file *const *files, size_t n, int quiet)
 			   "so frees of what they allocated count as (before trace)\n",
 			   files[i]->t->path, max);
 	}
+}
+
+const char *hm_snap_time_note(const hm_trace *t)
+{
+	const char *src = t->snap ? time_source(t->snap) : NULL;
+	if (!src || !strcmp(src, "time_us"))
+		return NULL;
+	if (!strcmp(src, "entry_number"))
+		return "this snapshot's entries have no time_us (PyTorch before 2.2): times are entry numbers, entry N at +N "
+		       "us (+0.001 ms each), not milliseconds";
+	return "some of this snapshot's entries have no time_us: each of those is placed 1 us after the entry before it";
+}
+
+int hm_snap_no_entries(const hm_file *hf, const hm_series *s)
+{
+	const hm_snap *sn = hf->t->snap;
+	if (!sn || s->nooms || hf->win_from != HM_NONE) /* a window may have cut the entries away */
+		return 0;
+	for (size_t k = 0; k < s->n; k++)
+		if (sn->origin[s->ev[k]] == HM_SNAP_ENTRY)
+			return 0;
+	return 1;
 }

@@ -33,4 +33,16 @@ void hm_snap_json_input(FILE *f, const hm_trace *t);
  * a warning naming the file. */
 void hm_snap_warn(hm_file *const *files, size_t n, int quiet);
 
+/* What the times of t mean when they are not time_us (static text, one sentence), or NULL:
+ * a trace, or a snapshot whose entries all have time_us. */
+const char *hm_snap_time_note(const hm_trace *t);
+
+/* Whether s is a series of a snapshot that recorded no trace entry for its device (only
+ * segments: the ring buffer was empty, history not recorded, include_traces=False); never
+ * said of a window. */
+int hm_snap_no_entries(const hm_file *hf, const hm_series *s);
+
+/* The sentence that says so, and how to record entries. */
+#define HM_SNAP_NO_ENTRIES_NOTE                                                                                        	"the snapshot recorded no trace entries for this device, only its segments (its live blocks are the rows, "  	"at the start): record entries with torch.cuda.memory._record_memory_history() before the work"
+
 #endif

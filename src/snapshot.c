@@ -67,21 +67,22 @@ static uint32_t *um_slot(umap *m, uint64_t key, int add)
 	}
 }
 
-/* A block of the segments as the snapshot ends. */
+/* A live block of the segments as the snapshot ends. Each is a row: the row of the alloc
+ * entry that made it when the trace has one (the last entry at its address is an alloc),
+ * else a row of its own, allocated before the first entry. */
 typedef struct blk {
-	int64_t size, requested;
-	uint64_t addr;
+	int64_t size, requested, stream;
+	uint64_t addr, seg; /* its address and its segment's */
 	int32_t dev;
-	int decided; /* the last event at its address has been seen (reading backwards) */
-	hm_pkv frames; /* 1.13: the stack of its history's newest entry, which becomes a row */
-	int row;
+	int8_t last;        /* the last entry at its address: 1 alloc, -1 free_completed, 0 none */
+	size_t last_i;      /* that entry's index in the device's list */
+	hm_pkv frames;      /* its frames (2.1+), or its history's newest entry's (1.13, 2.0) */
 } blk;
 
 typedef struct dev {
 	int seen, has_segs;
 	size_t blk0, nblk;  /* its blocks: x->by_dev[blk0, blk0 + nblk) */
 	int64_t end_live;   /* requested bytes of the active blocks at the end */
-	int64_t hist_live;  /* 1.13: of them, the blocks whose history becomes a row */
 	int64_t reserved;   /* total_size of its segments at the end */
 } dev;
 
@@ -103,7 +104,7 @@ typedef struct sx {
 	size_t cap_stack_frame;
 	uint32_t *tmp; /* frame ids of the stack being built */
 	size_t captmp;
-	int legacy;    /* 1.13: a list of segments, no trace; live blocks' history become rows */
+	int legacy;    /* 1.13: a list of segments, no trace */
 	hm_segop *ops; /* the device's entries for the replay of its segments (snapseg.h) */
 	size_t nops, capops;
 	uint32_t *by_dev; /* indices of blks, by device (index_blocks) */
@@ -320,9 +321,13 @@ static int history_size(sx *x, hm_pkv b, int64_t *req)
 	return get_size(x, hm_pk_item(x->p, h, 0), x->k.real_size, "real_size", req);
 }
 
-/* The frames of the newest history entry of a block (HM_PK_ABSENT when none). */
-static hm_pkv history_frames(sx *x, hm_pkv b)
+/* The frames of a block: its own (2.1+), else its history's newest entry's (1.13, 2.0);
+ * HM_PK_ABSENT when none. */
+static hm_pkv block_frames(sx *x, hm_pkv b)
 {
+	hm_pkv own = hm_pk_get(x->p, b, x->k.frames);
+	if (own != HM_PK_ABSENT)
+		return own;
 	hm_pkv h = hm_pk_get(x->p, b, x->k.history);
 	return h == HM_PK_ABSENT || hm_pk_type(h) != HM_PK_LIST || !hm_pk_len(x->p, h) ||
 			       hm_pk_type(hm_pk_item(x->p, h, 0)) != HM_PK_DICT
@@ -369,9 +374,9 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			return fail(x, segs, "segment %zu is not a dict", i);
 		if (once(x, g, "the segment"))
 			return -1;
-		int64_t d, a = 0, total = 0;
+		int64_t d, a = 0, total = 0, stream = HM_NONE;
 		if ((host ? (d = HOST, 0) : get_dev(x, g, 0, &d)) < 0 || get_int(x, g, x->k.address, "address", &a) < 0 ||
-		    get_size(x, g, x->k.total_size, "total_size", &total) < 0)
+		    get_size(x, g, x->k.total_size, "total_size", &total) < 0 || get_int(x, g, x->k.stream, "stream", &stream) < 0)
 			return -1;
 		hm_grow(&s->segs, &s->capsegs, s->nsegs + 1, sizeof *s->segs);
 		hm_snapseg *sg = &s->segs[s->nsegs++];
@@ -419,7 +424,7 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 			if (is_active(state)) {
 				sg->sized &= known;
 				if (!strcmp(state, "active_allocated"))
-					sg->allocated += size;
+					sg->allocated += size, sg->allocated_requested += req;
 				else
 					sg->pending += size;
 				sg->requested += req;
@@ -427,12 +432,7 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 					return fail(x, b, "the blocks add up to more than 2^60 bytes");
 				if (at >> 48 == 0) {
 					hm_grow(&x->blks, &x->capblks, x->nblks + 1, sizeof *x->blks);
-					x->blks[x->nblks] = (blk){size, req, at, (int32_t)d, 0, HM_PK_ABSENT, 0};
-					if (x->legacy && known) {
-						x->blks[x->nblks].row = 1;
-						x->blks[x->nblks].frames = history_frames(x, b);
-						dv->hist_live += req;
-					}
+					x->blks[x->nblks] = (blk){size, req, stream, at, (uint64_t)a, (int32_t)d, 0, 0, block_frames(x, b)};
 					uint32_t *slot = um_slot(&x->block_at, at | (uint64_t)d << 48, 1);
 					if (!*slot)
 						x->block_at.n++;
@@ -462,8 +462,9 @@ static enum action action_of(const char *a)
 }
 
 /* The time of an entry in ns: time_us when present, else a clock of its own (1 us per
- * entry after the last time seen), so order is kept and the timeline stays readable. */
-static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
+ * entry after the last time seen), so order is kept and the timeline stays readable; the
+ * entries without one are counted in *untimed when it is not NULL. */
+static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
 {
 	int64_t us;
 	int rc = get_int(x, e, x->k.time_us, "time_us", &us);
@@ -479,24 +480,31 @@ static int entry_ts(sx *x, hm_pkv e, int64_t *clock)
 		 * wrap a lifetime. */
 		return fail(x, e, "an entry without 'time_us', 1 us after one at %lld ns, is past the clock's range "
 				  "(times within +-2^62 ns)", (long long)(*clock - 1000));
+	} else if (untimed) {
+		++*untimed;
 	}
 	return 0;
 }
 
-static void add_snap_row(sx *x, int64_t block_bytes, int64_t stream, uint32_t stack, uint32_t cc, uint32_t um)
+/* The snapshot's columns of the memory event just added (store.h hm_snap). */
+static void add_snap_row(sx *x, enum hm_snap_origin origin, const blk *b, int64_t stream, uint32_t stack, uint32_t cc,
+			 uint32_t um)
 {
 	hm_snap *s = x->s;
 	size_t i = x->t->mem.n - 1;
 	if (i >= s->cap) {
 		size_t c = s->cap ? s->cap * 2 : 1024;
 		s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
+		s->segment = hm_xrealloc(s->segment, c * sizeof *s->segment);
+		s->origin = hm_xrealloc(s->origin, c * sizeof *s->origin);
 		s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
 		s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
 		s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
 		s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
 		s->cap = c;
 	}
-	s->block_bytes[i] = block_bytes, s->stream[i] = stream, s->stack[i] = stack;
+	s->block_bytes[i] = b ? b->size : HM_NONE, s->segment[i] = b ? (int64_t)b->seg : HM_NONE;
+	s->origin[i] = (uint8_t)origin, s->stream[i] = stream, s->stack[i] = stack;
 	s->compile_ctx[i] = cc, s->user_meta[i] = um;
 }
 
@@ -532,33 +540,43 @@ static void replay(sx *x, int64_t d, size_t oom0)
 	free(lb);
 }
 
-/* 1.13: each live block of device d whose history says what it asked for becomes an
- * allocation at the start, never freed (the format has no times and no frees), with the
- * stack and size of its history's newest entry and the block's size. */
-static int history_rows(sx *x, int64_t d, int64_t reserved)
+/* The live block of device d at addr, or NULL. */
+static blk *block_at(sx *x, int64_t d, uint64_t addr)
+{
+	uint32_t *slot = addr >> 48 ? NULL : um_slot(&x->block_at, addr | (uint64_t)d << 48, 0);
+	return slot ? &x->blks[*slot - 1] : NULL;
+}
+
+/* Each live block of device d that no entry allocated (the last entry at its address is
+ * not an alloc) becomes an allocation before the first entry, never freed, with its frames,
+ * its requested size, its block's size, segment and stream (memory_viz's "initially
+ * allocated"); its bytes are part of the totals before the first entry, so the events
+ * carry those totals unchanged. Blocks of 0 bytes change nothing and are left out. */
+static int block_rows(sx *x, int64_t d, int64_t ts, int64_t allocated, int64_t reserved)
 {
 	const dev *dv = &x->devs[d];
 	for (size_t i = 0; i < dv->nblk; i++) {
 		blk *b = &x->blks[x->by_dev[dv->blk0 + i]];
 		x->work++;
-		if (!b->row)
+		if (b->last == 1 || b->requested == 0)
 			continue;
-		hm_mem_event me = {x->t->mem.ts[x->t->mem.n - 1], b->requested, HM_NONE, reserved, HM_NONE, b->addr, 1,
-				   dev_type_of(d), dev_id_of(d), x->thread};
+		hm_mem_event me = {ts, b->requested, allocated, reserved, HM_NONE, b->addr, 1, dev_type_of(d), dev_id_of(d), x->thread};
 		hm_store_add_mem(x->t, &me);
 		int bad = 0;
 		uint32_t st = stack_id(x, b->frames, &bad);
 		if (bad)
 			return -1;
-		add_snap_row(x, b->size, HM_NONE, st, UINT32_MAX, UINT32_MAX);
+		add_snap_row(x, HM_SNAP_BLOCK, b, b->stream, st, UINT32_MAX, UINT32_MAX);
 	}
 	return 0;
 }
 
 /* One device's entries, in two passes: the first sums what changes the totals (so the
- * totals at the start are known: the end's, from the segments, minus the changes), the
- * second appends a zero-byte event with those totals and then the allocations and frees,
- * each with the reserved bytes after it. */
+ * totals before the first entry are known: the end's, from the segments, minus the
+ * changes) and finds which live blocks an entry allocated; the second appends a zero-byte
+ * event with those totals, the rows of the other live blocks, and then the allocations,
+ * frees and segment events (zero-byte), each with the allocated and reserved bytes after
+ * it, so that every event says what the allocator held then. */
 static int read_device(sx *x, hm_pkv list, int64_t d)
 {
 	size_t n = list == HM_PK_ABSENT ? 0 : hm_pk_len(x->p, list);
@@ -566,17 +584,18 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 	size_t oom0 = x->s->nooms;
 	x->nops = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		int64_t reserved = x->devs[d].reserved - res;
-		if (pass == 1 && x->devs[d].has_segs) {
-			dev *dv = &x->devs[d];
-			hm_mem_event z = {first == HM_NONE ? 0 : first, 0, dv->end_live - dv->hist_live - bytes, reserved, HM_NONE, 0, 0,
-					  dev_type_of(d), dev_id_of(d), x->thread};
-			if (z.total_alloc != HM_NONE && (z.total_alloc < -HM_STORE_MEM_LIMIT || z.total_alloc > HM_STORE_MEM_LIMIT))
+		dev *dv = &x->devs[d];
+		int64_t reserved = dv->reserved - res, allocated = dv->end_live - bytes;
+		int has_segs = dv->has_segs;
+		if (pass == 1 && has_segs) {
+			if (allocated < -HM_STORE_MEM_LIMIT || allocated > HM_STORE_MEM_LIMIT)
 				return fail(x, list, "device %lld: the totals are out of range", (long long)d);
+			int64_t ts = first == HM_NONE ? 0 : first;
+			hm_mem_event z = {ts, 0, allocated, reserved, HM_NONE, 0, 0, dev_type_of(d), dev_id_of(d), x->thread};
 			hm_store_add_mem(x->t, &z);
 			hm_store_saw_ts(x->t, z.ts);
-			add_snap_row(x, HM_NONE, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
-			if (history_rows(x, d, reserved) < 0)
+			add_snap_row(x, HM_SNAP_BASELINE, NULL, HM_NONE, UINT32_MAX, UINT32_MAX, UINT32_MAX);
+			if (block_rows(x, d, ts, allocated, reserved) < 0)
 				return -1;
 		}
 		clock = -1000;
@@ -589,7 +608,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			enum action a = action_of(get_str(x, e, x->k.action));
 			int64_t size = 0, addr = 0, stream = HM_NONE, dfree = HM_NONE;
 			int has_addr;
-			if (entry_ts(x, e, &clock) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
+			if (entry_ts(x, e, &clock, pass ? &x->s->untimed : NULL) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
 			    (has_addr = get_int(x, e, x->k.addr, "addr", &addr)) < 0 ||
 			    get_int(x, e, x->k.stream, "stream", &stream) < 0 ||
 			    get_int(x, e, x->k.device_free, "device_free", &dfree) < 0)
@@ -597,12 +616,16 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			if (first == HM_NONE)
 				first = clock;
 			int64_t delta = a == A_SEG_ALLOC || a == A_SEG_MAP ? size : a == A_SEG_FREE || a == A_SEG_UNMAP ? -size : 0;
+			int64_t change = a == A_ALLOC ? size : a == A_FREE_COMPLETED ? -size : 0;
+			blk *b = change && has_addr == 0 ? block_at(x, d, (uint64_t)addr) : NULL;
 			if (pass == 0) {
 				res += delta;
-				bytes += a == A_ALLOC ? size : a == A_FREE_COMPLETED ? -size : 0;
+				bytes += change;
+				if (b)
+					b->last = change > 0 ? 1 : -1, b->last_i = i;
 				continue;
 			}
-			reserved += delta;
+			reserved += delta, allocated += change;
 			x->s->entries++;
 			note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
 			int bad = 0;
@@ -614,10 +637,17 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 				memset(so, 0, sizeof *so); /* padding too: a partial stores the records as they are */
 				so->ts = clock, so->bytes = size, so->device_free = dfree, so->dev = dev_id_of(d);
 				so->stack = st, so->mem_at = (uint32_t)x->t->mem.n, so->segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
-				hm_mem_event oe = {clock, size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE, HM_NONE,
+				hm_mem_event oe = {clock, size, has_segs ? allocated : HM_NONE, has_segs ? reserved : HM_NONE, HM_NONE,
 						   0, 0, dev_type_of(d), dev_id_of(d), x->thread};
 				hm_store_add_oom(x->t, &oe); /* the same index in t->oom as in s->ooms */
 				x->t->oom_events++, x->t->count[HM_EV_OOM]++;
+			}
+			if (delta && has_segs) { /* the reserved bytes change: a zero-byte event says so */
+				hm_mem_event se = {clock, 0, allocated, reserved, HM_NONE, (uint64_t)addr, 0, dev_type_of(d), dev_id_of(d),
+						   x->thread};
+				hm_store_add_mem(x->t, &se);
+				hm_store_saw_ts(x->t, clock);
+				add_snap_row(x, HM_SNAP_ENTRY, NULL, stream, UINT32_MAX, UINT32_MAX, UINT32_MAX);
 			}
 			if (a != A_ALLOC && a != A_FREE_COMPLETED) {
 				x->s->skipped++;
@@ -629,15 +659,18 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			}
 			if ((x->traffic += (uint64_t)size) > HM_STORE_MEM_LIMIT)
 				return fail(x, e, "the sizes add up to more than 2^60 bytes");
-			hm_mem_event me = {clock, a == A_ALLOC ? size : -size, HM_NONE, x->devs[d].has_segs ? reserved : HM_NONE,
-					   HM_NONE, (uint64_t)addr, has_addr == 0, dev_type_of(d), dev_id_of(d), x->thread};
+			hm_mem_event me = {clock, change, has_segs ? allocated : HM_NONE, has_segs ? reserved : HM_NONE, HM_NONE,
+					   (uint64_t)addr, has_addr == 0, dev_type_of(d), dev_id_of(d), x->thread};
 			hm_store_add_mem(x->t, &me);
 			hm_store_saw_ts(x->t, clock);
 			x->t->count[HM_EV_MEMORY]++;
 			uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
 			if (bad)
 				return -1;
-			add_snap_row(x, HM_NONE, stream, st, get_name(x, e, x->k.compile_context), get_name(x, e, x->k.user_metadata));
+			/* the alloc that made a block still live at the end: its block, segment */
+			const blk *made = b && change > 0 && b->last == 1 && b->last_i == i ? b : NULL;
+			add_snap_row(x, HM_SNAP_ENTRY, made, stream, st, get_name(x, e, x->k.compile_context),
+				     get_name(x, e, x->k.user_metadata));
 		}
 	}
 	replay(x, d, oom0);
@@ -715,7 +748,7 @@ static int read_annotations(sx *x, hm_pkv anns)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		hm_pkv a = hm_pk_item(x->p, anns, i);
-		if (hm_pk_type(a) != HM_PK_DICT || once(x, a, "the annotation") < 0 || entry_ts(x, a, &clock) < 0) {
+		if (hm_pk_type(a) != HM_PK_DICT || once(x, a, "the annotation") < 0 || entry_ts(x, a, &clock, NULL) < 0) {
 			rc = hm_pk_type(a) != HM_PK_DICT ? fail(x, anns, "annotation %zu is not a dict", i) : -1;
 			break;
 		}
@@ -748,26 +781,6 @@ static int read_annotations(sx *x, hm_pkv anns)
 	x->work += latest.probes;
 	free(latest.key), free(latest.val);
 	return rc;
-}
-
-/* The block size of each allocation still live at the end: reading backwards, the last
- * event at a block's address is its allocation when it is an alloc of the block's
- * requested size. */
-static void block_sizes(sx *x)
-{
-	const hm_mem *m = &x->t->mem;
-	for (size_t i = m->n; i-- > 0;) {
-		if (!m->has_addr[i] || m->addr[i] >> 48 || m->bytes[i] == 0)
-			continue;
-		uint64_t d = m->dev_type[i] == 1 ? (uint64_t)m->dev_id[i] : HOST;
-		uint32_t *slot = um_slot(&x->block_at, m->addr[i] | d << 48, 0);
-		if (!slot)
-			continue;
-		blk *b = &x->blks[*slot - 1];
-		if (!b->decided && m->bytes[i] == b->requested)
-			x->s->block_bytes[i] = b->size;
-		b->decided = 1;
-	}
 }
 
 int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code)
@@ -810,8 +823,6 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 	hm_snaphost_settings(p, root, &x->s->overflowed, &x->s->max_entries);
 	if (rc == 0)
 		rc = read_annotations(x, anns);
-	if (rc == 0)
-		block_sizes(x);
 	t->events += x->s->entries;
 	/* Work counted, for the tests that check it grows with the input (tests/cli/contain2_snap*.t). */
 	x->work += x->frame_of.probes + x->stack_of.probes + x->block_at.probes;

@@ -57,12 +57,13 @@ void hm_store_add_oom(hm_trace *t, const hm_mem_event *e)
 	if (o->n == o->cap) {
 		size_t c = o->cap ? o->cap * 2 : 16;
 		GROW(o->ts, c), GROW(o->bytes, c), GROW(o->total_alloc, c), GROW(o->total_res, c);
-		GROW(o->dev_type, c), GROW(o->dev_id, c), GROW(o->thread, c);
+		GROW(o->dev_type, c), GROW(o->dev_id, c), GROW(o->thread, c), GROW(o->mem_at, c);
 		o->cap = c;
 	}
 	size_t i = o->n++;
 	o->ts[i] = e->ts, o->bytes[i] = e->bytes, o->total_alloc[i] = e->total_alloc, o->total_res[i] = e->total_res;
 	o->dev_type[i] = e->dev_type, o->dev_id[i] = e->dev_id, o->thread[i] = e->thread;
+	o->mem_at[i] = t->mem.n;
 }
 
 void hm_store_set_capacity(hm_trace *t, int64_t id, int64_t bytes)
@@ -107,7 +108,7 @@ void hm_store_free(hm_trace *t)
 	free(o->ts), free(o->dur), free(o->name), free(o->thread), free(o->cat), free(o->kind);
 	hm_ooms *oo = &t->oom;
 	free(oo->ts), free(oo->bytes), free(oo->total_alloc), free(oo->total_res);
-	free(oo->dev_type), free(oo->dev_id), free(oo->thread);
+	free(oo->dev_type), free(oo->dev_id), free(oo->thread), free(oo->mem_at);
 	free(t->capacity);
 	hm_store_free_snap(t->snap);
 	free(t->thread_name);
@@ -122,7 +123,7 @@ void hm_store_free_snap(hm_snap *s)
 {
 	if (!s)
 		return;
-	free(s->block_bytes), free(s->stream), free(s->stack), free(s->compile_ctx), free(s->user_meta);
+	free(s->block_bytes), free(s->segment), free(s->origin), free(s->stream), free(s->stack), free(s->compile_ctx), free(s->user_meta);
 	hm_strtab_free(&s->frames);
 	hm_strtab_free(&s->stacks);
 	free(s->stack_frame);

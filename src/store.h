@@ -65,6 +65,8 @@ typedef struct hm_ooms {
 	int64_t *ts, *bytes, *total_alloc, *total_res; /* ns; the request (rounded); totals */
 	int32_t *dev_type, *dev_id;
 	uint32_t *thread;
+	uint64_t *mem_at;   /* how many [memory] events the file has before it: an event at its ts
+			     * and later in the file was not made when it failed */
 } hm_ooms;
 
 /* What a host slice is, from its category. */
@@ -247,6 +249,7 @@ typedef struct hm_snapseg {
 	uint64_t addr;
 	int64_t total, allocated, requested, pending, inactive, blocks; /* bytes; requested:
 				 * what the allocated and pending blocks asked for */
+	int64_t allocated_requested; /* what the allocated blocks (not those pending) asked for */
 	int64_t largest_free; /* the largest inactive block */
 	int sized;            /* every live block says what it asked for (requested_size, or
 			       * real_size in 1.13's history); else requested counts its size */
@@ -269,10 +272,19 @@ typedef struct hm_snapoom {
 	hm_segstate segs; /* the segments at it, by replay from the end (snapseg.h) */
 } hm_snapoom;
 
+/* Where a memory event of a snapshot comes from: a trace entry (alloc, free_completed, or a
+ * segment event as a zero-byte event carrying the totals), the zero-byte event that starts
+ * a device with the totals before its first entry, or a live block of the segments that no
+ * entry allocated: a row allocated before the first entry (analyze.c marks it live from
+ * the start, hm_series.before 2). */
+enum hm_snap_origin { HM_SNAP_ENTRY, HM_SNAP_BASELINE, HM_SNAP_BLOCK };
+
 typedef struct hm_snap {
 	size_t cap;                 /* of the columns below, indexed like hm_mem */
 	int64_t *block_bytes;       /* the rounded block size, where the segments tell; HM_NONE */
+	int64_t *segment;           /* the address of that block's segment; HM_NONE */
 	int64_t *stream;            /* HM_NONE where absent */
+	uint8_t *origin;            /* enum hm_snap_origin */
 	uint32_t *stack;            /* id in stacks; UINT32_MAX: no frames recorded */
 	uint32_t *compile_ctx, *user_meta; /* ids in hm_trace.names; UINT32_MAX: absent */
 	hm_strtab frames;           /* each the bytes of one hm_frame */
@@ -285,6 +297,8 @@ typedef struct hm_snap {
 	size_t nooms, capooms;
 	uint64_t entries, skipped;  /* trace entries read; of them not memory events (segment
 				     * events, free_requested, snapshot, annotate, unknown actions) */
+	uint64_t untimed;           /* entries without time_us (before 2.2): each is 1 us after
+				     * the entry before it, from 0 (entry_ts in snapshot.c) */
 	int protocol;
 	int overflowed; int64_t max_entries; /* allocator_settings' trace_alloc_* (snaphost.h) */
 } hm_snap;

@@ -6,27 +6,45 @@
 
 /* Rule 5: "(before trace)" is fixed by the first Total Allocated the series reports, so
  * that the sum of categories equals it there; without any, it is the least amount that
- * keeps the total non-negative. Rule 3 frees hold their size from the start. */
-static void start_values(hm_series *s, const hm_mem *m)
+ * keeps the total non-negative. Rule 3 frees hold their size from the start (*held), and so
+ * do allocations live from the start (before 2: a snapshot's live blocks no entry made). */
+static int64_t rule5(const hm_series *s, const hm_mem *m, int64_t *held)
 {
-	int64_t held = 0, run = 0, min_run = 0, first_ta = HM_NONE, run_at_ta = 0;
+	int64_t run = 0, min_run = 0, first_ta = HM_NONE, run_at_ta = 0;
+	*held = 0;
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
-		if (s->before[k]) {
-			s->cats[s->cat[k]].start -= m->bytes[e];
-			held -= m->bytes[e];
-		}
-		run += m->bytes[e];
+		if (s->before[k])
+			*held += m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e];
+		run += hm_mem_delta(s, m, k);
 		if (run < min_run)
 			min_run = run;
 		if (first_ta == HM_NONE && (first_ta = hm_mem_total_alloc(m, e)) != HM_NONE)
 			run_at_ta = run;
 	}
-	int64_t b0;
 	if (first_ta != HM_NONE)
-		b0 = first_ta - run_at_ta - held;
-	else
-		b0 = held + min_run < 0 ? -(held + min_run) : 0;
+		return first_ta - run_at_ta - *held;
+	return *held + min_run < 0 ? -(*held + min_run) : 0;
+}
+
+int64_t hm_timeline_start_bytes(const hm_series *s, const hm_mem *m)
+{
+	int64_t held, b0 = rule5(s, m, &held);
+	return b0 + held;
+}
+
+/* The start state: rule 5's, or in a window what was live at its opening (window.c), all
+ * of it in category 0 but what its carried-in frees and live blocks hold. */
+static void start_values(hm_series *s, const hm_mem *m)
+{
+	int64_t held, b0 = rule5(s, m, &held);
+	for (size_t k = 0; k < s->n; k++)
+		if (s->before[k]) {
+			int64_t b = m->bytes[s->ev[k]];
+			s->cats[s->cat[k]].start += b < 0 ? -b : b;
+		}
+	if (s->based)
+		b0 = s->base - held;
 	s->cats[HM_CAT_BEFORE].start += b0;
 	s->start_bytes = b0 + held;
 }
@@ -83,7 +101,7 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 	for (size_t c = 0; c < ncats; c++)
 		s->cats[c].end = val[c];
 	s->end_bytes = it.total;
-	s->peak_ts = s->n ? m->ts[s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]] : 0;
+	s->peak_ts = s->n ? m->ts[s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]] : s->base_ts;
 
 	/* Category values at the device's peak: replay up to it rather than copying every
 	 * category at every new peak (a growing trace sets a new peak at most events). */
@@ -187,7 +205,7 @@ static size_t live_after(const hm_series *s, const hm_mem *m, long p, uint32_t *
 	uint32_t *all = hm_xcalloc(s->n + 1, sizeof *all);
 	for (size_t k = 0; k < s->n; k++) {
 		int64_t b = m->bytes[s->ev[k]];
-		int live = b > 0 ? (long)k <= p && (s->partner[k] < 0 || s->partner[k] > p)
+		int live = b > 0 ? (s->before[k] == 2 || (long)k <= p) && (s->partner[k] < 0 || s->partner[k] > p)
 				 : s->before[k] && (long)k > p;
 		if (live)
 			all[n++] = (uint32_t)k;

@@ -16,6 +16,10 @@
  * non-zero-byte event must be classified). Replaces any earlier s->cats. */
 void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats);
 
+/* The device total before the first event of s by rule 5 (Semantics), ignoring any window
+ * base: what a window reads to carry in what was live at its opening. */
+int64_t hm_timeline_start_bytes(const hm_series *s, const hm_mem *m);
+
 /* The category values before the first event: val[c] = s->cats[c].start (0 past s->ncats). */
 void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats);
 
@@ -35,7 +39,8 @@ typedef struct hm_replay {
 	long k;             /* position in the series of the event just applied; -1: the start */
 	uint32_t e;         /* that event's index in the trace's memory columns (k >= 0) */
 	enum hm_kind kind;  /* that event's kind (HM_ZERO at the start) */
-	int64_t ts;         /* ns: that event's time; at the start, the first event's (0: none) */
+	int64_t ts;         /* ns: that event's time; at the start, the first event's (none: the
+			     * window's opening, else 0) */
 	int64_t bytes;      /* that event's signed bytes (0 at the start) */
 	int32_t cat;        /* the category it changed, -1 for none (and at the start) */
 	int64_t total;      /* bytes allocated on the device after it (s->start_bytes at the start) */
@@ -49,7 +54,7 @@ typedef struct hm_replay {
 static inline void hm_replay_init(hm_replay *it, const hm_series *s, const hm_mem *m, int64_t *val, size_t ncats)
 {
 	hm_timeline_start(s, val, ncats);
-	*it = (hm_replay){.k = -1, .kind = HM_ZERO, .ts = s->n ? m->ts[s->ev[0]] : 0, .cat = -1,
+	*it = (hm_replay){.k = -1, .kind = HM_ZERO, .ts = s->n ? m->ts[s->ev[0]] : s->base_ts, .cat = -1,
 			  .total = s->start_bytes, .reserved = HM_NONE, .cat_values = val, .s = s, .m = m, .val = val};
 }
 
@@ -68,10 +73,11 @@ static inline int hm_replay_next(hm_replay *it)
 	it->ts = it->m->ts[e];
 	it->bytes = b;
 	it->cat = c;
-	it->total += b;
+	int64_t d = it->s->before[k] == 2 ? 0 : b; /* live from the start: in the start state */
+	it->total += d;
 	it->reserved = hm_mem_total_res(it->m, e);
 	if (c >= 0)
-		it->val[c] += b;
+		it->val[c] += d;
 	return 1;
 }
 

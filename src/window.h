@@ -1,10 +1,14 @@
 /* window: --steps A-B and --from T --to T restrict every report to a window of each trace.
- * The series are cut to their events inside it, and what was live when it opened is carried
- * in as category 0, named "(before window)", the way "(before trace)" carries what was live
- * before the trace: the categories still sum to the trace's Total Allocated. Plain C.
+ * The series are cut to their events inside it right after the analysis, before anything
+ * is classified: events outside it are never classified, and every position a rule or a
+ * row keeps is one of the window's. What was live when it opened (the whole series'
+ * replay, so also in traces without Total Allocated, and on a device with no event inside
+ * it) is carried in as category 0, named "(before window)", the way "(before trace)"
+ * carries what was live before the trace: the categories still sum to the trace's Total
+ * Allocated. Plain C.
  *
- * Ownership: hm_window_apply rewrites the arrays of the series in place (analyze.h, groups
- * 1 and 2); nothing is allocated that the caller must free. */
+ * Ownership: hm_window_apply rewrites the arrays of the series in place (analyze.h, group
+ * 1, and cat where a merge has set it); nothing is allocated that the caller must free. */
 #ifndef HM_WINDOW_H
 #define HM_WINDOW_H
 
@@ -22,12 +26,19 @@ int hm_window_steps(hm_window *w, const char *s, char *err, size_t n);
 /* Parse --from or --to: "T" in ms since the trace's start, or "ts:T" in µs. 0 or -1. */
 int hm_window_time(hm_window *w, const char *s, int to, char *err, size_t n);
 
-/* The window in trace t as [*from, *to] (ns). Returns 0, or -1 when its steps are not in t
- * (the window is then empty: *from > *to). */
+/* The window in trace t as [*from, *to] (ns; INT64_MIN and INT64_MAX on an open side).
+ * Returns 0, or -1 when t has none of the steps A to B: the window is then empty (*from >
+ * *to) and keeps nothing of t (when no trace of a run has them, the run is a usage error,
+ * exit 2, naming the steps each has: hm_window_steps_of). */
 int hm_window_bounds(const hm_window *w, const hm_trace *t, int64_t *from, int64_t *to);
 
-/* Cut every series of f to its events in [from, to] (after classification, before the
- * timeline) and remember the window in f (explain.c keeps its steps and OOMs). */
+/* The step numbers of t's ProfilerStep#N slices as text into buf: "5-10", "0-3, 7",
+ * "none". */
+void hm_window_steps_of(const hm_trace *t, char *buf, size_t n);
+
+/* Cut every series of f to its events in [from, to] (after the analysis, before
+ * classification; a merge's categories are cut along) and remember the window in f
+ * (explain.c keeps its steps and OOMs, marking the steps it cuts partial). */
 void hm_window_apply(hm_file *f, int64_t from, int64_t to);
 
 #endif

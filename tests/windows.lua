@@ -4,7 +4,9 @@
 -- its --timeline must, after every event inside the window: have exactly the trace's events
 -- of the window (tests/reference.lua reads them, sharing no code with hmem), carry what was
 -- live at the opening as "(before window)", give the categories' sum equal to the device
--- total, and that total equal to the trace's own Total Allocated wherever it has one.
+-- total, and that total equal to the trace's own Total Allocated wherever it has one. The sum
+-- is an identity of the replay; what a window carries in, its steps, OOMs and verdicts are
+-- checked against an independent replay by tests/window_reference.py (issue 26).
 local ref = dofile("tests/reference.lua")
 local split = dofile("tests/csv.lua").split
 local tmp = os.tmpname()

@@ -125,7 +125,7 @@ testing.fields = {
   "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
   "free_ops", "free_step", "stack", "category", "modules", "frame", "step_ts",
   "context", "free_context", "ops_open_at_free", "same_step", "has_addr", "series_id",
-  "frames", "block_bytes", "stream", "compile_context", "user_metadata",
+  "frames", "block_bytes", "stream", "compile_context", "user_metadata", "segment",
 }
 local field_list = table.concat(testing.fields, ", ") .. ", view, free_view"
 
@@ -362,7 +362,7 @@ function testing.row(t)
     given[k] = true
   end
   for _, f in ipairs({ "ts", "bytes", "device_type", "device_id", "free_ts", "lifetime", "total_allocated", "total_reserved",
-                       "block_bytes", "stream" }) do
+                       "block_bytes", "stream", "segment" }) do
     check_type(d, f, "number")
   end
   for _, f in ipairs({ "kind", "device", "file", "op", "free_op", "module", "thread", "category", "frame",

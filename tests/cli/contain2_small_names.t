@@ -14,9 +14,10 @@ $ hmem run tests/tiny/rules/by_op_name.lua tests/tiny/y_contain2_oom_names.json 
 0
 ? 1
 # The op of the OOM, the categories at the OOM, the allocations live at it (module @ frame)
-# and the leak's makers: each name escaped as in the rest of the summary.
+# and the leak's makers (of steps 2 and 3: not the first, not the last, issue 26): each name
+# escaped as in the rest of the summary.
 $ hmem run tests/tiny/rules/by_op_name.lua tests/tiny/y_contain2_oom_names.json --color never | sed -n '/LEAK/,/^      live/p'
-    LEAK: 1.00 KiB per step over 4 steps (allocated at each step's end grows every step); made by Evil\x1b]0;PWNED\x07\x0aforged module line 3.00 KiB
+    LEAK: 1.00 KiB per step over 4 steps (allocated at each step's end grows every step); made by Evil\x1b]0;PWNED\x07\x0aforged module line 2.00 KiB
     OUT OF MEMORY at +0.330 ms (ts 430.0): asked for 80.00 GiB in aten::\x1b[31mred\x0aforged op line, step 4
       allocated 4.00 KiB, reserved 1.00 MiB (1020.00 KiB reserved but unallocated: cached by the allocator, which it could not release); 0 B freed after it
       at the OOM: aten::\x1b[31mred\x0aforged op line 4.00 KiB

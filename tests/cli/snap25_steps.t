@@ -15,8 +15,9 @@ $ python3 tests/snapshots/steps25.py $T/s && hmem run size $T/s/steps.pickle | s
 ...
 ? 0
 # The same in --json (times in the snapshot's µs); steps_note is null when there are steps. A
-# snapshot's rows have no op: who made the surviving bytes is their first user frame.
-$ hmem run size $T/s/steps.pickle --json - | lua5.4 tests/jget.lua series.1.steps.# series.1.steps.1.step series.1.steps.1.start_ts series.1.steps.1.end_ts series.1.steps.4.start_bytes series.1.steps.4.peak_bytes series.1.steps.4.peak_ts series.1.steps.4.end_bytes series.1.steps.4.growth_bytes series.1.steps.4.survivors_bytes series.1.leak.verdict series.1.leak.per_step_bytes series.1.leak.made_by.1.name series.1.steps_note
+# snapshot's rows have no op: who made the surviving bytes (of steps 2 and 3: neither the first
+# nor the last) is their first user frame.
+$ hmem run size $T/s/steps.pickle --json - | lua5.4 tests/jget.lua series.1.steps.# series.1.steps.1.step series.1.steps.1.start_ts series.1.steps.1.end_ts series.1.steps.4.start_bytes series.1.steps.4.peak_bytes series.1.steps.4.peak_ts series.1.steps.4.end_bytes series.1.steps.4.growth_bytes series.1.steps.4.survivors_bytes series.1.leak.verdict series.1.leak.per_step_bytes series.1.leak.made_by.1.name series.1.leak.made_by.1.bytes series.1.steps_note
 4
 1
 100
@@ -30,12 +31,16 @@ $ hmem run size $T/s/steps.pickle --json - | lua5.4 tests/jget.lua series.1.step
 growth
 1000
 /home/u/train.py(12): train
+2000
 null
 ? 0
-# --steps on a snapshot: steps 2 and 3 are the window from 200 to 390 µs: their 4 allocations,
-# the peak at 320 µs, two steps and no verdict on fewer than three.
-$ hmem run size $T/s/steps.pickle --steps 2-3 --json - | lua5.4 tests/jget.lua series.1.allocs series.1.peak_ts series.1.steps.# series.1.steps.1.step series.1.steps.2.step series.1.leak.verdict
+# --steps on a snapshot: steps 2 and 3 are the window from 200 to 390 µs: step 1's 1000 bytes
+# live when it opens, their 4 allocations, the peak of 8000 bytes at 320 µs, two steps and no
+# verdict on fewer than three.
+$ hmem run size $T/s/steps.pickle --steps 2-3 --json - | lua5.4 tests/jget.lua series.1.before_trace_bytes series.1.allocs series.1.peak_bytes series.1.peak_ts series.1.steps.# series.1.steps.1.step series.1.steps.2.step series.1.leak.verdict
+1000
 4
+8000
 320
 2
 2

@@ -20,7 +20,7 @@ $ gzip -c $T/s/fields.pickle > $T/s/snap.data && hmem run tests/snapshots/fields
 $ hmem events $T/s/fields.pickle | cut -d, -f3-9
 device,ts,kind,bytes,addr,total_allocated,total_reserved
 cuda:0,1000.0,zero,0,,0,2097152
-cuda:0,1000.0,alloc,100,4096,,2097152
+cuda:0,1000.0,alloc,100,4096,100,2097152
 ? 0
 # A directory (issue 18) lists memory snapshots named *.pickle and *.pickle.gz next to the
 # traces; *.pkl, a name other pickles share, only when named on the command line.
@@ -33,10 +33,11 @@ nil
 ? 0
 # A 1.13 snapshot (issue 18): a live block with a history is a row at the start, never freed,
 # with its history's newest (first) entry: 3000 bytes asked from c.py(3) in a block of 3072;
-# the block without history stays (before trace), 1024 bytes, and does not say what it asked
-# for, so the internal waste of the device and of the segment is unknown (null).
+# the block without history is a row too (issue 25), of its 1024 bytes, and does not say what
+# it asked for, so the internal waste of the device and of the segment is unknown (null). Both
+# are live before the first event: before_trace_bytes is all 4024.
 $ hmem run tests/snapshots/by_frame.lua $T/s/legacy.pickle --json - | lua5.4 tests/jget.lua series.1.before_trace_bytes series.1.end_bytes series.1.categories.2.name series.1.categories.2.end_bytes series.1.snapshot.at_end.internal_waste_bytes series.1.snapshot.segments.1.requested_bytes
-1024
+4024
 4024
 /home/u/c.py(3): h
 3000

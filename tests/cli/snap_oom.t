@@ -45,16 +45,16 @@ $ hmem run size $T/s/oom.pickle --json - | lua5.4 tests/jget.lua series.1.snapsh
 # The summary: the OOM section says what the snapshot adds, and no longer that a trace
 # cannot tell it.
 $ hmem run size $T/s/oom.pickle | sed -n '/segments at the end/,$p'
-    segments at the end: 1.00 MiB in allocated blocks, 0 B pending a free, 3.00 MiB in free blocks (the largest 2.00 MiB); internal waste 47.44 KiB (live blocks' rounded minus requested bytes)
-    segments at the end: 2 holding 4.00 MiB, 976.56 KiB asked for by live blocks; 1.05 MiB stranded in partly used segments, 2.00 MiB reclaimable (wholly free segments)
+    segments at the end: 2 holding 4.00 MiB = 976.56 KiB requested by live blocks + 47.44 KiB their rounding + 1.00 MiB free blocks in segments holding one + 2.00 MiB reclaimable (segments holding none)
+    blocks at the end: 1.00 MiB allocated, 0 B pending a free, 3.00 MiB free (the largest 2.00 MiB); memory_viz stats: internal free 47.44 KiB, external free 3.00 MiB
     no steps: the snapshot has no record_function range (external_annotations, PyTorch 2.5 on, is absent or empty; ranges of other threads than _record_memory_history's need global_record_annotations=True)
     OUT OF MEMORY at +0.040 ms (ts 140.0): asked for 4.00 MiB
-      allocated 2.38 MiB, reserved 4.00 MiB; 1.43 MiB freed after it
+      allocated 2.38 MiB, reserved 4.00 MiB (1.62 MiB reserved but unallocated: cached by the allocator, which it could not release); 1.43 MiB freed after it
       at the OOM: normal 1.43 MiB, small (< 1 MiB) 976.56 KiB
       live     1.43 MiB  /home/u/b.py(7): g
       live   976.56 KiB  /home/u/a.py(1): f
       device free (cudaMemGetInfo) 3.00 MiB
-      segments at the OOM: 2 holding 4.00 MiB, 2.38 MiB asked for by live blocks; 1.62 MiB stranded in partly used segments, 0 B reclaimable (wholly free segments)
+      segments at the OOM: 2 holding 4.00 MiB = 2.38 MiB requested by live blocks + 1.62 MiB free in segments holding one (their rounding and free blocks) + 0 B reclaimable (segments holding none)
       asked by /home/u/b.py(7): g
       stack /usr/lib/python3/dist-packages/torch/nn/modules/module.py(1): _call_impl
             /home/u/b.py(7): g

@@ -251,19 +251,21 @@ class Device:
         start_total = self.hist[w - 1][1] if w else 0
         start_res = self.hist[w - 1][2] if w else 0
         mem = [h for h in self.hist[w:] if h[3] in ("alloc", "free")]
-        # 1.13: no trace; each live block's history (its newest entry: real_size, frames) is a
-        # row at the start, never freed
+        seg_events = [h for h in self.hist[w:] if h[3] == "seg"]
+        # 1.13: no trace. Every live block is a row (issue 25): the alloc entry that made it,
+        # or, made before the kept entries (or in 1.13, where its history's newest entry
+        # gives real_size and frames), a row live from the start, never freed
         sized = not at_least(self.gen, "2.0")
         if sized:
-            mem, start_res, start_total = [], self.reserved, 0
+            mem, seg_events, start_res, start_total = [], [], self.reserved, sum(b["req"] for b in self.live.values())
         end = sum(b["req"] for b in self.live.values())
         cats, frames = {}, {}
         for b in self.live.values():
-            mine = b["entry"] >= w or sized
-            c = size_category(b["req"]) if mine else "(before trace)"
+            c = size_category(b["req"])
             cats[c] = cats.get(c, 0) + b["req"]
-            f = (b["user"] or "(no user frame)") if mine else "(before trace)"
+            f = b["user"] or "(no user frame)"
             frames[f] = frames.get(f, 0) + b["req"]
+        block_rows = sum(1 for b in self.live.values() if (b["entry"] < w or sized) and b["req"])
         ooms = []
         for j in range(w, len(self.hist)):
             if self.hist[j][3] != "oom" or sized:
@@ -276,9 +278,9 @@ class Device:
                          "segments": segs})
         return {"ooms": ooms, "at_end": self.seg_figures(end=True),
 "before_trace_bytes": start_total, "end_bytes": end,
-                "peak_bytes": end if sized else max([start_total] + [h[1] for h in mem]),
+                "peak_bytes": max([start_total] + [h[1] for h in mem]),
                 "max_reserved_bytes": max([start_res] + [h[2] for h in mem]),
-                "memory_events": len(self.live) + 1 if sized else len(mem) + 1, "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
+                "memory_events": 1 + block_rows + len(mem) + len(seg_events), "oom": sum(1 for h in self.hist[w:] if h[3] == "oom"),
                 "end_by_size": cats, "end_by_frame": frames}
 
 
@@ -454,6 +456,32 @@ def hostile(out):
                                                "host_traces": [ht[:2], ht[2:]]}, protocol=4))
     put("fields.pickle", pickle.dumps({"segments": [seg], "device_traces": [[entry]], "external_annotations": ann},
                                       protocol=4))
+    # issue 25, figures worked out by hand in tests/cli/snap25_*.t: segment 1 (1 MiB) holds A,
+    # live since before the trace (500000 asked, block 512 KiB, frames a.py), B, allocated by
+    # the trace (200000 in 256 KiB, b.py), and a free block; segment 2 (2 MiB, stream 3) holds D,
+    # live since before the trace and pending its free (1000000 in 1 MiB, no frames), and a free
+    # MiB; segment 3 (2 MiB) is made by the trace, holds 1500000 bytes from c.py for a while and
+    # ends free. The ring buffer kept a free of 4096 bytes without its alloc, and an OOM.
+    fc = {"filename": "/home/u/c.py", "line": 9, "name": "k"}
+    seg1 = {"device": 0, "address": MiB, "total_size": MiB, "stream": 0, "blocks": [
+        {"address": MiB, "size": MiB // 2, "requested_size": 500000, "state": "active_allocated", "frames": [fa]},
+        {"address": MiB + MiB // 2, "size": MiB // 4, "requested_size": 200000, "state": "active_allocated", "frames": [fb]},
+        {"address": MiB + 3 * MiB // 4, "size": MiB // 4, "requested_size": 0, "state": "inactive", "frames": []}]}
+    seg2 = {"device": 0, "address": 4 * MiB, "total_size": 2 * MiB, "stream": 3, "blocks": [
+        {"address": 4 * MiB, "size": MiB, "requested_size": 1000000, "state": "active_pending_free", "frames": []},
+        {"address": 5 * MiB, "size": MiB, "requested_size": 0, "state": "inactive", "frames": []}]}
+    seg3 = {"device": 0, "address": 8 * MiB, "total_size": 2 * MiB, "stream": 0, "blocks": [
+        {"address": 8 * MiB, "size": 2 * MiB, "requested_size": 0, "state": "inactive", "frames": []}]}
+    tr = [{"action": "free_completed", "addr": 9 * MiB, "size": 4096, "stream": 0, "time_us": 10},
+          {"action": "alloc", "addr": MiB + MiB // 2, "size": 200000, "stream": 0, "time_us": 20, "frames": [fb]},
+          {"action": "segment_alloc", "addr": 8 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 30},
+          {"action": "alloc", "addr": 8 * MiB, "size": 1500000, "stream": 0, "time_us": 40, "frames": [fc]},
+          {"action": "free_requested", "addr": 8 * MiB, "size": 1500000, "stream": 0, "time_us": 50},
+          {"action": "free_completed", "addr": 8 * MiB, "size": 1500000, "stream": 0, "time_us": 55},
+          {"action": "oom", "size": 4 * MiB, "device_free": MiB, "stream": 0, "time_us": 60}]
+    put("ring25.pickle", pickle.dumps({"segments": [seg1, seg2, seg3], "device_traces": [tr]}, protocol=4))
+    # the same segments with no trace entry (history not recorded, or include_traces=False)
+    put("segonly25.pickle", pickle.dumps({"segments": [seg1, seg2, seg3], "device_traces": [[]]}, protocol=4))
 
 
 def big(path, mb):
