@@ -2,6 +2,7 @@
 /* Steps, OOMs, the allocator's cache and the leak verdict (see explain.h). */
 #include "explain.h"
 #include "snapout.h"
+#include "snapshot.h"
 #include "fields.h"
 #include "timeline.h"
 
@@ -44,6 +45,7 @@ typedef struct stepslice {
 	int32_t n;
 	uint32_t slice;
 	int64_t ts, end;
+	int open; /* a snapshot's range with no END (snapshot.h) */
 } stepslice;
 
 static int cmp_stepslice(const void *a, const void *b)
@@ -75,7 +77,8 @@ static stepslice *step_slices(const hm_trace *t, size_t *count)
 	for (size_t i = 0; i < o->n; i++)
 		if (num[o->name[i]] >= 0) {
 			hm_grow(&v, &cap, n + 1, sizeof *v);
-			v[n++] = (stepslice){num[o->name[i]], (uint32_t)i, o->ts[i], END(o, i)};
+			v[n++] = (stepslice){num[o->name[i]], (uint32_t)i, o->ts[i], END(o, i),
+					     t->snap && !strcmp(t->names.str[o->cat[i]], HM_SNAP_OPEN_RANGE)};
 		}
 	free(num);
 	if (n)
@@ -140,6 +143,7 @@ static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, s
 	for (size_t i = 0; i < nss; i++) {
 		hm_step *st = &s->steps[i];
 		st->step = ss[i].n, st->start_ts = ss[i].ts, st->end_ts = ss[i].end;
+		st->partial = st->open = ss[i].open; /* the snapshot ends in it: no step's end */
 		if (f->windowed && (st->start_ts < f->win_from || st->end_ts > f->win_to)) {
 			st->partial = 1;
 			st->start_ts = st->start_ts < f->win_from ? f->win_from : st->start_ts;

@@ -58,6 +58,8 @@ static void push_steps(lua_State *L, const hm_strtab *cats, const hm_series *s)
 		set_int(L, "survivors_bytes", st->survivors_bytes);
 		lua_pushboolean(L, st->partial);
 		lua_setfield(L, -2, "partial");
+		lua_pushboolean(L, st->open);
+		lua_setfield(L, -2, "open");
 		push_cats(L, cats, s, st->cat_end, "end_bytes");
 		lua_setfield(L, -2, "categories");
 		lua_rawseti(L, -2, (lua_Integer)i + 1);

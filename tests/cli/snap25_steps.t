@@ -76,3 +76,20 @@ $ hmem run size $T/s/steps.pickle --from ts:195 --to ts:198 --json - | lua5.4 te
 0
 none of the snapshot's 4 ProfilerStep#N ranges overlaps the window
 ? 0
+# open.pickle is steps.pickle taken during step 4 (ProfilerStep#4 has no END): the step lasts to
+# the last entry (430 µs), is marked open (and partial) and left out of the verdict, which
+# steps 1 to 3 make; who made the surviving bytes: step 2's (neither the first nor the last).
+$ hmem run size $T/s/open.pickle | sed -n '/^         4 /,$p'
+         4        0.300     2.93 KiB     8.79 KiB     3.91 KiB       1000 B       1000 B  open (the snapshot ends in it)
+    LEAK: 1000 B per step over 3 steps (allocated at each step's end grows every step); made by /home/u/train.py(12): train 1000 B
+    (step 4, which the snapshot ends in, left out of the verdict)
+? 0
+$ hmem run size $T/s/open.pickle --json - | lua5.4 tests/jget.lua series.1.steps.4.end_ts series.1.steps.4.open series.1.steps.4.partial series.1.steps.3.open series.1.leak.verdict series.1.leak.steps series.1.leak.per_step_bytes
+430
+true
+true
+false
+growth
+3
+1000
+? 0

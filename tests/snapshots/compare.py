@@ -197,7 +197,7 @@ def snapshots(tmp):
     gen = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith("_p4.pickle"))
     # and the hand-made ones of tests/cli/snap25_steps.t: four steps that leak, and ranges none a step
     subprocess.run([sys.executable, os.path.join(HERE, "steps25.py"), os.path.join(tmp, "steps25")], check=True)
-    hand = [os.path.join(tmp, "steps25", f) for f in ("steps.pickle", "nosteps.pickle")]
+    hand = [os.path.join(tmp, "steps25", f) for f in ("steps.pickle", "nosteps.pickle", "open.pickle")]
     return real + gen + [with_steps(os.path.join(tmp, "2.5_p4.pickle"), os.path.join(tmp, "steps_2.5_p4.pickle"))] + hand
 
 

@@ -61,8 +61,9 @@ function range; an END without START is dropped, a START without END lasts to th
 last entry before `start_us`), `peak_bytes`/`peak_us` (the largest state from the start to
 `end_us`), `end_bytes` (after the last entry at or before `end_us`), `growth_bytes` (end minus start) and
 `survivors_bytes` (the sizes of the step's `alloc` entries, by time, that no `free_completed`
-frees: each frees the newest unfreed alloc at its address); `leak` is the verdict over them,
-defined at `leak()` below.
+frees: each frees the newest unfreed alloc at its address) and `open` (no END: the snapshot was
+taken during the step, whose `end_us` is then the last entry's time); `leak` is the verdict over
+them, defined at `leak()` below.
 """
 import gzip
 import json
@@ -386,6 +387,9 @@ def device_report(snap, dev, segments, entries, ranges, since=None):
         if not m or not has_time:
             continue
         start, stop = rg["start_us"], rg["end_us"]
+        is_open = stop is None  # the snapshot was taken during it: it lasts to the last entry
+        if is_open and entries:
+            stop = max(e["time_us"] for e in entries)
         before = [s for s in states if s[0] < 0 or entries[s[0]]["time_us"] < start]
         inside = [s for s in states if s[0] >= 0 and start <= entries[s[0]]["time_us"] and (stop is None or entries[s[0]]["time_us"] <= stop)]
         start_state = before[-1]
@@ -400,7 +404,7 @@ def device_report(snap, dev, segments, entries, ranges, since=None):
                       "start_bytes": start_state[1], "peak_bytes": best[1],
                       "peak_us": start if best is start_state else entries[best[0]]["time_us"],
                       "end_bytes": end_bytes, "growth_bytes": end_bytes - start_state[1],
-                      "survivors_bytes": sum(entries[i]["size"] for i in made)})
+                      "survivors_bytes": sum(entries[i]["size"] for i in made), "open": is_open})
     report["steps"] = steps
     report["leak"] = leak(steps)
     report["window"] = window(entries, states, since)
@@ -408,11 +412,13 @@ def device_report(snap, dev, segments, entries, ranges, since=None):
 
 
 def leak(steps):
-    """The leak verdict over the steps (in start order): "unknown" on fewer than three;
+    """The leak verdict over the steps (in start order) but those the snapshot ends in (no END:
+    no step's end to judge): "unknown" on fewer than three;
     "growth" when end_bytes grows from every step to the next (per step: from the first
     step's end to the last's, over the steps between, rounded toward zero); "survivors" when
     every step but the last leaves alloc entries never freed (per step: their mean); else
     "none"."""
+    steps = [x for x in steps if not x["open"]]
     if len(steps) < 3:
         return {"verdict": "unknown", "steps": len(steps), "per_step_bytes": None}
     d = len(steps) - 1
