@@ -186,6 +186,7 @@ bench: deps
 	$(MAKE) hmem build/gen-trace
 	scripts/bench/run
 	scripts/bench/merge
+	scripts/bench/html
 
 build/gen-trace: scripts/gen-trace.c | build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<

@@ -1,14 +1,19 @@
+#define _GNU_SOURCE /* open_memstream */
 #include "html.h"
 #include "budget.h"
+#include "explain.h"
 #include "explainout.h"
+#include "jsonw.h"
 #include "fields.h"
 #include "ranks.h"
 #include "snapout.h"
 #include "timeline.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
@@ -27,10 +32,79 @@ static const char *const palette[HM_HTML_LEGIBLE] = {
 #define HM_HTML_BEFORE_COLOR "#d9d9d9"
 #define HM_HTML_OTHER_COLOR "#d8c9a8"
 
+/* Two colours a reader tells apart: at least this far (CIE76 delta E) in normal vision and
+ * as protanopes and deuteranopes see them (the palette's closest pair is 13.5 apart), and
+ * no colour this close to black, which is the Total Reserved line's. tests/html.lua
+ * computes the same. */
+#define HM_HTML_MIN_DELTA 12.0
+#define HM_HTML_MIN_BLACK 25.0
+
+static double srgb_linear(int c)
+{
+	double v = c / 255.0;
+	return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+}
+
+static double lab_f(double t)
+{
+	return t > 0.008856 ? cbrt(t) : 7.787 * t + 16.0 / 116.0;
+}
+
+/* "#rrggbb" as CIE L*a*b* (D65), seen by vision v: 0 normal, 1 protanopia, 2 deuteranopia
+ * (Machado, Oliveira and Fernandes 2009, severity 1, in linear RGB). */
+static void to_lab(const char *hex, int v, double lab[3])
+{
+	static const double cvd[3][3][3] = {
+		{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
+		{{0.152286, 1.052583, -0.204868}, {0.114503, 0.786281, 0.099216}, {-0.003882, -0.048116, 1.051998}},
+		{{0.367322, 0.860646, -0.227968}, {0.280085, 0.672501, 0.047413}, {-0.011820, 0.042940, 0.968881}},
+	};
+	unsigned r = 0, g = 0, b = 0;
+	sscanf(hex, "#%2x%2x%2x", &r, &g, &b);
+	double in[3] = {srgb_linear((int)r), srgb_linear((int)g), srgb_linear((int)b)}, c[3];
+	for (int i = 0; i < 3; i++) {
+		c[i] = cvd[v][i][0] * in[0] + cvd[v][i][1] * in[1] + cvd[v][i][2] * in[2];
+		c[i] = c[i] < 0 ? 0 : c[i] > 1 ? 1 : c[i];
+	}
+	double x = (0.4124 * c[0] + 0.3576 * c[1] + 0.1805 * c[2]) / 0.95047;
+	double y = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+	double z = (0.0193 * c[0] + 0.1192 * c[1] + 0.9505 * c[2]) / 1.08883;
+	lab[0] = 116 * lab_f(y) - 16, lab[1] = 500 * (lab_f(x) - lab_f(y)), lab[2] = 200 * (lab_f(y) - lab_f(z));
+}
+
+/* How far apart two colours are for the reader who tells them apart least. */
+static double color_distance(const char *a, const char *b)
+{
+	double best = INFINITY;
+	for (int v = 0; v < 3; v++) {
+		double p[3], q[3];
+		to_lab(a, v, p);
+		to_lab(b, v, q);
+		double d = sqrt((p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]));
+		if (d < best)
+			best = d;
+	}
+	return best;
+}
+
+/* Whether c can join the colours taken so far: not near black, apart from each of them. */
+static int color_fits(const char *c, char (*taken)[8], size_t ntaken)
+{
+	if (color_distance(c, "#000000") < HM_HTML_MIN_BLACK)
+		return 0;
+	for (size_t i = 0; i < ntaken; i++)
+		if (color_distance(c, taken[i]) < HM_HTML_MIN_DELTA)
+			return 0;
+	return 1;
+}
+
 /* Each category's colour and whether it goes to "other". The categories are ranked by their
  * largest peak on any series (then by id): the first HM_HTML_LEGIBLE - 1 keep their colour
  * (the pack's declared one, else the next palette entry in rank order), and so do all when
- * there are no more than HM_HTML_LEGIBLE. */
+ * there are no more than HM_HTML_LEGIBLE. A declared colour that is near black (it would
+ * read as the Total Reserved line) or too like one a higher-ranked category has is replaced
+ * by the next palette entry that is unlike them all (the pytorch pack's "input" is black,
+ * its "parameter" green and "activation" red are one colour to a deuteranope). */
 typedef struct colors {
 	char (*color)[8];
 	uint8_t *other;
@@ -61,10 +135,25 @@ static int by_rank(const void *a, const void *b)
 	return x->score != y->score ? (x->score < y->score ? 1 : -1) : (x->c > y->c) - (x->c < y->c);
 }
 
+/* The next palette entry, from *next on, that fits among taken (the least bad when none
+ * does: more categories than the palette tells apart). */
+static const char *next_palette(size_t *next, char (*taken)[8], size_t ntaken)
+{
+	for (size_t i = 0; i < HM_HTML_LEGIBLE; i++) {
+		const char *c = palette[(*next + i) % HM_HTML_LEGIBLE];
+		if (color_fits(c, taken, ntaken)) {
+			*next += i + 1;
+			return c;
+		}
+	}
+	return palette[(*next)++ % HM_HTML_LEGIBLE];
+}
+
 static void colors_init(colors *k, const hm_report *r)
 {
-	size_t n = r->cats->n, used = 0, next = 0;
+	size_t n = r->cats->n, used = 0, next = 0, ntaken = 0;
 	ranked *order = hm_xcalloc(n + 1, sizeof *order);
+	char(*taken)[8] = hm_xcalloc(n + 1, sizeof *taken);
 	k->color = hm_xcalloc(n + 1, sizeof *k->color);
 	k->other = hm_xcalloc(n + 1, 1);
 	for (size_t c = 1; c < n; c++) {
@@ -80,14 +169,18 @@ static void colors_init(colors *k, const hm_report *r)
 		if (used > HM_HTML_LEGIBLE && j >= HM_HTML_LEGIBLE - 1) {
 			k->other[c] = 1;
 			memcpy(k->color[c], HM_HTML_OTHER_COLOR, 8);
-		} else if (c < r->ncolors && r->colors[c][0])
+			continue;
+		}
+		if (c < r->ncolors && r->colors[c][0] && color_fits(r->colors[c], taken, ntaken))
 			memcpy(k->color[c], r->colors[c], 8);
 		else
-			memcpy(k->color[c], palette[next++ % HM_HTML_LEGIBLE], 8);
+			memcpy(k->color[c], next_palette(&next, taken, ntaken), 8);
+		memcpy(taken[ntaken++], k->color[c], 8);
 	}
 	for (size_t c = 1; c < n; c++) /* never used: shown nowhere, but the data names one */
 		if (!k->color[c][0])
 			memcpy(k->color[c], c < r->ncolors && r->colors[c][0] ? r->colors[c] : HM_HTML_OTHER_COLOR, 8);
+	free(taken);
 	free(order);
 }
 
@@ -151,6 +244,22 @@ static void bytes_cell(FILE *f, int64_t b)
 	fprintf(f, "<td class=num title=\"%" PRId64 " bytes\">%s</td>", b, t);
 }
 
+/* A figure of --json's top level in a table cell: its path there (data-k) and value (data-v)
+ * for whoever checks the page against --json, bytes in binary units with the exact count
+ * on hover. */
+static void json_cell(FILE *f, const char *path, size_t i, const char *key, int64_t v, int bytes)
+{
+	char t[32];
+	if (bytes)
+		hm_fmt_bytes(t, sizeof t, v);
+	else
+		snprintf(t, sizeof t, "%" PRId64, v);
+	fprintf(f, "<td class=num data-k=\"%s.%zu.%s\" data-v=%" PRId64, path, i, key, v);
+	if (bytes)
+		fprintf(f, " title=\"%" PRId64 " bytes\"", v);
+	fprintf(f, ">%s</td>", t);
+}
+
 /* "path  rank N  device": how the page names a series. */
 static void series_label(char *buf, size_t n, const hm_file *hf, const hm_series *s)
 {
@@ -158,6 +267,59 @@ static void series_label(char *buf, size_t n, const hm_file *hf, const hm_series
 		snprintf(buf, n, "%s  rank %" PRId64 "  %s", hf->t->path, hf->t->rank, s->device);
 	else
 		snprintf(buf, n, "%s  %s", hf->t->path, s->device);
+}
+
+/* A file's path as the page shows it: past HM_HTML_PATH bytes only its last components, after
+ * "…/" (the caller gives the whole on hover); a line may break after each '/', never inside
+ * a name. */
+#define HM_HTML_PATH 60
+
+static void html_path(FILE *f, const char *p)
+{
+	size_t n = strlen(p), from = 0;
+	if (n > HM_HTML_PATH) {
+		const char *cut = strchr(p + n - HM_HTML_PATH, '/');
+		if (cut && cut[1]) {
+			fputs("\xe2\x80\xa6", f);
+			from = (size_t)(cut - p);
+		}
+	}
+	for (const char *q = p + from, *e = p + n; q < e;) {
+		const char *sl = memchr(q, '/', (size_t)(e - q));
+		size_t len = sl ? (size_t)(sl - q) + 1 : (size_t)(e - q);
+		html_str(f, q, len);
+		if (sl && sl + 1 < e)
+			fputs("<wbr>", f);
+		q += len;
+	}
+}
+
+/* A series named in a table or heading: its path (shortened, html_path), rank and device,
+ * the whole label on hover. */
+static void series_name(FILE *f, const hm_file *hf, const hm_series *s)
+{
+	char label[1200];
+	series_label(label, sizeof label, hf, s);
+	fputs("<span class=series-name title=\"", f);
+	html_cstr(f, label);
+	fputs("\">", f);
+	html_path(f, hf->t->path);
+	if (hf->t->rank != HM_NONE)
+		fprintf(f, "  rank %" PRId64, hf->t->rank);
+	fputs(" ", f);
+	html_cstr(f, s->device);
+	fputs("</span>", f);
+}
+
+/* The position of s among the report's series (the page's series index). */
+static size_t series_index(const hm_report *r, const hm_series *s)
+{
+	size_t idx = 0;
+	for (size_t i = 0; i < r->nfiles; i++)
+		for (size_t si = 0; si < r->files[i]->nseries; si++, idx++)
+			if (&r->files[i]->series[si] == s)
+				return idx;
+	return 0;
 }
 
 /* Per category of a series, its (position, value) pairs where the value changes. */
@@ -336,24 +498,212 @@ static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_serie
 	free(pt);
 }
 
+/* Every allocation of a series, for a click anywhere on its chart (issue 27): one row per
+ * allocation made in the trace (and per free of memory allocated before it), as columns of
+ * little-endian numbers, deflated (the page inflates them with DecompressionStream) and in
+ * base64, in a script element of its own. The columns, each n long, in this order:
+ *   bytes, alloc_t, free_t: float64 (ns since the trace's start; -1: before the trace, never freed)
+ *   from, to: uint32, the event positions + 1 between which it is live (the state after event
+ *     k is live[k + 1]; the start is 0; to = 2^32 - 1: never freed)
+ *   ctx, who: uint32, ids in the page's contexts and whos (its stack, one slice a line; who
+ *     allocated it, as the summary says)
+ *   step: int32 (-1: none), cat: uint16 (its category id).
+ * A row is live at the state after event k when from <= k + 1 < to. */
+typedef struct all_block {
+	char *b64; /* NULL: the series has no Addr */
+	size_t n, raw;
+} all_block;
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static char *base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = hm_xcalloc((n + 2) / 3 * 4 + 1, 1), *o = out;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	return out;
+}
+
+static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_report *r, const hm_file *hf, const hm_series *s)
+{
+	all_block blk = {0};
+	const hm_mem *m = &hf->t->mem;
+	if (!s->has_addr)
+		return blk;
+	size_t n = 0;
+	for (size_t k = 0; k < s->n; k++)
+		n += m->bytes[s->ev[k]] > 0 || (m->bytes[s->ev[k]] < 0 && s->before[k]);
+	size_t width = 3 * 8 + 5 * 4 + 2, raw = n * width;
+	unsigned char *col = hm_xcalloc(raw + 1, 1);
+	unsigned char *c_bytes = col, *c_at = c_bytes + 8 * n, *c_ft = c_at + 8 * n, *c_from = c_ft + 8 * n;
+	unsigned char *c_to = c_from + 4 * n, *c_ctx = c_to + 4 * n, *c_who = c_ctx + 4 * n, *c_step = c_who + 4 * n;
+	unsigned char *c_cat = c_step + 4 * n;
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	text b = {0};
+	char who[1024];
+	size_t i = 0;
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t by = m->bytes[s->ev[k]];
+		int before = by < 0 && s->before[k];
+		if (by <= 0 && !before)
+			continue;
+		hm_rowref ref = {hf, s, (uint32_t)k};
+		hm_value step;
+		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
+		hm_explain_who(&ref, who, sizeof who);
+		double at = before ? -1 : (double)(m->ts[s->ev[k]] - t0);
+		double ft = before ? (double)(m->ts[s->ev[k]] - t0) : s->partner[k] >= 0 ? (double)(m->ts[s->ev[s->partner[k]]] - t0) : -1;
+		double bd = (double)(by < 0 ? -by : by);
+		uint64_t u;
+		memcpy(&u, &bd, 8), put_le(c_bytes + 8 * i, u, 8);
+		memcpy(&u, &at, 8), put_le(c_at + 8 * i, u, 8);
+		memcpy(&u, &ft, 8), put_le(c_ft + 8 * i, u, 8);
+		put_le(c_from + 4 * i, before ? 0 : k + 1, 4);
+		put_le(c_to + 4 * i, before ? k + 1 : s->partner[k] >= 0 ? (uint64_t)s->partner[k] + 1 : UINT32_MAX, 4);
+		put_le(c_ctx + 4 * i, context_of(ctx, hf, s, (uint32_t)k, &b), 4);
+		put_le(c_who + 4 * i, hm_strtab_intern(whos, who, strlen(who)), 4);
+		put_le(c_step + 4 * i, (uint32_t)(step.type == HM_V_INT ? (int32_t)step.i : -1), 4);
+		put_le(c_cat + 2 * i, (uint16_t)(s->cat[k] >= 0 ? s->cat[k] : 0), 2);
+		i++;
+	}
+	free(b.p);
+	/* Level 3: for a million allocations level 6 took 1.9 s more CPU to save 4% of the page. */
+	uLongf zn = compressBound((uLong)raw);
+	unsigned char *z = hm_xcalloc(zn + 1, 1);
+	if (compress2(z, &zn, col, (uLong)raw, 3) == Z_OK) {
+		blk.b64 = base64(z, zn);
+		blk.n = n, blk.raw = raw;
+	}
+	free(z);
+	free(col);
+	return blk;
+}
+
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
-/* Step bands and OOM markers for the chart: "steps":[[start,end,N(,1 when partial)],...] and
+/* Step bands and OOM markers for the chart: "steps":[[start,end,N(,1 when partial; 2 when a
+ * snapshot ends in it)],...] and
  * "ooms":[[t,bytes],...], times in ns since t0 as "t". */
 static void explain_json(FILE *f, const hm_series *s, int64_t t0)
 {
 	fputs(",\"steps\":[", f);
 	for (size_t i = 0; i < s->nsteps; i++)
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "%s]", i ? "," : "", s->steps[i].start_ts - t0,
-			s->steps[i].end_ts - t0, s->steps[i].step, s->steps[i].partial ? ",1" : "");
+			s->steps[i].end_ts - t0, s->steps[i].step, s->steps[i].open ? ",2" : s->steps[i].partial ? ",1" : "");
 	fputs("],\"ooms\":[", f);
 	for (size_t i = 0; i < s->nooms; i++)
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", i ? "," : "", s->ooms[i].ts - t0, s->ooms[i].bytes);
 	putc(']', f);
+	fputs(",\"gap_t\":", f);
+	if (s->max_reserved_unallocated != HM_NONE && s->max_reserved_unallocated_ts != HM_NONE)
+		fprintf(f, "%" PRId64, s->max_reserved_unallocated_ts - t0);
+	else
+		fputs("null", f);
 }
 
-static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_file *hf, const hm_series *s)
+/* The OOMs the page tells in full (a snapshot may hold thousands, each with its live
+ * allocations and stack); the chart marks every one, and the rest are a table of times. */
+#define HM_HTML_OOMS 20
+
+/* The end of the JSON value that starts at p (hm_json_explain's own output: well formed),
+ * or e. */
+static const char *json_skip(const char *p, const char *e)
+{
+	int depth = 0;
+	for (; p < e; p++) {
+		if (*p == '"') {
+			for (p++; p < e && *p != '"'; p++)
+				if (*p == '\\')
+					p++;
+			if (!depth)
+				return p + 1;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (--depth <= 0)
+				return p + 1;
+		} else if (!depth && (*p == ',' || *p == '}' || *p == ']')) {
+			return p;
+		} else if (!depth && *p != ' ' && *p != '\n') {
+			const char *q = p;
+			while (q < e && *q != ',' && *q != '}' && *q != ']')
+				q++;
+			return q;
+		}
+	}
+	return e;
+}
+
+/* Writes buf[from, to) as JSON inside the page's script: '<', '>' and '&' occur only inside
+ * its strings, and as \u escapes no name can end the script. */
+static void script_json(FILE *f, const char *from, const char *to)
+{
+	for (; from < to; from++) {
+		if (*from == '<' || *from == '>' || *from == '&')
+			fprintf(f, "\\u%04x", (unsigned)(unsigned char)*from);
+		else
+			putc(*from, f);
+	}
+}
+
+/* The series' explain members exactly as --json writes them (hm_json_explain: the gap, the
+ * leak verdict, the steps, the OOMs, a snapshot's segments), as the object "explain" of the
+ * page's data, so its sections show the figures of --json and of the summary; past
+ * HM_HTML_OOMS OOMs, the first of them and "ooms_total". */
+static void explain_blob(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+	if (!m) {
+		fputs(",\n \"explain\":null", f);
+		return;
+	}
+	fputs("{\"device\":", m);
+	hm_json_str(m, s->device, strlen(s->device), 0);
+	hm_json_explain(m, r, hf, s);
+	putc('}', m);
+	fclose(m);
+	fputs(",\n \"explain\":", f);
+	const char *p = buf, *e = buf + n, *key = strstr(buf, "\"ooms\": [");
+	/* the member "ooms" of the top object: its key at depth 1 */
+	while (key && s->nooms > HM_HTML_OOMS) {
+		int depth = 0;
+		for (const char *q = buf; q < key; q = *q == '"' ? json_skip(q, key) : q + 1)
+			depth += *q == '{' || *q == '[' ? 1 : *q == '}' || *q == ']' ? -1 : 0;
+		if (depth == 1)
+			break;
+		key = strstr(key + 1, "\"ooms\": [");
+	}
+	if (key && s->nooms > HM_HTML_OOMS) {
+		const char *q = strchr(key, '[') + 1;
+		for (int i = 0; i < HM_HTML_OOMS; i++) {
+			while (q < e && (*q == ' ' || *q == '\n' || *q == ','))
+				q++;
+			q = json_skip(q, e);
+		}
+		script_json(f, p, q);
+		p = json_skip(strchr(key, '['), e);
+		fputc(']', f);
+		fprintf(f, ", \"ooms_total\": %zu", s->nooms);
+	}
+	script_json(f, p, e);
+	free(buf);
+}
+
+static void series_json(FILE *f, hm_strtab *ctx, hm_strtab *whos, all_block *all, const hm_report *r, const hm_file *hf,
+			const hm_series *s)
 {
 	const hm_mem *m = &hf->t->mem;
 	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
@@ -383,6 +733,10 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 	for (size_t k = 0; k < s->n; k++)
 		if (keep[k])
 			fprintf(f, ",%" PRId64, m->ts[s->ev[k]] - t0);
+	fputs("],\n \"pk\":[0", f); /* each point's event position + 1, for the every-allocation columns */
+	for (size_t k = 0; k < s->n; k++)
+		if (keep[k])
+			fprintf(f, ",%zu", k + 1);
 	fputs("],\n \"res\":", f);
 
 	changes *ch = hm_xcalloc(ncats + 1, sizeof *ch), res = {0};
@@ -421,6 +775,12 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 	}
 	fprintf(f, "],\n \"peak_i\":%zu", peak_i);
 	live_json(f, ctx, hf, s, keep);
+	*all = all_allocations(ctx, whos, r, hf, s);
+	if (all->b64)
+		fprintf(f, ",\n \"all\":{\"n\":%zu,\"raw\":%zu}", all->n, all->raw);
+	else
+		fputs(",\n \"all\":null", f);
+	explain_blob(f, r, hf, s);
 	putc('}', f);
 	free(res.v);
 	free(ch);
@@ -428,35 +788,40 @@ static void series_json(FILE *f, hm_strtab *ctx, const hm_report *r, const hm_fi
 	free(keep);
 }
 
-static void data_json(FILE *f, const hm_report *r, const colors *k)
+/* The page's data; each series' every-allocation block into all[] (the caller writes and
+ * frees them: they follow the data, in script elements of their own). */
+static void data_json(FILE *f, const hm_report *r, const colors *k, all_block *all)
 {
 	fputs("{\"version\":\"" HM_VERSION "\",\"rules\":", f);
 	if (r->rules)
 		json_cstr(f, r->rules);
 	else
 		fputs("null", f);
-	fprintf(f, ",\"columns\":%d,\n\"categories\":[", HM_HTML_COLUMNS);
+	fprintf(f, ",\"columns\":%d,\"leak_min_steps\":%d,\n\"categories\":[", HM_HTML_COLUMNS, HM_LEAK_MIN_STEPS);
 	for (size_t c = 0; c < r->cats->n; c++) {
 		fputs(c ? ",\n {\"name\":" : "\n {\"name\":", f);
 		hm_json_str(f, r->cats->str[c], r->cats->len[c], 1);
 		fprintf(f, ",\"color\":\"%s\"%s}", k->color[c], k->other[c] ? ",\"other\":true" : "");
 	}
 	fputs("],\n\"series\":[", f);
-	hm_strtab ctx = {0};
-	int first = 1;
+	hm_strtab ctx = {0}, whos = {0};
+	size_t n = 0;
 	for (size_t i = 0; i < r->nfiles; i++)
-		for (size_t si = 0; si < r->files[i]->nseries; si++) {
-			fputs(first ? "\n" : ",\n", f);
-			first = 0;
-			series_json(f, &ctx, r, r->files[i], &r->files[i]->series[si]);
+		for (size_t si = 0; si < r->files[i]->nseries; si++, n++) {
+			fputs(n ? ",\n" : "\n", f);
+			series_json(f, &ctx, &whos, &all[n], r, r->files[i], &r->files[i]->series[si]);
 		}
-	fputs("],\n\"contexts\":[", f);
-	for (size_t i = 0; i < ctx.n; i++) {
-		fputs(i ? ",\n" : "\n", f);
-		hm_json_str(f, ctx.str[i], ctx.len[i], 1);
+	const hm_strtab *lists[] = {&ctx, &whos};
+	for (int l = 0; l < 2; l++) {
+		fputs(l ? "],\n\"whos\":[" : "],\n\"contexts\":[", f);
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			fputs(i ? ",\n" : "\n", f);
+			hm_json_str(f, lists[l]->str[i], lists[l]->len[i], 1);
+		}
 	}
 	fputs("]}", f);
 	hm_strtab_free(&ctx);
+	hm_strtab_free(&whos);
 }
 
 
@@ -551,10 +916,9 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 
 static void series_tables(FILE *f, const hm_report *r, const colors *k, const hm_file *hf, const hm_series *s, size_t idx)
 {
-	char label[1200], b1[32], b2[32], b3[32], us[40];
-	series_label(label, sizeof label, hf, s);
+	char b1[32], b2[32], b3[32], us[40];
 	fprintf(f, "<section class=series-tables data-series=\"%zu\"%s>\n<h2>", idx, idx ? " hidden" : "");
-	html_cstr(f, label);
+	series_name(f, hf, s);
 	hm_fmt_bytes(b1, sizeof b1, s->peak);
 	hm_fmt_bytes(b2, sizeof b2, s->end_bytes);
 	hm_fmt_us(us, s->peak_ts);
@@ -652,7 +1016,7 @@ static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
 	fputs("<section id=ranks>\n<h2>All series, largest peak first</h2>\n<table class=agg><thead><tr><th>peak</th>"
 	      "<th>rank</th><th>device</th><th>trace</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < n; i++) {
-		fputs("<tr>", f);
+		fprintf(f, "<tr class=open data-series=%zu title=\"click: show this series\">", all[i].pos);
 		bytes_cell(f, all[i].s->peak);
 		if (all[i].f->t->rank != HM_NONE)
 			fprintf(f, "<td class=num>%" PRId64 "</td><td>", all[i].f->t->rank);
@@ -660,8 +1024,11 @@ static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
 			fputs("<td>-</td><td>", f);
 		html_cstr(f, all[i].s->device);
 		fputs("</td><td>", f);
+		fputs("<span title=\"", f);
 		html_cstr(f, all[i].f->t->path);
-		fputs("</td></tr>\n", f);
+		fputs("\">", f);
+		html_path(f, all[i].f->t->path);
+		fputs("</span></td></tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
 	free(all);
@@ -673,23 +1040,25 @@ static void ranks_tables(FILE *f, const hm_report *r, size_t nseries)
 		      "<tbody>\n", f);
 	for (size_t i = 0; i < k.n; i++) {
 		const hm_rankrow *w = &k.rows[i];
-		char ratio[32], at[1200];
-		fputs("<tr><td>", f);
+		char ratio[32];
+		fprintf(f, "<tr data-rank-row=%zu><td>", i);
 		html_cstr(f, w->kind);
 		fputs("</td><td>", f);
 		if (w->cat == HM_RANKS_DEVICE)
 			fputs("<b>(device peak)</b>", f);
 		else
 			html_str(f, r->cats->str[w->cat], r->cats->len[w->cat]);
-		fprintf(f, "</td><td class=num>%zu</td>", w->n);
-		bytes_cell(f, w->max);
-		bytes_cell(f, w->min);
-		bytes_cell(f, w->median);
-		bytes_cell(f, w->mean);
+		fputs("</td>", f);
+		json_cell(f, "ranks", i, "series", (int64_t)w->n, 0);
+		json_cell(f, "ranks", i, "max_bytes", w->max, 1);
+		json_cell(f, "ranks", i, "min_bytes", w->min, 1);
+		json_cell(f, "ranks", i, "median_bytes", w->median, 1);
+		json_cell(f, "ranks", i, "mean_bytes", w->mean, 1);
 		hm_ranks_fmt_milli(ratio, sizeof ratio, w->imbalance);
-		fprintf(f, "<td class=num>%s</td><td>", *ratio ? ratio : "-");
-		series_label(at, sizeof at, w->max_f, w->max_s);
-		html_cstr(f, at);
+		fprintf(f, "<td class=num data-k=\"ranks.%zu.imbalance\" data-v=\"%s\">%s</td>", i, *ratio ? ratio : "null",
+			*ratio ? ratio : "-");
+		fprintf(f, "<td class=open data-series=%zu>", series_index(r, w->max_s));
+		series_name(f, w->max_f, w->max_s);
 		fputs("</td></tr>\n", f);
 	}
 	if (k.n)
@@ -761,9 +1130,9 @@ void hm_write_html(FILE *f, const hm_report *r)
 		      "<button type=button id=reset hidden>Reset zoom</button>\n"
 		      "</nav>\n<main>\n<section id=single>\n<div id=plotrow><div id=chart></div><aside id=side></aside></div>\n"
 		      "<ul id=legend></ul>\n<section id=live-at hidden></section>\n"
-		      "<p class=hint>Hover for the bytes of every category; click for what is live; drag to zoom into a time range, "
+		      "<p class=hint id=hint>Hover for the bytes of every category; click for what is live; drag to zoom into a time range, "
 		      "double-click to reset; click a legend entry to hide or show a category.</p>\n"
-		      "</section>\n<section id=multiples hidden></section>\n", f);
+		      "</section>\n<section id=multiples hidden></section>\n<section id=findings hidden></section>\n", f);
 		size_t idx = 0;
 		for (size_t i = 0; i < r->nfiles; i++)
 			for (size_t si = 0; si < r->files[i]->nseries; si++)
@@ -778,8 +1147,16 @@ void hm_write_html(FILE *f, const hm_report *r)
 		fputs("</p>\n", f);
 	}
 	fputs("<script id=hmem-data type=\"application/json\">\n", f);
-	data_json(f, r, &k);
-	fputs("\n</script>\n<script>\n", f);
+	all_block *all = hm_xcalloc(nseries + 1, sizeof *all);
+	data_json(f, r, &k, all);
+	fputs("\n</script>\n", f);
+	for (size_t i = 0; i < nseries; i++) {
+		if (all[i].b64)
+			fprintf(f, "<script type=application/octet-stream id=hmem-all-%zu>%s</script>\n", i, all[i].b64);
+		free(all[i].b64);
+	}
+	free(all);
+	fputs("<script>\n", f);
 	fputs(hm_html_script, f);
 	fputs("</script>\n</body>\n</html>\n", f);
 	colors_free(&k);

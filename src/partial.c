@@ -840,8 +840,8 @@ static const struct { const char *name; size_t el; } store_cols[] = {
 	{"oom.ts", 8}, {"oom.bytes", 8}, {"oom.total_alloc", 8}, {"oom.total_res", 8}, {"oom.dev_type", 4},
 	{"oom.dev_id", 4}, {"oom.thread", 4}, {"oom.mem_at", 8}, {"capacity", 8}, {"thread_name", 4}, {"count", 8}, {"flags", 8},
 	{"names", 1}, {"threads", 1},
-	{"snap.block_bytes", 8}, {"snap.segment", 8}, {"snap.origin", 1}, {"snap.stream", 8}, {"snap.stack", 4},
-	{"snap.compile_ctx", 4}, {"snap.user_meta", 4}, {"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
+	{"snap.block_bytes", 8}, {"snap.segment", 8}, {"snap.stream", 8}, {"snap.origin", 1}, {"snap.stack", 4}, {"snap.compile_ctx", 4}, {"snap.user_meta", 4},
+	{"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
 	{"snap.frames", 1}, {"snap.stacks", 1},
 };
 

@@ -7,7 +7,7 @@
   var data = JSON.parse(document.getElementById("hmem-data").textContent);
   var SVG = "http://www.w3.org/2000/svg";
   var UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  var state = { series: 0, view: "single", domain: null, hidden: {} };
+  var state = { series: 0, view: "single", domain: null, opening: false, hidden: {} };
   var chartEl = document.getElementById("chart");
   if (!chartEl) return; /* no series: the page says so */
 
@@ -24,6 +24,27 @@
     return (neg ? "-" : "") + s.slice(0, -2) + "." + s.slice(-2) + " " + UNITS[u];
   }
   function fmtMs(ns) { return (ns / 1e6).toFixed(3); }
+  /* A path as the page shows it (html.c's html_path): past 60 characters its last
+   * components after "…/"; the whole goes on hover. */
+  var PATH_MAX = 60;
+  function shortPath(p) {
+    if (p.length <= PATH_MAX) return p;
+    var cut = p.indexOf("/", p.length - PATH_MAX);
+    return cut >= 0 && cut < p.length - 1 ? "\u2026" + p.slice(cut) : p;
+  }
+  function shortLabel(s) {
+    return shortPath(s.path) + (s.rank != null ? "  rank " + s.rank : "") + "  " + s.device;
+  }
+  /* A series' name into e: a line may break after each '/' (never inside a name), the
+   * whole label on hover. */
+  function nameOf(s, e) {
+    shortLabel(s).split(/(?<=\/)/).forEach(function (part, i) {
+      if (i) e.appendChild(document.createElement("wbr"));
+      e.appendChild(document.createTextNode(part));
+    });
+    e.title = s.label;
+    return e;
+  }
   /* The trace's own timestamp (µs, as hm_fmt_us prints it), exact through BigInt. */
   function fmtTs(t0, ns) {
     var m = /^(-?)(\d+)(?:\.(\d{1,3}))?$/.exec(t0);
@@ -90,6 +111,18 @@
     s.d = { n: n, t: t, layers: layers, total: total, res: fill(new Float64Array(n).fill(NaN), s.res), end: end,
       neg: neg };
     return s.d;
+  }
+  /* The span the single view opens on: between the first and the last memory event, a
+   * little to each side, when that is less than half of the trace (a 40 ms burst in 380 ms
+   * would otherwise open as a flat line); null: the whole trace. */
+  function opening(s) {
+    var d = decode(s);
+    if (d.n < 3) return null;
+    var a = d.t[1], b = d.t[d.n - 1];
+    (s.ooms || []).forEach(function (oo) { a = Math.min(a, oo[0]); b = Math.max(b, oo[0]); });
+    if (b <= a || b - a >= d.end / 2) return null;
+    var pad = Math.max((b - a) / 20, 1000);
+    return [Math.max(a - pad, 0), Math.min(b + pad, d.end)];
   }
   /* The last point at or before time x (-1 if none): the state a time shows. */
   function pointAt(t, x) {
@@ -172,6 +205,8 @@
     var x = linear(dom[0], dom[1], m.l, W - m.r), y = linear(ymin, ytop, H - m.b, m.t);
     svg.setAttribute("data-ymin", ymin);
     svg.setAttribute("data-ymax", ymax);
+    svg.setAttribute("data-x0", dom[0]);
+    svg.setAttribute("data-x1", dom[1]);
     var id = "clip" + Math.random().toString(36).slice(2);
     var clip = el("clipPath", { id: id }, el("defs", {}, svg));
     el("rect", { x: m.l, y: m.t - 12, width: W - m.l - m.r, height: H - m.t - m.b + 12 }, clip);
@@ -189,15 +224,19 @@
       el("line", { x1: m.l, x2: W - m.r, y1: y(v), y2: y(v) }, grid);
       el("text", { x: m.l - 6, y: y(v) + 4, "text-anchor": "end" }, axis).textContent = trimNum(v / U);
     }
-    var span = dom[1] - dom[0] || 1, xstep = niceStep(span / 1e6, o.small ? 4 : 8) * 1e6;
+    /* Time in ms, or in µs or ns when less than that is shown (a snapshot whose entries have
+     * no time spans 1 ns). */
+    var span = dom[1] - dom[0] || 1, T = span >= 1e6 ? 1e6 : span >= 1e3 ? 1e3 : 1, tname = T === 1e6 ? "ms" : T === 1e3 ?
+      "\u00b5s" : "ns";
+    var xstep = Math.max(niceStep(span / T, o.small ? 4 : 8) * T, 1);
     for (var tx = Math.ceil(dom[0] / xstep) * xstep; tx <= dom[1]; tx += xstep) {
       el("line", { x1: x(tx), x2: x(tx), y1: H - m.b, y2: H - m.b + 4 }, axis);
-      el("text", { x: x(tx), y: H - m.b + 15, "text-anchor": "middle" }, axis).textContent = trimNum(tx / 1e6);
+      el("text", { x: x(tx), y: H - m.b + 15, "text-anchor": "middle" }, axis).textContent = trimNum(tx / T);
     }
     el("line", { x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b }, axis);
     if (!o.small) {
       el("text", { "class": "title", x: (m.l + W - m.r) / 2, y: H - 6, "text-anchor": "middle" }, axis).textContent =
-        "time since the trace's start (ms)";
+        "time since the trace's start (" + tname + ")";
       el("text", { "class": "title", x: 14, y: (m.t + H - m.b) / 2, "text-anchor": "middle",
         transform: "rotate(-90 14 " + (m.t + H - m.b) / 2 + ")" }, axis).textContent = UNITS[unit] + " (binary: 1 " +
         (unit ? UNITS[unit] + " = 2^" + 10 * unit + " bytes)" : "byte)");
@@ -207,15 +246,24 @@
 
     var plot = el("g", { "clip-path": "url(#" + id + ")" }, svg);
     /* Steps (ProfilerStep slices) as alternating bands behind the areas, numbered. */
+    /* Each step's number sits on a tab at the band's top: a marker the single view lifts
+     * above the pointer's layer, so a click on it opens the step's row (marks, below). */
+    var marks = [];
     (s.steps || []).forEach(function (st, j) {
       var a = Math.max(x(st[0]), m.l), b = Math.min(x(st[1]), W - m.r);
       if (b <= a) return;
       var band = el("rect", { "class": "step" + (j % 2 ? " odd" : ""), x: a, y: m.t, width: b - a, height: H - m.t - m.b,
         "data-step": st[2] }, plot);
-      var name = "step " + st[2] + (st[3] ? " (partial)" : "");
-      el("title", {}, band).textContent = name + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms" +
-        (st[3] ? ", cut by the window" : "");
-      if (!o.small && b - a > 36) el("text", { "class": "steplabel", x: a + 3, y: m.t + 10 }, plot).textContent = name;
+      /* st[3]: 1 when a window (--from/--to) cuts the step, 2 when a snapshot ends in it */
+      var label = "step " + st[2] + (st[3] ? " (partial)" : ""), w = 7 + 6 * label.length;
+      el("title", {}, band).textContent = label + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms" +
+        (st[3] === 2 ? ", the snapshot ends in it" : st[3] ? ", cut by the window" : "");
+      if (o.small || b - a < w) return;
+      var tab = el("g", { "class": "steptab", "data-step-index": j, "data-finding": "step-" + j }, plot);
+      el("rect", { x: a, y: m.t, width: w, height: 13 }, tab);
+      el("text", { "class": "steplabel", x: a + 3, y: m.t + 10 }, tab).textContent = label;
+      el("title", {}, tab).textContent = "step " + st[2] + ": click for its row in the steps table";
+      marks.push(tab);
     });
     var np = i1 - i0 + 1, lower = new Float64Array(np), upper = new Float64Array(np);
     var pos = new Float64Array(np), neg = new Float64Array(np);
@@ -272,13 +320,39 @@
     if (rp.length) el("path", { "class": "reserved", d: rp.join(" ") }, plot);
 
     /* [OutOfMemory] events: a red line and mark at each, the request in its title. */
-    (s.ooms || []).forEach(function (oo) {
+    /* The mark under the axis is what a click hits (the plot stays the pointer's); OOMs
+     * closer than 8 px share the first one's mark. Past 100 in view each is a tick under the
+     * axis instead of a line across the plot, so thousands of them (a snapshot's) do not
+     * paint the chart red; zoomed in, the lines come back. */
+    var inView = (s.ooms || []).filter(function (oo) { return oo[0] >= dom[0] && oo[0] <= dom[1]; }).length, lastX = -Infinity;
+    var rug = inView > 100, more = el("g", { "class": "oom-more" }, svg), top = rug ? H - m.b : m.t;
+    (s.ooms || []).forEach(function (oo, j) {
       if (oo[0] < dom[0] || oo[0] > dom[1]) return;
-      var g = el("g", { "class": "oom", "data-t": oo[0] }, svg), ox = x(oo[0]);
-      el("line", { x1: ox, x2: ox, y1: m.t, y2: H - m.b }, g);
+      var ox = x(oo[0]);
+      if (ox - lastX < 8 && !o.small) {
+        el("line", { x1: ox, x2: ox, y1: top, y2: H - m.b + (rug ? 6 : 0) }, more);
+        return;
+      }
+      lastX = ox;
+      var g = el("g", { "class": "oom", "data-t": oo[0], "data-oom": j, "data-finding": "oom-" + j }, svg);
+      el("line", { x1: ox, x2: ox, y1: top, y2: H - m.b + (rug ? 6 : 0) }, g);
       el("path", { d: "M" + (ox - 5) + " " + (H - m.b + 1) + "l5 -8l5 8z" }, g);
-      el("title", {}, g).textContent = "out of memory at +" + fmtMs(oo[0]) + " ms: a request of " + fmtBytes(oo[1]);
+      el("rect", { "class": "hit", x: ox - 5, y: H - m.b - 8, width: 10, height: 12 }, g);
+      el("title", {}, g).textContent = "out of memory at +" + fmtMs(oo[0]) + " ms: a request of " + fmtBytes(oo[1]) +
+        (o.small ? "" : "; click for what the summary says of it");
+      marks.push(g);
     });
+    /* Where the allocator held the most back (reserved minus allocated): a diamond on the
+     * reserved line. */
+    if (s.gap_t != null && s.gap_t >= dom[0] && s.gap_t <= dom[1] && whole && !o.small) {
+      var gi = Math.max(pointAt(d.t, s.gap_t), 0), gr = isNaN(d.res[gi]) ? null : d.res[gi];
+      var gx = x(s.gap_t), gy = gr == null ? m.t : Math.max(y(gr), m.t);
+      var gm = el("g", { "class": "gapmark", "data-t": s.gap_t, "data-finding": "gap" }, svg);
+      el("path", { d: "M" + gx + " " + (gy - 6) + "l6 6l-6 6l-6 -6z" }, gm);
+      el("title", {}, gm).textContent = "the most held back by the allocator (reserved, not allocated): " +
+        (s.explain ? fmtBytes(s.explain.max_reserved_unallocated) : "") + " at +" + fmtMs(s.gap_t) + " ms; click for the figures";
+      marks.push(gm);
+    }
     /* The peak's dot sits on what is drawn there: the visible stack at the peak's state. */
     if (s.events && s.peak_t >= dom[0] && s.peak_t <= dom[1]) {
       var shown = whole ? s.peak : stackAt(visible(d), peakIndex(d, s));
@@ -291,12 +365,24 @@
           "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms" + (whole ? "" : " (" + fmtBytes(shown) + " shown)");
       }
     }
-    return { x: x, y: y, m: m, W: W, H: H, d: d, dom: dom };
+    return { x: x, y: y, m: m, W: W, H: H, d: d, dom: dom, marks: marks };
   }
 
   /* ---- the single-series view ---- */
   var svg = el("svg", { role: "img", "aria-label": "memory by category over time" }, chartEl);
   var cursor = el("line", { "class": "cursor", visibility: "hidden" });
+  /* Where the listing under the chart is of (the last click, or a live-at-peak row's peak). */
+  var clicked = el("line", { "class": "clicked", visibility: "hidden" });
+  function placeClicked() {
+    var t = state.clicked, m = ctx.m;
+    var on = t != null && state.view === "single" && t >= ctx.dom[0] && t <= ctx.dom[1];
+    clicked.setAttribute("visibility", on ? "visible" : "hidden");
+    if (!on) return;
+    clicked.setAttribute("x1", ctx.x(t));
+    clicked.setAttribute("x2", ctx.x(t));
+    clicked.setAttribute("y1", m.t);
+    clicked.setAttribute("y2", ctx.H - m.b);
+  }
   var selection = el("rect", { "class": "selection", visibility: "hidden" });
   var overlay = el("rect", { "class": "overlay" });
   /* The hover readout lives beside the plot, never over it. */
@@ -311,9 +397,17 @@
     var s = data.series[state.series];
     ctx = draw(svg, s, { width: Math.max(chartEl.clientWidth, 320), height: 420, domain: state.domain,
       baseline: document.getElementById("baseline").checked });
+    svg.appendChild(clicked);
     svg.appendChild(cursor);
     svg.appendChild(selection);
     svg.appendChild(overlay);
+    /* The markers (OOMs, step tabs, the most held back) lie above the pointer's layer: a
+     * click on one opens its section; hovering one still reads out the time there. */
+    ctx.marks.forEach(function (g) {
+      svg.appendChild(g);
+      g.addEventListener("mousemove", showReadout);
+      g.addEventListener("click", function () { openFinding(g.getAttribute("data-finding")); });
+    });
     var m = ctx.m;
     overlay.setAttribute("x", m.l);
     overlay.setAttribute("y", m.t);
@@ -321,13 +415,30 @@
     overlay.setAttribute("height", ctx.H - m.t - m.b);
     cursor.setAttribute("y1", m.t);
     cursor.setAttribute("y2", ctx.H - m.b);
-    document.getElementById("reset").hidden = !state.domain;
+    placeClicked();
+    var rb = document.getElementById("reset");
+    rb.hidden = !state.domain;
+    rb.textContent = "Whole trace (0 to " + fmtMs(ctx.d.end) + " ms)";
+    rb.title = state.opening ? "The chart opened on +" + fmtMs(state.domain[0]) + " to +" + fmtMs(state.domain[1]) +
+      " ms, between the first and last memory event; this shows the whole trace" : "Undo the zoom";
     legend(s);
-    var hint = document.querySelector("#single .hint");
-    hint.textContent = "Hover for the bytes of every category; click for what is live there; drag to zoom into a time range, double-click to reset; " +
+    var hint = document.getElementById("hint");
+    hint.textContent = (state.opening ? "The chart opens on the span where memory changes (+" + fmtMs(state.domain[0]) +
+      " to +" + fmtMs(state.domain[1]) + " ms of " + fmtMs(ctx.d.end) + "): 'Whole trace' shows all of it. " : "") +
+      "Hover for the bytes of every category; click for what is live there; drag to zoom into a time range, double-click for the whole trace; " +
+      markerHint(s) +
       "click a legend entry to hide or show a category." + (s.reduced ? " This series has " + s.events +
       " memory events: the chart keeps " + (s.t.length - 1) + " of them, each pixel column's lowest and highest " +
       "states (so no peak is lost); the hover shows the kept state at or before the pointer." : "");
+  }
+
+  /* The markers this chart has, for the hint. */
+  function markerHint(s) {
+    var m = [];
+    if ((s.ooms || []).length) m.push("an OOM's red line");
+    if ((s.steps || []).length) m.push("a step's tab");
+    if (s.gap_t != null) m.push("the diamond where the allocator held the most back");
+    return m.length ? "click a marker (" + m.join(", ") + ") for its section; " : "";
   }
 
   function legend(s) {
@@ -374,6 +485,15 @@
     cursor.setAttribute("visibility", "visible");
     readout.textContent = "";
     html("div", "time", "+" + fmtMs(tns) + " ms", readout);
+    /* The step and the OOM under the pointer, named. */
+    (s.steps || []).forEach(function (st) {
+      if (tns >= st[0] && tns <= st[1]) html("div", "where step", "in step " + st[2] + " (+" + fmtMs(st[0]) + " to +" +
+        fmtMs(st[1]) + " ms)", readout).setAttribute("data-step", st[2]);
+    });
+    (s.ooms || []).forEach(function (oo, j) {
+      if (Math.abs(ctx.x(oo[0]) - px) <= 4) html("div", "where oomline", "out of memory at +" + fmtMs(oo[0]) +
+        " ms: asked for " + fmtBytes(oo[1]), readout).setAttribute("data-oom", j);
+    });
     if (i < 0) {
       readout.hidden = false;
       return;
@@ -384,7 +504,7 @@
     function row(cls, color, name, bytes) {
       var tr = html("tr", cls, null, tb), td = html("td", null, null, tr);
       if (color) swatchOf(color, td);
-      html("td", null, name, tr);
+      html("td", null, name, tr).title = name;
       var v = html("td", "num", bytes == null ? "-" : fmtBytes(bytes), tr);
       if (bytes != null) v.setAttribute("data-bytes", bytes);
       rows.push(tr);
@@ -424,11 +544,23 @@
     liveBox.textContent = "";
     liveBox.hidden = false;
     if (i < 0) i = 0;
+    state.clicked = d.t[i];
+    placeClicked();
     html("h3", null, "Live at +" + fmtMs(d.t[i]) + " ms" + (i === peakIndex(d, s) ? " (the peak)" : "") + ": " +
       fmtBytes(d.total[i]) + " allocated", liveBox);
     if (!s.live) {
       html("p", "note", "This trace has no Addr: frees cannot be matched to allocations, so what is live cannot be known.",
         liveBox);
+      return;
+    }
+    /* Every allocation, once the page has inflated them; the largest only, where it cannot. */
+    if (s.all && !s.noAll) {
+      if (s.cols) return liveAll(s, d, i, mark);
+      var idx = state.series, wait = html("p", "note", "Reading every allocation of this series\u2026", liveBox);
+      allOf(s, idx).then(function (c) {
+        if (!c) s.noAll = true;
+        if (state.series === idx && wait.parentNode === liveBox) showLive(tns, mark);
+      });
       return;
     }
     var rows = s.live.a.filter(function (a) { return a[0] <= i && (a[1] < 0 || i < a[1]); }), sum = 0, early = 0;
@@ -468,6 +600,167 @@
       }
       if (mark && +mark.bytes === a[2] && +mark.t === a[5]) tr.className = "alloc marked";
     });
+  }
+  /* Every allocation of a series (html.c, all_allocations): its columns inflated once, on
+   * first need (DecompressionStream; typed arrays read them little-endian, as every platform
+   * a browser runs on is). Resolves to null where they cannot be read. */
+  function allOf(s, idx) {
+    if (s.allP) return s.allP;
+    var src = document.getElementById("hmem-all-" + idx);
+    if (!s.all || !src || typeof DecompressionStream !== "function") return (s.allP = Promise.resolve(null));
+    var bin = atob(src.textContent.trim()), u8 = new Uint8Array(bin.length);
+    for (var j = 0; j < bin.length; j++) u8[j] = bin.charCodeAt(j);
+    s.allP = new Response(new Blob([u8]).stream().pipeThrough(new DecompressionStream("deflate"))).arrayBuffer()
+      .then(function (buf) {
+        var n = s.all.n, o = 0;
+        function take(T) { var a = new T(buf, o, n); o += T.BYTES_PER_ELEMENT * n; return a; }
+        s.cols = { n: n, bytes: take(Float64Array), at: take(Float64Array), ft: take(Float64Array), from: take(Uint32Array),
+          to: take(Uint32Array), ctx: take(Uint32Array), who: take(Uint32Array), step: take(Int32Array), cat: take(Uint16Array) };
+        return s.cols;
+      }).catch(function () { return null; });
+    return s.allP;
+  }
+
+  /* What is live at point i, every allocation of it: a search box (who, op, module, frame,
+   * category), sortable columns, the largest LIVE_ROWS first and more on demand, each
+   * allocation's stack on demand. */
+  /* Each sort's key as a number (names by their rank in name order, ranked once), so a
+   * click on a state with 200,000 allocations live sorts numbers, not strings. */
+  function rankOf(names) {
+    var ix = names.map(function (_, i) { return i; }), r = new Float64Array(names.length);
+    ix.sort(function (a, b) { return names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0; });
+    ix.forEach(function (id, k) { r[id] = k; });
+    return r;
+  }
+  var ranks = {};
+  function ranked(what, names) { return ranks[what] || (ranks[what] = rankOf(names)); }
+  var SORTS = {
+    bytes: function (c, j) { return c.bytes[j]; },
+    category: function (c, j) { return ranked("cat", data.categories.map(function (x) { return x.name; }))[c.cat[j]]; },
+    who: function (c, j) { return ranked("who", data.whos)[c.who[j]]; },
+    step: function (c, j) { return c.step[j]; },
+    lifetime: function (c, j) { return c.at[j] < 0 ? -1 : c.ft[j] < 0 ? Infinity : c.ft[j] - c.at[j]; },
+    allocated: function (c, j) { return c.at[j]; }
+  };
+  var liveView = { sort: "bytes", desc: true, q: "", shown: LIVE_ROWS };
+  function lifeText(c, j) {
+    if (c.at[j] < 0) return "before the trace";
+    return c.ft[j] < 0 ? "never freed" : fmtMs(c.ft[j] - c.at[j]) + " ms";
+  }
+  function liveAll(s, d, i, mark) {
+    var c = s.cols, kp = s.pk[i], live = [], sum = 0;
+    for (var j = 0; j < c.n; j++) if (c.from[j] <= kp && kp < c.to[j]) { live.push(j); sum += c.bytes[j]; }
+    var unlisted = d.total[i] - sum;
+    var note = html("p", "note", live.length + " allocation" + (live.length === 1 ? "" : "s") + " live, " + fmtBytes(sum) +
+      (unlisted ? ". Not listed: " + fmtBytes(unlisted) + " allocated before the trace and not freed in it (no single " +
+      "allocations known)" : "") + ".", liveBox);
+    note.setAttribute("data-unlisted", unlisted);
+    note.setAttribute("data-count", live.length);
+    note.setAttribute("data-total", sum);
+    note.setAttribute("data-pk", kp);
+    var bar = html("div", "livebar", null, liveBox), box = html("input", null, null, bar);
+    box.type = "search";
+    box.id = "live-search";
+    box.placeholder = "search: who, op, module, frame, category";
+    box.value = liveView.q;
+    var found = html("span", "found", null, bar);
+    var table = html("table", "live all", null, liveBox), head = html("tr", null, null, html("thead", null, null, table));
+    var tb = html("tbody", null, null, table), more = html("button", "more", null, liveBox);
+    more.type = "button";
+    [["bytes", "bytes"], ["category", "category"], ["step", "step"], ["lifetime", "lifetime"], ["allocated", "allocated at"],
+      ["who", "who (its stack on a click)"]].forEach(function (h) {
+      var th = html("th", null, null, head), b = html("button", "sort", h[1], th);
+      b.type = "button";
+      b.setAttribute("data-sort", h[0]);
+      b.addEventListener("click", function () {
+        liveView.desc = liveView.sort === h[0] ? !liveView.desc : h[0] !== "category" && h[0] !== "who";
+        liveView.sort = h[0];
+        liveView.shown = LIVE_ROWS;
+        fill();
+      });
+    });
+    /* A query matches a row when its who, its stack (ops, annotations, Python frames,
+     * modules) or its category holds it, case aside: tested once per distinct string. */
+    function matcher(q) {
+      if (!q) return null;
+      q = q.toLowerCase();
+      function hits(list) {
+        var h = new Uint8Array(list.length);
+        for (var i = 0; i < list.length; i++) h[i] = (list[i] || "").toLowerCase().indexOf(q) >= 0 ? 1 : 0;
+        return h;
+      }
+      var w = hits(data.whos), x = hits(data.contexts), k = hits(data.categories.map(function (e) { return e.name; }));
+      return function (j) { return w[c.who[j]] || x[c.ctx[j]] || k[c.cat[j]]; };
+    }
+    /* The first n rows in the order chosen (ties: larger first, then as stored): a sorted
+     * buffer of n over one pass, so a page of 100 out of 200,000 costs one pass, not a sort. */
+    function firstRows(rows, n) {
+      var key = SORTS[liveView.sort], sgn = liveView.desc ? -1 : 1, kv = new Float64Array(rows.length);
+      for (var i = 0; i < rows.length; i++) kv[i] = key(c, rows[i]);
+      function before(a, b) { /* positions in rows */
+        var x = kv[a], y = kv[b];
+        if (x !== y) return (x < y ? -sgn : sgn) < 0;
+        var ba = c.bytes[rows[a]], bb = c.bytes[rows[b]];
+        return ba !== bb ? ba > bb : rows[a] < rows[b];
+      }
+      var buf = [];
+      for (i = 0; i < rows.length; i++) {
+        if (buf.length === n && !before(i, buf[n - 1])) continue;
+        var lo = 0, hi = buf.length;
+        while (lo < hi) { var mid = (lo + hi) >> 1; if (before(buf[mid], i)) lo = mid + 1; else hi = mid; }
+        buf.splice(lo, 0, i);
+        if (buf.length > n) buf.pop();
+      }
+      return buf.map(function (p) { return rows[p]; });
+    }
+    function fill() {
+      var m = matcher(liveView.q), rows = m ? live.filter(m) : live;
+      var fb = 0;
+      rows.forEach(function (j) { fb += c.bytes[j]; });
+      found.textContent = m ? rows.length + " of " + live.length + " match, " + fmtBytes(fb) : "";
+      found.setAttribute("data-count", rows.length);
+      head.querySelectorAll("button.sort").forEach(function (b) {
+        var on = b.getAttribute("data-sort") === liveView.sort;
+        b.className = "sort" + (on ? liveView.desc ? " desc" : " asc" : "");
+      });
+      tb.textContent = "";
+      firstRows(rows, liveView.shown).forEach(function (j) {
+        var tr = html("tr", "alloc", null, tb), cat = data.categories[c.cat[j]] || { name: "-", color: "#fff" };
+        tr.setAttribute("data-bytes", c.bytes[j]);
+        tr.setAttribute("data-t", c.at[j]);
+        tr.setAttribute("data-row", j);
+        html("td", "num", fmtBytes(c.bytes[j]), tr).title = c.bytes[j] + " bytes";
+        var ct = html("td", null, null, tr);
+        swatchOf({ cat: c.cat[j], color: cat.color }, ct);
+        ct.appendChild(document.createTextNode(cat.name));
+        html("td", "num", c.step[j] < 0 ? "-" : String(c.step[j]), tr);
+        html("td", "num", lifeText(c, j), tr);
+        html("td", "num", c.at[j] < 0 ? "before the trace" : "+" + fmtMs(c.at[j]) + " ms", tr);
+        var w = html("td", "where", null, tr), det = html("details", null, null, w);
+        html("b", null, data.whos[c.who[j]] || "-", html("summary", null, null, det));
+        var marked = mark && +mark.bytes === c.bytes[j] && +mark.t === c.at[j];
+        function stack() {
+          if (det.querySelector("pre")) return;
+          var lines = (data.contexts[c.ctx[j]] || "").split("\n").filter(function (x) { return x; });
+          html("pre", null, lines.length ? "enclosing (outermost first):\n" + lines.join("\n") : "no enclosing slice", det);
+        }
+        det.addEventListener("toggle", stack);
+        if (marked) { tr.className = "alloc marked"; det.open = true; stack(); }
+      });
+      more.hidden = rows.length <= liveView.shown;
+      more.textContent = "show " + Math.min(LIVE_ROWS, rows.length - liveView.shown) + " more of " +
+        (rows.length - liveView.shown);
+    }
+    box.addEventListener("input", function () {
+      liveView.q = box.value;
+      liveView.shown = LIVE_ROWS;
+      fill();
+    });
+    more.addEventListener("click", function () {
+      liveView.shown += LIVE_ROWS;
+      fill();
+    });
+    fill();
   }
   document.querySelectorAll("table.live tbody tr[data-bytes]").forEach(function (tr) {
     tr.addEventListener("click", function () {
@@ -517,16 +810,340 @@
     var t0 = ctx.x.inv(Math.max(a, ctx.m.l)), t1 = ctx.x.inv(Math.min(b, ctx.W - ctx.m.r));
     if (t1 - t0 < 1) return; /* 1 ns is as far as time goes */
     state.domain = [t0, t1];
+    state.opening = false;
     render();
   });
   overlay.addEventListener("dblclick", function () {
     state.domain = null;
+    state.opening = false;
     render();
   });
   document.getElementById("reset").addEventListener("click", function () {
     state.domain = null;
+    state.opening = false;
     render();
   });
+
+  /* ---- the findings: what the summary says under a series, each as a section ---- */
+  /* The figures come from the series' "explain" object, which html.c writes with the very
+   * code that writes --json (hm_json_explain): OOMs, the allocator's gap, steps and the leak
+   * verdict, a snapshot's segments. Each figure is an element with data-k (its path in the
+   * series' --json object) and data-v (the value), so a test can check it against --json.
+   * Sections and chart markers link both ways: a marker opens its section (openFinding), a
+   * section's "show on the chart" zooms there (zoomTo). */
+  var findingsEl = document.getElementById("findings");
+  var LABELS = {
+    bytes: "asked for", allocated: "allocated (hmem's replay of the trace)",
+    total_allocated: "Total Allocated (the event's)", total_reserved: "Total Reserved (the event's)",
+    reserved_unallocated: "reserved but unallocated: cached by the allocator, which it could not release",
+    capacity: "the device's capacity", freed_after: "freed after it, to the end of the trace",
+    device_free: "device free (cudaMemGetInfo)", segments: "segments", reserved_bytes: "reserved by the segments",
+    requested_bytes: "requested by live blocks", stranded_bytes: "free in segments that hold a live block",
+    reclaimable_bytes: "reclaimable (segments that hold none)", allocated_bytes: "in allocated blocks",
+    pending_free_bytes: "in blocks pending a free", free_bytes: "in free blocks", largest_free_bytes: "the largest free block",
+    internal_waste_bytes: "internal waste (live blocks' rounded minus requested bytes)",
+    internal_free_bytes: "internal free (memory_viz stats: allocated blocks' rounding)",
+    external_free_bytes: "external free (memory_viz stats: every block not allocated)"
+  };
+  var INTS = { segments: true, blocks: true, step: true, steps: true, frames_total: true };
+  function isBytes(k) { return !INTS[k] && !/_ts$/.test(k) && (/bytes/.test(k) || /reserved_unallocated/.test(k) || k in LABELS); }
+  /* A figure: its text, and its --json path and value for whoever checks it. */
+  function fig(parent, path, v, text) {
+    var e = html("span", "v", text != null ? text : v == null ? "-" : typeof v === "number" && isBytes(path.split(".").pop()) ?
+      fmtBytes(v) : String(v), parent);
+    e.setAttribute("data-k", path);
+    e.setAttribute("data-v", JSON.stringify(v));
+    if (typeof v === "number" && isBytes(path.split(".").pop())) e.title = v + " bytes";
+    return e;
+  }
+  /* A two-column table of an object's figures: the known keys in LABELS order, then any
+   * other number (a field a newer hmem adds shows under its own name). */
+  function figTable(parent, obj, path, keys, shownElsewhere) {
+    var tb = html("tbody", null, null, html("table", "figs", null, parent));
+    var ks = (keys || Object.keys(LABELS)).filter(function (k) { return k in obj; });
+    Object.keys(obj).forEach(function (k) {
+      if (ks.indexOf(k) < 0 && typeof obj[k] === "number" && (!keys || (shownElsewhere || []).indexOf(k) < 0)) ks.push(k);
+    });
+    ks.forEach(function (k) {
+      var tr = html("tr", null, null, tb);
+      html("th", null, LABELS[k] || k.replace(/_bytes$/, "").replace(/_/g, " "), tr);
+      fig(html("td", "num", null, tr), path + "." + k, obj[k]);
+    });
+    return tb;
+  }
+  function msOf(s, us) { return us == null ? null : (us - parseFloat(s.t0)) * 1000; }
+  /* No button where the window is the whole axis (a snapshot's entries all at one time). */
+  function zoomButton(parent, a, b, what) {
+    if (a <= 0 && b >= decode(data.series[state.series]).end) return null;
+    var z = html("button", "zoom", "show on the chart", parent);
+    z.type = "button";
+    z.setAttribute("data-t0", a);
+    z.setAttribute("data-t1", b);
+    z.title = "Zoom the chart to +" + fmtMs(a) + " to +" + fmtMs(b) + " ms" + (what ? ", " + what : "");
+    z.addEventListener("click", function (ev) { ev.stopPropagation(); zoomTo(a, b); });
+    return z;
+  }
+  /* A window around time t: a twentieth of the whole axis, centred, inside the axis. */
+  function around(s, t) {
+    var end = decode(s).end, h = Math.max(end / 40, 1000), a = Math.max(t - h, 0), b = Math.min(t + h, end);
+    return [a, Math.max(b, a + 1)];
+  }
+  function stepOf(s, t) {
+    var st = (s.steps || []).filter(function (x) { return t >= x[0] && t <= x[1]; });
+    return st.length ? st[st.length - 1] : null;
+  }
+  function zoomTo(a, b) {
+    if (state.view !== "single") setView("single");
+    state.domain = [a, b];
+    state.opening = false;
+    render();
+    chartEl.scrollIntoView({ block: "nearest" });
+  }
+  function openFinding(id) {
+    if (/^step-/.test(id) && !document.getElementById("f-" + id)) showAllSteps();
+    if (/^oom-/.test(id) && !document.getElementById("f-" + id)) showAllOoms();
+    var e = document.getElementById("f-" + id);
+    if (!e) return;
+    findingsEl.querySelectorAll(".flash").forEach(function (x) { x.classList.remove("flash"); });
+    for (var p = e; p && p !== findingsEl; p = p.parentNode) if (p.tagName === "DETAILS") p.open = true;
+    e.classList.add("flash");
+    e.scrollIntoView({ block: "center" });
+  }
+  function section(id, cls, title) {
+    var sec = html("section", "finding " + cls, null, findingsEl);
+    sec.id = "f-" + id;
+    html("h3", null, title, sec);
+    return sec;
+  }
+
+  function findings(s) {
+    findingsEl.textContent = "";
+    showAllSteps = showAllOoms = function () {};
+    var x = s.explain;
+    findingsEl.hidden = true;
+    if (!x) return;
+    (x.ooms || []).forEach(function (o, j) { oomSection(s, x, o, j); });
+    if (x.ooms_total > (x.ooms || []).length) moreOoms(s, x);
+    gapSection(s, x);
+    stepsSection(s, x);
+    leakSection(x);
+    if (x.snapshot) segmentsSection(x.snapshot);
+    findingsEl.hidden = !findingsEl.firstChild;
+  }
+
+  function oomSection(s, x, o, j) {
+    var t = s.ooms[j] ? s.ooms[j][0] : msOf(s, o.ts), sec = section("oom-" + j, "oom", null), h = sec.firstChild;
+    h.appendChild(document.createTextNode("Out of memory at +" + fmtMs(t) + " ms (ts " + fmtTs(s.t0, t) + "): asked for "));
+    fig(h, "ooms." + j + ".bytes", o.bytes);
+    if (o.op != null) { h.appendChild(document.createTextNode(" in ")); fig(h, "ooms." + j + ".op", o.op); }
+    if (o.step != null) { h.appendChild(document.createTextNode(", step ")); fig(h, "ooms." + j + ".step", o.step); }
+    var st = stepOf(s, t), w = st ? [Math.min(st[0], t), Math.max(st[1], t)] : around(s, t);
+    zoomButton(h, w[0], w[1], st ? "the step it happened in" : "around it");
+    figTable(sec, o, "ooms." + j, ["allocated", "total_allocated", "total_reserved", "reserved_unallocated", "capacity",
+      "freed_after", "device_free"], ["ts", "bytes", "step", "step_ts", "frames_total"]);
+    var who = html("p", "who", null, sec);
+    if (o.ops && o.ops.length) { who.appendChild(document.createTextNode("in ")); fig(who, "ooms." + j + ".ops", o.ops, o.ops.join(" > ")); }
+    if (o.thread != null) { who.appendChild(document.createTextNode((o.ops && o.ops.length ? ", " : "") + "on thread ")); fig(who, "ooms." + j + ".thread", o.thread); }
+    if ("frame" in o) { who.appendChild(document.createTextNode("; asked by ")); fig(who, "ooms." + j + ".frame", o.frame,
+      o.frame == null ? "no user frame recorded" : null); }
+    if (o.segments) {
+      html("h4", null, "The allocator's segments at the OOM", sec);
+      figTable(sec, o.segments, "ooms." + j + ".segments");
+    } else if ("segments" in o) html("p", "note", "Segments at the OOM: unknown (the snapshot's entries do not replay " +
+      "from the end's segments).", sec);
+    var cats = (o.categories || []).map(function (c, k) { return [c, k]; }).filter(function (c) { return c[0].bytes; });
+    cats.sort(function (a, b) { return Math.abs(b[0].bytes) - Math.abs(a[0].bytes); });
+    if (cats.length) {
+      html("h4", null, "By category at the OOM", sec);
+      var tb = html("tbody", null, null, html("table", "figs", null, sec));
+      cats.forEach(function (c) {
+        var tr = html("tr", null, null, tb), th = html("th", null, null, tr), cat = catNamed(c[0].name);
+        if (cat) swatchOf({ cat: cat.id, color: cat.color }, th);
+        th.appendChild(document.createTextNode(c[0].name));
+        fig(html("td", "num", null, tr), "ooms." + j + ".categories." + c[1] + ".bytes", c[0].bytes);
+      });
+    }
+    if (o.live && o.live.length) {
+      html("h4", null, "Largest allocations live at the OOM", sec);
+      var lt = html("tbody", null, null, html("table", "live", null, sec)), hr = html("tr", null, null, lt);
+      ["bytes", "category", "allocated at", "who"].forEach(function (c) { html("th", null, c, hr); });
+      o.live.forEach(function (a, k) {
+        var tr = html("tr", null, null, lt);
+        fig(html("td", "num", null, tr), "ooms." + j + ".live." + k + ".bytes", a.bytes);
+        fig(html("td", null, null, tr), "ooms." + j + ".live." + k + ".category", a.category);
+        html("td", "num", a.ts == null ? "-" : "+" + fmtMs(msOf(s, a.ts)) + " ms", tr);
+        fig(html("td", "who", null, tr), "ooms." + j + ".live." + k + ".who", a.who);
+      });
+    }
+    if (o.frames && o.frames.length) {
+      var det = html("details", null, null, sec);
+      html("summary", null, "the failing allocation's stack (" + (o.frames_total || o.frames.length) + " frames, innermost first)", det);
+      html("pre", null, o.frames.map(function (f) { return f.file + "(" + f.line + "): " + f.name; }).join("\n"), det);
+    }
+  }
+  /* Past the OOMs told in full (html.c HM_HTML_OOMS), the others as a table: when, the
+   * request, its section's "show on the chart"; the first STEP_ROWS, the rest on demand. */
+  function moreOoms(s, x) {
+    var from = x.ooms.length, sec = section("ooms-more", "oom", x.ooms_total + " out-of-memory errors in all");
+    html("p", "note", "The first " + from + " are told above; hmem's --json has every one in full. The others:", sec);
+    var tb = html("tbody", null, null, html("table", "steps", null, sec)), hr = html("tr", null, null, tb);
+    ["#", "at", "asked for", ""].forEach(function (c) { html("th", null, c, hr); });
+    function row(j) {
+      var oo = s.ooms[j], tr = html("tr", "oomrow", null, tb), w = stepOf(s, oo[0]);
+      tr.id = "f-oom-" + j;
+      html("td", "num", String(j + 1), tr);
+      html("td", "num", "+" + fmtMs(oo[0]) + " ms", tr);
+      html("td", "num", fmtBytes(oo[1]), tr).title = oo[1] + " bytes";
+      var win = w ? [Math.min(w[0], oo[0]), Math.max(w[1], oo[0])] : around(s, oo[0]);
+      zoomButton(html("td", null, null, tr), win[0], win[1], w ? "the step it happened in" : "around it");
+    }
+    showAllOoms = someRows(sec, from, s.ooms.length, row, "show all " + x.ooms_total);
+  }
+  var showAllOoms = function () {};
+  /* Rows from to end laid out by row(j): the first STEP_ROWS now, the others when the
+   * button (label) is clicked or the returned function called. */
+  function someRows(sec, from, end, row, label) {
+    var shown = Math.min(end, from + STEP_ROWS);
+    for (var j = from; j < shown; j++) row(j);
+    if (shown >= end) return function () {};
+    var all = html("button", "more", label, sec);
+    all.type = "button";
+    function rest() {
+      if (!all.parentNode) return;
+      for (var k = shown; k < end; k++) row(k);
+      all.remove();
+    }
+    all.addEventListener("click", rest);
+    return rest;
+  }
+  function catNamed(name) {
+    for (var i = 0; i < data.categories.length; i++)
+      if (data.categories[i].name === name) return { id: i, color: data.categories[i].color };
+    return null;
+  }
+
+  function gapSection(s, x) {
+    if (x.max_reserved_unallocated == null) return;
+    var sec = section("gap", "gap", "Reserved but unallocated (cached by the allocator)");
+    html("p", "note", "What the allocator holds in its segments beyond what is allocated: memory no other process can " +
+      "use, and which an out-of-memory error leaves unreleased when no cached block fits the request.", sec);
+    var ul = html("ul", null, null, sec), li;
+    if (x.reserved_unallocated_at_peak != null) {
+      li = html("li", null, "at the peak: ", ul);
+      fig(li, "reserved_unallocated_at_peak", x.reserved_unallocated_at_peak);
+      var pw = around(s, s.peak_t);
+      zoomButton(li, pw[0], pw[1], "around the peak");
+    }
+    li = html("li", null, "at most: ", ul);
+    fig(li, "max_reserved_unallocated", x.max_reserved_unallocated);
+    li.appendChild(document.createTextNode(" at "));
+    fig(li, "max_reserved_unallocated_ts", x.max_reserved_unallocated_ts, "+" + fmtMs(s.gap_t) + " ms");
+    var gw = around(s, s.gap_t);
+    zoomButton(li, gw[0], gw[1], "around the most held back (the diamond)");
+    (x.ooms || []).forEach(function (o, j) {
+      if (!("reserved_unallocated" in o)) return;
+      li = html("li", null, "at the OOM at +" + fmtMs(s.ooms[j][0]) + " ms: ", ul);
+      fig(li, "ooms." + j + ".reserved_unallocated", o.reserved_unallocated, o.reserved_unallocated == null ?
+        "unknown (the event has no Total Reserved)" : null);
+      var b = html("button", "link", "its section", li);
+      b.type = "button";
+      b.addEventListener("click", function () { openFinding("oom-" + j); });
+      li.insertBefore(document.createTextNode(" "), b);
+    });
+  }
+
+  function stepsSection(s, x) {
+    if (!x.steps || !x.steps.length) return;
+    var sec = section("steps", "steps", "Steps (" + x.steps.length + ")");
+    html("p", "note", "Each ProfilerStep: allocated at its start, its peak and end; growth is end minus start; survivors are " +
+      "what the step allocated and the trace never frees. Click a row to zoom the chart to its step.", sec);
+    var tb = html("tbody", null, null, html("table", "steps", null, sec)), hr = html("tr", null, null, tb);
+    ["step", "start", "start", "peak", "peak at", "end", "growth", "survivors", ""].forEach(function (c, i) {
+      html("th", i === 1 ? "num" : null, i === 1 ? "start ms" : c, hr);
+    });
+    /* A long run (thousands of steps) shows its first STEP_ROWS, the rest on demand: a
+     * table of every one would take seconds to lay out as the page opens. */
+    function row(j) {
+      var st = x.steps[j], band = s.steps[j], tr = html("tr", "step", null, tb), p = "steps." + j;
+      tr.id = "f-step-" + j;
+      var sc = html("td", "num", null, tr);
+      fig(sc, p + ".step", st.step);
+      /* A step a window cuts (hmem's --from/--to) says so, as the summary does. */
+      if ("partial" in st) fig(sc, p + ".partial", st.partial, st.open ? " open (the snapshot ends in it)" :
+        st.partial ? " partial (cut by the window)" : "");
+      fig(html("td", "num", null, tr), p + ".start_ts", st.start_ts, "+" + fmtMs(band[0]));
+      ["start_bytes", "peak_bytes"].forEach(function (k) { fig(html("td", "num", null, tr), p + "." + k, st[k]); });
+      fig(html("td", "num", null, tr), p + ".peak_ts", st.peak_ts, "+" + fmtMs(msOf(s, st.peak_ts)));
+      ["end_bytes", "growth_bytes", "survivors_bytes"].forEach(function (k) { fig(html("td", "num", null, tr), p + "." + k, st[k]); });
+      zoomButton(html("td", null, null, tr), band[0], band[1], "step " + st.step);
+      tr.title = "click: zoom the chart to step " + st.step;
+      tr.addEventListener("click", function () { zoomTo(band[0], band[1]); });
+    }
+    showAllSteps = someRows(sec, 0, x.steps.length, row, "show all " + x.steps.length + " steps");
+  }
+  var STEP_ROWS = 50, showAllSteps = function () {};
+
+  function leakSection(x) {
+    var l = x.leak;
+    if (!l || (l.verdict === "unknown" && !l.steps)) return;
+    var sec = section("leak", "leak leak-" + l.verdict, "Leak verdict: "), h = sec.firstChild;
+    fig(h, "leak.verdict", l.verdict);
+    var p = html("p", null, null, sec);
+    if (l.verdict === "unknown") {
+      p.textContent = "No verdict on fewer than " + data.leak_min_steps + " steps (";
+      fig(p, "leak.steps", l.steps);
+      p.appendChild(document.createTextNode(" here)."));
+      return;
+    }
+    if (l.verdict === "none") {
+      p.textContent = "None: the end of step does not grow every step, nor do allocations survive every step (over ";
+      fig(p, "leak.steps", l.steps);
+      p.appendChild(document.createTextNode(" steps)."));
+      return;
+    }
+    p.textContent = "A leak: ";
+    fig(p, "leak.per_step_bytes", l.per_step_bytes);
+    p.appendChild(document.createTextNode(" per step over "));
+    fig(p, "leak.steps", l.steps);
+    p.appendChild(document.createTextNode(" steps (" + (l.verdict === "growth" ? "allocated at each step's end grows every step" :
+      "allocations of every step but the last are never freed") + ")."));
+    if (l.made_by && l.made_by.length) {
+      html("h4", null, "Made by", sec);
+      var tb = html("tbody", null, null, html("table", "figs", null, sec));
+      l.made_by.forEach(function (m, k) {
+        var tr = html("tr", null, null, tb);
+        fig(html("th", "who", null, tr), "leak.made_by." + k + ".name", m.name);
+        fig(html("td", "num", null, tr), "leak.made_by." + k + ".bytes", m.bytes);
+      });
+    }
+  }
+
+  function segmentsSection(sn) {
+    var sec = section("segments", "segments", "The allocator's segments at the end of the snapshot" +
+      (sn.pinned_host ? " (pinned host memory)" : ""));
+    if (sn.at_end) figTable(sec, sn.at_end, "snapshot.at_end");
+    var segs = sn.segments || [];
+    if (!segs.length) return;
+    var det = html("details", null, null, sec);
+    html("summary", null, segs.length + " segments, in address order", det);
+    var tb = html("tbody", null, null, html("table", "segs", null, det)), hr = html("tr", null, null, tb);
+    var cols = ["total_bytes", "allocated_bytes", "pending_free_bytes", "free_bytes", "largest_free_bytes", "blocks", "requested_bytes"];
+    /* Other fields a newer hmem adds to a segment get a column of their own. */
+    Object.keys(segs[0]).forEach(function (c) {
+      if (c !== "address" && cols.indexOf(c) < 0 && typeof segs[0][c] === "number") cols.push(c);
+    });
+    html("th", null, "address", hr);
+    cols.forEach(function (c) { html("th", "num", c.replace(/_bytes$/, "").replace(/_/g, " "), hr); });
+    /* Thousands of segments are laid out when unfolded, not as the page opens. */
+    det.querySelector("summary").addEventListener("click", function fill() {
+      det.querySelector("summary").removeEventListener("click", fill);
+      segs.forEach(function (g, k) {
+        var tr = html("tr", null, null, tb);
+        html("td", "num", "0x" + g.address.toString(16), tr);
+        cols.forEach(function (c) { fig(html("td", "num", null, tr), "snapshot.segments." + k + "." + c, g[c]); });
+      });
+    });
+  }
 
   /* ---- small multiples: every series on one page ---- */
   /* Each on its own memory scale unless "same memory scale" is ticked; series that never
@@ -557,7 +1174,7 @@
       var b = html("button", "multiple", null, box);
       b.type = "button";
       b.setAttribute("data-series", i);
-      html("div", "label", s.label, b);
+      nameOf(s, html("div", "label", null, b));
       html("div", "peakv", "peak " + fmtBytes(s.peak) + " at +" + fmtMs(s.peak_t) + " ms", b);
       var sv = el("svg", { role: "img", "aria-label": s.label }, b);
       draw(sv, s, { width: 340, height: 150, small: true, extent: shared ? ext : null,
@@ -567,7 +1184,8 @@
     if (!small.length) return;
     var p = html("p", "trivial", small.length + " series with a peak under 1 MiB, not drawn: ", box);
     small.forEach(function (i, j) {
-      var s = data.series[i], b = html("button", "link", s.label + " (" + fmtBytes(s.peak) + ")", p);
+      var s = data.series[i], b = html("button", "link", shortLabel(s) + " (" + fmtBytes(s.peak) + ")", p);
+      b.title = s.label;
       b.type = "button";
       b.setAttribute("data-series", i);
       b.addEventListener("click", open(i));
@@ -579,6 +1197,7 @@
     state.view = v;
     document.getElementById("single").hidden = v !== "single";
     document.getElementById("multiples").hidden = v !== "multiples";
+    findingsEl.hidden = v !== "single" || !findingsEl.firstChild;
     document.getElementById("shared-label").hidden = v !== "multiples";
     document.getElementById("view").textContent = v === "single" ? "Compare all series" : "One series";
     update();
@@ -587,7 +1206,18 @@
   function select(i) {
     state.series = i;
     liveBox.hidden = true;
-    state.domain = null;
+    state.clicked = null;
+    state.domain = opening(data.series[i]);
+    state.opening = !!state.domain;
+    findings(data.series[i]);
+    /* Inflate the shown series' allocations while the reader looks, so a click answers at
+     * once; the body's data-allocations says when they are read (ready, or none). */
+    document.body.setAttribute("data-allocations", "loading");
+    setTimeout(function () {
+      allOf(data.series[i], i).then(function (c) {
+        if (state.series === i) document.body.setAttribute("data-allocations", c ? "ready" : "none");
+      });
+    }, 0);
     document.getElementById("series").value = String(i);
     document.querySelectorAll(".series-tables").forEach(function (t) {
       t.hidden = t.getAttribute("data-series") !== String(i);
@@ -601,7 +1231,8 @@
 
   var sel = document.getElementById("series");
   data.series.forEach(function (s, i) {
-    var o = html("option", null, s.label, sel);
+    var o = html("option", null, shortLabel(s), sel);
+    o.title = s.label;
     o.value = String(i);
   });
   sel.addEventListener("change", function () {
@@ -621,6 +1252,14 @@
     requestAnimationFrame(function () {
       pending = false;
       if (state.view === "single") render();
+    });
+  });
+  /* The tables' series (all series, a cross-rank row's "max at") open that series' chart. */
+  document.querySelectorAll("[data-series].open").forEach(function (e) {
+    e.addEventListener("click", function () {
+      select(+e.getAttribute("data-series"));
+      if (state.view !== "single") setView("single"); else update();
+      chartEl.scrollIntoView({ block: "nearest" });
     });
   });
   /* Open on the series with the largest peak: usually the GPU that ran out. */

@@ -43,6 +43,14 @@ local function points(d, s)
   return pts
 end
 
+-- hm_fmt_bytes, through C's printf as hmem uses it: the page must print the same text.
+local function fmt_bytes(b)
+  local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1
+  while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < 6 do v, u = v / 1024, u + 1 end
+  local sign = b < 0 and "-" or ""
+  if u == 1 then return ("%s%.0f B"):format(sign, v) end
+  return ("%s%.2f %s"):format(sign, v, units[u])
+end
 local chromium
 for _, c in ipairs { "chromium", "chromium-browser", "google-chrome" } do
   if os.execute("command -v " .. c .. " >/dev/null 2>&1") then chromium = c break end
@@ -89,6 +97,41 @@ local function run_case(rules, traces, take_shot)
   local t0 = csv.ns(data.series[series].t0)
   local want = rows[k]
   local cfg = { series = series - 1, t_ns = (rows[k].ts_ns + rows[k + 1].ts_ns) // 2 - t0 }
+  -- issue 27: a second click, where the most allocations made in the trace are live (the
+  -- middle of two events at different times: no event shares the time of the state shown),
+  -- lists them all; the page is given a search: the op of the largest live there.
+  local allocs
+  if data.series[series].live ~= cjson.null then -- the trace has Addr
+    local h = io.popen(("hmem allocations -q %s %s"):format(rules, traces))
+    local recs = csv.records(h:read("a"))
+    h:close()
+    local col = {}
+    for i, name in ipairs(recs[1]) do col[name] = i end
+    allocs = {}
+    for i = 2, #recs do
+      local r = recs[i]
+      if r[col.path] == rep.series[series].path and r[col.device] == dev and r[col.alloc_ts] ~= "" then
+        allocs[#allocs + 1] = { at = csv.ns(r[col.alloc_ts]), free = r[col.free_ts] ~= "" and csv.ns(r[col.free_ts]) or nil,
+          bytes = math.tointeger(tonumber(r[col.bytes])), life = r[col.lifetime] == "" and math.huge or tonumber(r[col.lifetime]),
+          text = table.concat({ r[col.op], r[col.module], r[col.frame], r[col.context], r[col.category] }, "\n"):lower(),
+          op = r[col.op] }
+      end
+    end
+    local best, bi = -1, nil
+    for i = 1, n1 - 1 do
+      local made = rows[i].allocated - (rows[i].cats["(before trace)"] or 0)
+      if rows[i + 1].ts_ns > rows[i].ts_ns and made > best then best, bi = made, i end
+    end
+    if bi then
+      cfg.click_ns = (rows[bi].ts_ns + rows[bi + 1].ts_ns) // 2 - t0
+      local biggest
+      for _, a in ipairs(allocs) do
+        if a.at <= rows[bi].ts_ns and (not a.free or a.free > rows[bi].ts_ns) and a.op ~= "" and
+            (not biggest or a.bytes > biggest.bytes) then biggest = a end
+      end
+      cfg.search = biggest and biggest.op
+    end
+  end
 
   local driver = read("tests/browser_driver.js")
   local capture = [[<script>window.HMEM_ERRORS = [];
@@ -228,6 +271,57 @@ local function run_case(rules, traces, take_shot)
         why2 .. " " .. cjson.encode(lr))
     end
   end
+  -- issue 27: a click lists every allocation live there, exactly those of hmem allocations
+  -- (the page's rows allocated before the trace, and what is not listed, are the CSV's
+  -- "(before trace)"); sorted by lifetime they are longest first; a search for an op lists
+  -- those whose op, module, frame, stack or category holds it.
+  if allocs and cfg.click_ns then
+    local a = res.all_click
+    -- The state the click shows is after event pk - 1 of the series (rows[pk]).
+    local pk = a and a.pk or 0
+    local T = rows[pk] and rows[pk].ts_ns
+    local live_csv = {}
+    for _, l in ipairs(allocs) do
+      if T and l.at <= T and (not l.free or l.free > T) then live_csv[#live_csv + 1] = l end
+    end
+    local function key(t, b) return ("%d:%d"):format(math.tointeger(t), math.tointeger(b)) end
+    local want_n, got = {}, {}
+    for _, l in ipairs(live_csv) do want_n[key(l.at - t0, l.bytes)] = (want_n[key(l.at - t0, l.bytes)] or 0) + 1 end
+    local ok, why, early = a ~= nil and T ~= nil, "no listing"
+    early = 0
+    if ok and rows[pk + 1] and rows[pk + 1].ts_ns == T then ok, why = false, "the state shown shares its time with the next event" end
+    for _, r in ipairs(a and a.rows or {}) do
+      if r[1] < 0 then early = early + r[2] else got[key(r[1], r[2])] = (got[key(r[1], r[2])] or 0) + 1 end
+    end
+    for kk, n in pairs(want_n) do if got[kk] ~= n then ok, why = false, ("%s: page %s, hmem allocations %d"):format(kk, got[kk], n) end end
+    for kk, n in pairs(got) do if want_n[kk] ~= n then ok, why = false, ("%s: page %d, hmem allocations %s"):format(kk, n, want_n[kk]) end end
+    local before = T and rows[pk].cats["(before trace)"] or 0
+    if ok and (a.count ~= #a.rows or early + a.unlisted ~= before) then
+      ok, why = false, ("count %d, rows %d; before the trace %d + unlisted %d, CSV %d"):format(a.count, #a.rows, early, a.unlisted, before)
+    end
+    check(ok and #live_csv > 0, ("%sa click at +%.3f ms lists every allocation live then: the %d of hmem allocations, and (before trace)")
+      :format(pre, cfg.click_ns / 1e6, #live_csv), why)
+    local life = {}
+    for _, l in ipairs(live_csv) do life[key(l.at - t0, l.bytes)] = l.life end
+    local sorted, last = true, math.huge
+    for _, r in ipairs(a and a.by_lifetime or {}) do
+      if r[1] >= 0 then
+        local v = life[key(r[1], r[2])]
+        if not v or v > last then sorted = false end
+        last = v or last
+      end
+    end
+    check(sorted and a and #a.by_lifetime == a.count, pre .. "sorted by lifetime, the longest first (never freed first)",
+      a and #a.by_lifetime)
+    if cfg.search then
+      local q, n, fr = cfg.search:lower(), 0, {}
+      for _, l in ipairs(live_csv) do if l.text:find(q, 1, true) then n = n + 1 end end
+      for _, r in ipairs(a and a.search and a.search.rows or {}) do if r[1] >= 0 then fr[#fr + 1] = r end end
+      check(a and a.search and #fr == n and n > 0,
+        ("%sa search for %q lists the %d of them whose op, module, frame, stack or category holds it"):format(pre, cfg.search, n),
+        a and a.search and #fr)
+    end
+  end
   -- issue 17: largest first, and beside the plot, never over it.
   local sorted = #res.readout_order > 0
   for i = 2, #res.readout_order do
@@ -235,14 +329,7 @@ local function run_case(rules, traces, take_shot)
   end
   check(sorted and not res.readout_overlaps_plot, pre .. "the readout lists the categories largest first, off the plot",
     cjson.encode(res.readout_order) .. " overlaps: " .. tostring(res.readout_overlaps_plot))
-  -- hm_fmt_bytes, through C's printf as hmem uses it: the page must print the same text.
-  local function fmt_bytes(b)
-    local units, v, u = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, math.abs(b), 1
-    while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < 6 do v, u = v / 1024, u + 1 end
-    local sign = b < 0 and "-" or ""
-    if u == 1 then return ("%s%.0f B"):format(sign, v) end
-    return ("%s%.2f %s"):format(sign, v, units[u])
-  end
+  -- fmt_bytes is hm_fmt_bytes: the page must print the same text.
   local texts_ok, bad = true, nil
   for name, cell in pairs(res.readout) do
     if cell.bytes ~= cjson.null and cell.text ~= fmt_bytes(tonumber(cell.bytes)) then texts_ok, bad = false, name .. ": " .. cell.text end
@@ -400,7 +487,251 @@ local function steps_case()
 end
 steps_case()
 
+-- issue 27: what the summary says under a series, the page says. For each case, every
+-- series' findings (its OOMs, the allocator's gap, steps, leak verdict, a snapshot's
+-- segments) are read from the DOM and compared with --json of the same run: every figure
+-- --json has is on the page with its value, bytes printed as the summary prints them; a
+-- click on each OOM marker, step tab and the diamond opens its section, in view; "show on
+-- the chart" and a click on a step's row zoom the chart to the times --json gives; hovering
+-- an OOM names it, hovering a step names it.
+-- The scalars of a series' explain members in --json, by path ("ooms.0.bytes": indices
+-- from 0, as the page's data-k), those the page need not show left out: times it shows
+-- relative to the start, names beside values, the stack (folded), addresses, nulls.
+local SHOWN_ROOTS = { "reserved_unallocated_at_peak", "max_reserved_unallocated", "max_reserved_unallocated_ts", "leak",
+  "steps", "ooms", "snapshot" }
+local NOT_FIGURES = { "^ooms%.%d+%.ts$", "^ooms%.%d+%.device$", "step_ts$", "%.categories%.%d+%.name$", "^steps%.%d+%.end_ts$",
+  "^steps%.%d+%.categories%.", "%.live%.%d+%.ts$", "%.live%.%d+%.modules", "%.live%.%d+%.frame$", "%.live%.%d+%.ops",
+  "%.frames%.", "frames_total$", "%.address$", "pinned_host$", "^ooms%.%d+%.ops%.%d+$" }
+local function flatten(v, path, out)
+  if type(v) == "table" then
+    for k, x in pairs(v) do
+      local key = math.type(k) == "integer" and tostring(k - 1) or k
+      flatten(x, path == "" and key or path .. "." .. key, out)
+    end
+  else
+    out[path] = v
+  end
+end
+local function json_at(obj, path)
+  local v = obj
+  for part in path:gmatch("[^.]+") do
+    if type(v) ~= "table" then return nil end
+    local n = tonumber(part)
+    v = v[n and n + 1 or part]
+  end
+  return v
+end
+local function same(a, b)
+  if type(a) == "table" and type(b) == "table" then
+    if #a ~= #b then return false end
+    for i = 1, #a do if not same(a[i], b[i]) then return false end end
+    return true
+  end
+  if type(a) == "number" and type(b) == "number" then return a == b or math.abs(a - b) <= 1e-9 * math.abs(b) end
+  return a == b
+end
+
+local function findings_case(rules, trace, opts)
+  opts = opts or {}
+  local pre = ("browser findings (%s on %s): "):format(rules:match("[^/]+$"), trace:match("([^/]+)/?$"))
+  local html, js = tmp .. "/f.html", tmp .. "/f.json"
+  if not check(os.execute(("hmem run -q %s %s --html %s --json %s"):format(rules, trace, html, js)), pre .. "hmem writes it") then
+    return
+  end
+  local page, rep = read(html), cjson.decode(read(js))
+  local data = cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+  local driver = read("tests/browser_driver.js")
+  local p = page:gsub("</body>", function()
+    return "<script>window.HMEM_TEST = " .. cjson.encode({ mode = "findings" }) .. ";</script>\n<script>\n" .. driver ..
+      "</script>\n</body>"
+  end, 1)
+  write(tmp .. "/f_t.html", p)
+  local h = io.popen(("timeout 120 %s %s --dump-dom file://%s/f_t.html 2>/dev/null"):format(chromium, flags, tmp))
+  local dom = h:read("a")
+  h:close()
+  local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
+  if not check(res ~= nil, pre .. "Chromium ran the page and the probe") then return end
+  res = cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
+  check(#res.errors == 0, pre .. "no script error", table.concat(res.errors, "\n"))
+  check(res.broken and #res.broken == 0 and #res.broken_multiples == 0,
+    pre .. "no word is broken across lines, in the single view nor the small multiples",
+    cjson.encode({ res.broken, res.broken_multiples }))
+  if opts.paths then
+    local ok, why = #res.shortened >= opts.paths, #res.shortened .. " shortened"
+    for _, e in ipairs(res.shortened) do
+      local tail = e.text:match("\u{2026}(/[^ ]+)")
+      if not (e.title and tail and e.title:find(tail, 1, true) and #e.title > #e.text) then ok, why = false, cjson.encode(e) end
+    end
+    check(ok, ("%slong paths are shortened (%d places), the whole on hover"):format(pre, #res.shortened), why)
+  end
+  -- The cross-rank table's figures are --json's ranks.
+  do
+    local ok, why, n = true, nil, 0
+    for _, r in ipairs(res.series[1] and res.series[1].figures or {}) do
+      if r.k:find("^ranks%.") then
+        n = n + 1
+        local want = json_at(rep, r.k)
+        if want == nil or not same(r.v, want) or (r.k:find("bytes$") and r.text ~= fmt_bytes(want)) then
+          ok, why = false, ("%s: page %s %q, --json %s"):format(r.k, cjson.encode(r.v), r.text, cjson.encode(want))
+        end
+      end
+    end
+    local rows = #(rep.ranks or {})
+    check(ok and n == rows * 6, ("%sthe cross-rank table has --json's %d rows, each with its 6 figures"):format(pre, rows),
+      why or (n .. " figures"))
+  end
+  for i, js_s in ipairs(rep.series) do
+    local r, sp = res.series[i], pre .. js_s.device .. ": "
+    if not check(r ~= nil, sp .. "the probe read the series") then goto next_series end
+    local t0 = csv.ns(data.series[i].t0)
+    local function rel(us) return us * 1000 - t0 end -- ns since the start, to within a µs
+    -- Every figure on the page is --json's; bytes read as the summary prints them.
+    local shown, ok, why = {}, true, nil
+    for _, f in ipairs(r.figures) do
+      if f.k:find("^ranks%.") then goto next_figure end
+      shown[f.k] = f
+      local want = json_at(js_s, f.k)
+      if want == nil or not same(f.v, want) then
+        ok, why = false, ("%s: page %s, --json %s"):format(f.k, cjson.encode(f.v), cjson.encode(want))
+      elseif math.type(want) and f.k:find("bytes") and not f.k:find("_ts$") and f.text ~= fmt_bytes(want) then
+        ok, why = false, ("%s: page prints %q, the summary %q"):format(f.k, f.text, fmt_bytes(want))
+      end
+      ::next_figure::
+    end
+    -- Every figure --json has is on the page.
+    local want = {}
+    for _, root in ipairs(SHOWN_ROOTS) do
+      if js_s[root] ~= nil then flatten(js_s[root], root, want) end
+    end
+    if js_s.leak and js_s.leak.verdict == "unknown" and js_s.leak.steps == 0 then
+      for k in pairs(want) do if k:find("^leak%.") then want[k] = nil end end
+    end
+    local missing = {}
+    for k, v in pairs(want) do
+      local skip = v == cjson.null or (k:find("%.categories%.%d+%.bytes$") and v == 0)
+      for _, pat in ipairs(NOT_FIGURES) do skip = skip or k:find(pat) ~= nil end
+      -- past the OOMs the page tells in full (html.c HM_HTML_OOMS), a table of their times
+      local j = tonumber(k:match("^ooms%.(%d+)%."))
+      skip = skip or (j and j >= r.ooms_listed)
+      if not skip and not shown[k] and not shown[k:match("^(ooms%.%d+%.ops)%.") or ""] then missing[#missing + 1] = k end
+    end
+    table.sort(missing)
+    local nfig = 0
+    for _ in pairs(shown) do nfig = nfig + 1 end
+    check(ok and #missing == 0, ("%severy figure of --json's OOMs, gap, steps, leak and segments is on the page, as --json has it (%d)")
+      :format(sp, nfig), (why or "") .. " missing: " .. table.concat(missing, " "))
+    -- The sections there are.
+    local want_sec = {}
+    for j = 1, math.min(#(js_s.ooms or {}), 20) do want_sec[#want_sec + 1] = "f-oom-" .. (j - 1) end
+    if #(js_s.ooms or {}) > 20 then want_sec[#want_sec + 1] = "f-ooms-more" end
+    if js_s.max_reserved_unallocated ~= cjson.null and js_s.max_reserved_unallocated ~= nil then want_sec[#want_sec + 1] = "f-gap" end
+    if #(js_s.steps or {}) > 0 then want_sec[#want_sec + 1] = "f-steps" end
+    if js_s.leak and (js_s.leak.verdict ~= "unknown" or js_s.leak.steps > 0) then want_sec[#want_sec + 1] = "f-leak" end
+    if js_s.snapshot then want_sec[#want_sec + 1] = "f-segments" end
+    check(table.concat(r.sections, " ") == table.concat(want_sec, " "), sp .. "a section each: " .. table.concat(want_sec, " "),
+      table.concat(r.sections, " "))
+    -- Markers: each OOM's, each step tab, the diamond, opens its section, in view.
+    local marks_ok, mwhy, n_oom = true, nil, 0
+    for _, m in ipairs(r.marks) do
+      if not (m.hit_is_marker and m.opened and m.opened.id == "f-" .. m.finding and m.opened.in_view) then
+        marks_ok, mwhy = false, cjson.encode(m)
+      end
+      if m.kind == "g.oom" then
+        n_oom = n_oom + 1
+        local o, named = js_s.ooms[m.index + 1], false
+        for _, w in ipairs(m.readout or {}) do
+          named = named or (w.cls:find("oomline") and tonumber(w.oom) == m.index and w.text:find(fmt_bytes(o.bytes), 1, true))
+        end
+        if not named then marks_ok, mwhy = false, "hovering OOM " .. m.index .. " does not name it: " .. cjson.encode(m.readout) end
+      end
+    end
+    check(marks_ok and n_oom == #(js_s.ooms or {}) and (want.max_reserved_unallocated == nil or want.max_reserved_unallocated == cjson.null or #r.marks > n_oom),
+      ("%sa click on each of %d markers (%d OOMs) opens its section, in view; hovering an OOM names it"):format(sp, #r.marks, n_oom),
+      mwhy or cjson.encode(r.marks))
+    -- Hovering each step's middle names that step.
+    local hov_ok, hwhy = #r.step_hover == #(js_s.steps or {}), "count"
+    for k, ws in ipairs(r.step_hover) do
+      local named = false
+      for _, w in ipairs(ws) do named = named or tonumber(w.step) == js_s.steps[k].step end
+      if not named then hov_ok, hwhy = false, ("step %d: %s"):format(js_s.steps[k].step, cjson.encode(ws)) end
+    end
+    check(hov_ok, sp .. "hovering each step names it (" .. #r.step_hover .. ")", hwhy)
+    -- Zooms: the visible range is the button's, and holds what --json says is there.
+    local whole = r.whole[2] - r.whole[1] -- 1 ns: a snapshot whose entries have no time
+    local z_ok, zwhy = #r.zooms > 0 or whole <= 1 or #want_sec == 0 or (#want_sec == 1 and want_sec[1] == "f-leak"),
+      "no zoom button"
+    for _, z in ipairs(r.zooms) do
+      local a, b = z.range[1], z.range[2]
+      local inside = function(ns) return ns >= a - 1000 and ns <= b + 1000 end
+      if math.abs(a - z.t0) > 1 or math.abs(b - z.t1) > 1 or b - a >= whole or not z.reset_shown then
+        z_ok, zwhy = false, cjson.encode(z)
+      end
+      local j = z.section and z.section:match("^f%-oom%-(%d+)$")
+      if j and not inside(rel(js_s.ooms[j + 1].ts)) then z_ok, zwhy = false, "OOM " .. j .. " not in " .. cjson.encode(z) end
+      if z.section == "f-gap" and not (inside(rel(js_s.max_reserved_unallocated_ts)) or inside(rel(js_s.peak_ts))) then
+        z_ok, zwhy = false, "gap zoom holds neither the peak nor the most held back: " .. cjson.encode(z)
+      end
+    end
+    for k, row in ipairs(r.rows) do
+      local st = js_s.steps[k]
+      if row.id ~= "f-step-" .. (k - 1) or math.abs(row.range[1] - rel(st.start_ts)) > 1000 or
+          math.abs(row.range[2] - rel(st.end_ts)) > 1000 then
+        z_ok, zwhy = false, ("step row %d shows %s, --json's step is %s to %s"):format(k, cjson.encode(row.range),
+          rel(st.start_ts), rel(st.end_ts))
+      end
+    end
+    check(z_ok, ("%s'show on the chart' (%d) and a click on a step's row (%d) zoom the chart to the times of --json")
+      :format(sp, #r.zooms, #r.rows), zwhy)
+    if opts.opening then
+      local o, a, b = r.opening, opts.opening[1], opts.opening[2]
+      check(r.reset_shown and o[1] <= a and o[2] >= b and o[2] - o[1] < (b - a) * 1.2 and r.whole[1] == 0 and
+        r.whole[2] >= opts.whole, ("%sthe chart opens on +%g to +%g ms, where memory changes, and 'Whole trace' shows all %g ms")
+        :format(sp, a / 1e6, b / 1e6, opts.whole / 1e6), cjson.encode({ r.opening, r.whole }))
+    end
+    ::next_series::
+  end
+end
+findings_case("size", "tests/tiny/y_html_steps_oom.json")
+findings_case("tests/tiny/rules/by_size.lua", "tests/tiny/explain/y_leak.json")
+-- Names with markup ("a & b <!-- c -->") reach the sections as --json has them.
+findings_case("tests/tiny/rules/html_names.lua", "tests/tiny/y_html_steps_oom.json")
+findings_case("tests/tiny/rules/by_size.lua", "tests/tiny/explain/y_two_ooms.json")
+-- 25 OOMs: the first 20 told in full, the others a table of times; each marker opens its own.
+do
+  local ev = { '{"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 1000, "dur": 10, "args": {}}',
+    '{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1005, "args": ' ..
+    '{"Total Allocated": 1048576, "Total Reserved": 2097152, "Bytes": 1048576, "Addr": 4096, "Device Id": 0, "Device Type": 1}}' }
+  for i = 1, 25 do
+    ev[#ev + 1] = ('{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[OutOfMemory]", "pid": 1, "tid": 1, "ts": %d, '
+      .. '"args": {"Device Type": 1, "Device Id": 0, "Bytes": %d, "Total Allocated": 1048576, "Total Reserved": 2097152}}')
+      :format(1000 + 100 * i, 1073741824 + i)
+  end
+  ev[#ev + 1] = '{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 4000, "args": ' ..
+    '{"Total Allocated": 0, "Total Reserved": 2097152, "Bytes": -1048576, "Addr": 4096, "Device Id": 0, "Device Type": 1}}'
+  write(tmp .. "/ooms25.json", '{"traceEvents": [\n' .. table.concat(ev, ",\n") .. "\n]}\n")
+  findings_case("size", tmp .. "/ooms25.json")
+end
+-- The memory of this trace moves between +300 and +340 ms of 380 (tests/tiny/y_html_quiet.json).
+findings_case("size", "tests/tiny/y_html_quiet.json", { opening = { 300e6, 340e6 }, whole = 380e6 })
+findings_case("size", "tests/data/snapshots/sketchkv2_my_snapshot.pickle")
+if os.execute("python3 tests/snapshots/gen.py hostile " .. tmp .. "/snaps >/dev/null 2>&1") then
+  findings_case("size", tmp .. "/snaps/oom.pickle")
+else
+  print("# skipped: the snapshot with an OOM (python3 tests/snapshots/gen.py hostile failed)")
+end
+findings_case("examples/size_buckets.lua", "examples/traces/")
+findings_case("tests/tiny/rules/by_kind.lua", "tests/tiny/y_rank-3.json tests/tiny/y_mismatch.json tests/tiny/y_2021.json")
+-- Paths past 60 characters are shortened to their last components, the whole on hover: the
+-- selector, the tables' headings, the small multiples, the cross-rank table.
+do
+  local deep = tmp .. "/a_directory_with_a_rather_long_name/and_another_one_below_it_also_long"
+  assert(os.execute("mkdir -p " .. deep .. " && cp tests/tiny/y_html_steps_oom.json tests/tiny/y_pair_basic.json " .. deep))
+  findings_case("size", deep .. "/y_html_steps_oom.json " .. deep .. "/y_pair_basic.json", { paths = 4 })
+end
+
 run_case("examples/size_buckets.lua", "examples/traces/", shot)
+-- A real trace with thousands of allocations live at once, its series reduced (issue 27).
+run_case("pytorch", "tests/data/hta/df_index_resolver_rank1_v100.json.gz")
 -- A 2021 trace (no Addr: categories of the op pack go negative) with a reduced series.
 run_case("op", "tests/data/kineto_tb_plugin/resnet50_num_workers_0_worker0.1623143089861.pt.trace.json.gz")
 os.execute("rm -rf " .. tmp)

@@ -5,6 +5,22 @@
 (function () {
   "use strict";
   var cfg = window.HMEM_TEST, out = { errors: window.HMEM_ERRORS || [] };
+  /* The test's series first, then wait until the page has read its every-allocation columns
+   * (the body's data-allocations: ready, or none for a series without them). */
+  var sel0 = document.getElementById("series");
+  if (sel0 && cfg.mode !== "findings") {
+    sel0.value = String(cfg.series);
+    sel0.dispatchEvent(new Event("change"));
+  }
+  var waited = 0;
+  (function wait() {
+    if (sel0 && cfg.mode !== "findings" && document.body.getAttribute("data-allocations") === "loading" && waited++ < 500) {
+      setTimeout(wait, 10);
+      return;
+    }
+    main();
+  })();
+  function main() {
   function finish() {
     var pre = document.createElement("pre");
     pre.id = "hmem-test";
@@ -17,11 +33,13 @@
     var svg = document.querySelector("#chart svg");
     function areas() { return document.querySelectorAll("#chart path.area").length; }
     function overlay() { return document.querySelector("#chart rect.overlay"); }
-    /* Client coordinates of time t (ns) in the unzoomed chart of series s. */
+    /* Client coordinates of time t (ns) in the chart as it shows now (its visible range is
+     * the svg's data-x0 to data-x1). */
     function clientAt(s, t) {
       var o = overlay(), r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
-      var end = axisEnd(s);
-      var x = +o.getAttribute("x") + t / end * +o.getAttribute("width");
+      var x0 = +svg.getAttribute("data-x0"), x1 = +svg.getAttribute("data-x1");
+      if (!svg.hasAttribute("data-x1")) x0 = 0, x1 = axisEnd(s); /* a page from before issue 27 */
+      var x = +o.getAttribute("x") + (t - x0) / (x1 - x0) * +o.getAttribute("width");
       var y = +o.getAttribute("y") + +o.getAttribute("height") / 2;
       return { x: r.left + x * r.width / vb.width, y: r.top + y * r.height / vb.height };
     }
@@ -43,6 +61,11 @@
         function (e) { return e.textContent; });
     }
 
+    if (cfg.mode === "findings") {
+      findingsProbe();
+      finish();
+      return;
+    }
     out.nseries = data.series.length;
     out.default_series = +sel.value;
     sel.value = String(cfg.series);
@@ -95,6 +118,44 @@
     mouse("mousedown", p);
     mouse("mouseup", p);
     out.live_click = liveOut();
+    /* Every allocation live there (issue 27): all the rows (shown 100 at a time), then sorted
+     * by lifetime, then those a search finds. */
+    function expandAll() {
+      var b;
+      for (var n = 0; n < 500 && (b = document.querySelector("#live-at button.more")) && !b.hidden; n++) b.click();
+    }
+    function liveRows() {
+      return Array.prototype.map.call(document.querySelectorAll("#live-at tr.alloc"), function (tr) {
+        return [+tr.getAttribute("data-t"), +tr.getAttribute("data-bytes")];
+      });
+    }
+    if (cfg.click_ns != null) {
+      var cp = clientAt(s, cfg.click_ns), tc = performance.now();
+      mouse("mousedown", cp);
+      mouse("mouseup", cp);
+      out.click_ms = performance.now() - tc;
+    }
+    var lnote = document.querySelector("#live-at .note");
+    if (cfg.click_ns != null && lnote && lnote.hasAttribute("data-count")) {
+      expandAll();
+      out.all_click = { count: +lnote.getAttribute("data-count"), total: +lnote.getAttribute("data-total"),
+        unlisted: +lnote.getAttribute("data-unlisted"), pk: +lnote.getAttribute("data-pk"), rows: liveRows() };
+      var t0c = performance.now();
+      document.querySelector('#live-at button.sort[data-sort="lifetime"]').click();
+      out.all_click.sort_ms = performance.now() - t0c;
+      expandAll();
+      out.all_click.by_lifetime = liveRows();
+      if (cfg.search) {
+        var sbox = document.getElementById("live-search");
+        sbox.value = cfg.search;
+        sbox.dispatchEvent(new Event("input"));
+        expandAll();
+        out.all_click.search = { count: +document.querySelector("#live-at .found").getAttribute("data-count"), rows: liveRows() };
+        sbox.value = "";
+        sbox.dispatchEvent(new Event("input"));
+      }
+      document.querySelector('#live-at button.sort[data-sort="bytes"]').click();
+    }
     var lrow = document.querySelector('.series-tables:not([hidden]) table.live tbody tr[data-bytes]');
     if (lrow) {
       lrow.click();
@@ -135,6 +196,7 @@
     out.scale_back = yscale();
 
     /* Drag to zoom from 25% to 50% of the time axis, then double-click to reset. */
+    if (!document.getElementById("reset").hidden) document.getElementById("reset").click();
     var end = axisEnd(s), before = ticks();
     var a = clientAt(s, end * 0.25), b = clientAt(s, end * 0.5);
     mouse("mousedown", a);
@@ -181,4 +243,139 @@
     out.errors.push("driver: " + e + " " + (e.stack || ""));
   }
   if (!cfg.screenshot) finish();
+  }
+
+  /* Words the page breaks across lines (issue 27): every word of visible text (a word ends
+   * at a space, or just after a '/' or '-', where lines may break), laid out on more than one
+   * line. Beside each, whether the text is cut. */
+  function brokenWords(root) {
+    var bad = [], walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT), range = document.createRange();
+    for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+      var p = n.parentElement;
+      if (!p || p.closest("script, pre, svg, [hidden], select, #hmem-test") || !p.getClientRects().length) continue;
+      var re = /[^\s\/\-]+[\/\-]?/g, m;
+      while ((m = re.exec(n.data))) {
+        range.setStart(n, m.index);
+        range.setEnd(n, m.index + m[0].length);
+        var rects = range.getClientRects(), tops = {}, lines = 0;
+        for (var i = 0; i < rects.length; i++) {
+          var t = Math.round(rects[i].top);
+          if (rects[i].width > 0 && !tops[t]) { tops[t] = true; lines++; }
+        }
+        if (lines > 1) bad.push(m[0]);
+      }
+    }
+    return bad;
+  }
+  /* Where the page shows a shortened path ("…/"): the text, and whether the whole is on hover
+   * (the title of the element or of one around it). */
+  function shortened() {
+    var out = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (var n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.data.indexOf("\u2026/") < 0 || !n.parentElement || n.parentElement.closest("script, #hmem-test")) continue;
+      var t = n.parentElement.closest("[title]");
+      out.push({ text: t ? t.textContent : n.data, title: t ? t.getAttribute("title") : null });
+    }
+    document.querySelectorAll("option").forEach(function (o) {
+      if (o.textContent.indexOf("\u2026/") >= 0) out.push({ text: o.textContent, title: o.title || null });
+    });
+    return out;
+  }
+
+  /* The findings (issue 27), for every series: each figure of the sections as the page
+   * shows it (its data-k path in --json, data-v value and text); a click on each marker
+   * (OOMs, step tabs, the diamond) and which section it opened, and whether that is in
+   * view; the visible x-range after each "show on the chart" and after a click on each
+   * step's row; the readout's step and OOM lines when hovering each OOM and each step's
+   * middle; the range the chart opens on. */
+  function findingsProbe() {
+    var data = JSON.parse(document.getElementById("hmem-data").textContent);
+    var sel = document.getElementById("series"), svg = document.querySelector("#chart svg");
+    function range() { return [+svg.getAttribute("data-x0"), +svg.getAttribute("data-x1")]; }
+    function flashed() {
+      var f = document.querySelector("#findings .flash");
+      if (!f) return null;
+      var r = f.getBoundingClientRect();
+      return { id: f.id, in_view: r.bottom > 0 && r.top < window.innerHeight };
+    }
+    function center(e) {
+      var r = e.getBoundingClientRect();
+      return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+    }
+    function at(p, type) {
+      var t = document.elementFromPoint(p.x, p.y);
+      if (!t) return null;
+      t.dispatchEvent(new MouseEvent(type, { clientX: p.x, clientY: p.y, bubbles: true, cancelable: true, button: 0, view: window }));
+      return t;
+    }
+    function readoutWhere() {
+      return Array.prototype.map.call(document.querySelectorAll("#readout .where"), function (w) {
+        return { cls: w.className, step: w.getAttribute("data-step"), oom: w.getAttribute("data-oom"), text: w.textContent };
+      });
+    }
+    function whole() { if (!document.getElementById("reset").hidden) document.getElementById("reset").click(); }
+    out.series = [];
+    out.broken = brokenWords(document.body);
+    out.shortened = shortened();
+    document.getElementById("view").click();
+    out.broken_multiples = brokenWords(document.body);
+    document.getElementById("view").click();
+    for (var i = 0; i < data.series.length; i++) {
+      sel.value = String(i);
+      sel.dispatchEvent(new Event("change"));
+      var s = data.series[i], r = { opening: range(), reset_shown: !document.getElementById("reset").hidden };
+      whole();
+      r.whole = range();
+      r.sections = Array.prototype.map.call(document.querySelectorAll("#findings section.finding"), function (x) { return x.id; });
+      /* Folded parts (a snapshot's segments, a stack) are laid out when unfolded. */
+      document.querySelectorAll("#findings details:not([open]) > summary").forEach(function (sm) { sm.click(); });
+      r.ooms_listed = (s.explain && s.explain.ooms || []).length;
+      r.figures = Array.prototype.map.call(document.querySelectorAll("#findings [data-k], #ranks [data-k]"), function (e) {
+        return { k: e.getAttribute("data-k"), v: JSON.parse(e.getAttribute("data-v")), text: e.textContent };
+      });
+      /* Markers: a click where each is drawn, on whatever the pointer hits there. */
+      r.marks = [];
+      ["g.oom", "g.steptab", "g.gapmark"].forEach(function (q) {
+        document.querySelectorAll("#chart " + q).forEach(function (g, k) {
+          window.scrollTo(0, 0);
+          var target = (q === "g.oom" && g.querySelector(".hit")) || g, p = center(target);
+          var hit = document.elementFromPoint(p.x, p.y);
+          var m = { kind: q, index: k, finding: g.getAttribute("data-finding"), hit_is_marker: !!(hit && g.contains(hit)) };
+          if (q === "g.oom") {
+            at(p, "mousemove");
+            m.readout = readoutWhere();
+          }
+          at(p, "click");
+          m.opened = flashed();
+          r.marks.push(m);
+          whole();
+        });
+      });
+      /* Hover at each step's middle, in the whole view. */
+      r.step_hover = (s.steps || []).map(function (st) {
+        window.scrollTo(0, 0);
+        var o = document.querySelector("#chart rect.overlay"), R = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
+        var x0 = +svg.getAttribute("data-x0"), x1 = +svg.getAttribute("data-x1"), t = (st[0] + st[1]) / 2;
+        var x = +o.getAttribute("x") + (t - x0) / (x1 - x0) * +o.getAttribute("width");
+        var p = { x: R.left + x * R.width / vb.width, y: R.top + (+o.getAttribute("y") + 20) * R.height / vb.height };
+        at(p, "mousemove");
+        return readoutWhere();
+      });
+      /* Every "show on the chart", then every step row: the range the chart shows after. */
+      r.zooms = Array.prototype.map.call(document.querySelectorAll("#findings button.zoom"), function (b) {
+        whole();
+        b.click();
+        var sec = b.closest("section");
+        return { section: sec && sec.id, row: (b.closest("tr") || {}).id || null, t0: +b.getAttribute("data-t0"),
+          t1: +b.getAttribute("data-t1"), range: range(), reset_shown: !document.getElementById("reset").hidden };
+      });
+      r.rows = Array.prototype.map.call(document.querySelectorAll("#findings tr.step"), function (tr) {
+        whole();
+        tr.querySelector("td").click();
+        return { id: tr.id, range: range() };
+      });
+      whole();
+      out.series.push(r);
+    }
+  }
 })();

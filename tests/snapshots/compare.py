@@ -45,16 +45,17 @@ def time_of(dev, state):
 
 
 def before_trace_end(dev):
-    """(before trace) after the last entry: only the live blocks allocated before the trace
-    that say nothing of where they come from, neither frames nor a history (every other live
-    block is a row of its own)."""
-    return sum(b["requested_size"] for b in dev["live_blocks"] if not b["in_trace"] and not (b["frames"] or b["history"]))
+    """(before trace) after the last entry: nothing. Every live block is a row of its own
+    (issue 25: an alloc entry's, or one allocated before the trace, with or without frames),
+    so no live byte is left to it at the end; only frees of memory the ring buffer no longer
+    shows take bytes from it, and those are gone by the end."""
+    return 0
 
 
 def rows(dev):
     """Allocations that are rows: every alloc entry, and each live block allocated before the
-    trace that has frames or a history (as hmem already does for 1.13's histories)."""
-    return dev["actions"].get("alloc", 0) + sum(1 for b in dev["live_blocks"] if not b["in_trace"] and (b["frames"] or b["history"]))
+    trace (issue 25: every live block is a row, whatever it says of where it comes from)."""
+    return dev["actions"].get("alloc", 0) + sum(1 for b in dev["live_blocks"] if not b["in_trace"])
 
 
 def category(s, name, key):
@@ -110,8 +111,8 @@ FIGURES = [
      lambda d: "steps" if d["steps"] else "a reason",
      lambda s: "steps" if s.get("steps") and s.get("steps_note") is None else
      "a reason" if not s.get("steps") and isinstance(s.get("steps_note"), str) else "both or neither"),
-    ("memory_viz stats internal free", "series[].snapshot.at_end.internal_waste_bytes", lambda d: d["memviz_stats"]["free_internal"], lambda s: at_end(s, "internal_waste_bytes")),
-    ("memory_viz stats external free", "(no field)", lambda d: d["memviz_stats"]["free_external"], lambda s: None),
+    ("memory_viz stats internal free", "series[].snapshot.at_end.internal_free_bytes", lambda d: d["memviz_stats"]["free_internal"], lambda s: at_end(s, "internal_free_bytes")),
+    ("memory_viz stats external free", "series[].snapshot.at_end.external_free_bytes", lambda d: d["memviz_stats"]["free_external"], lambda s: at_end(s, "external_free_bytes")),
     ("external free in partly used segments", "(no field)", lambda d: d["memviz_stats"]["external_free_in_used_segments"], lambda s: None),
 ]
 
@@ -128,10 +129,16 @@ HARD = {"segments at end", "reserved at end", "live requested at end", "active_a
         "pending-free block sizes at end", "free (inactive) blocks at end", "largest free block at end",
         "rounding of live blocks at end", "reclaimable at end", "stranded at end", "allocated at end",
         "peak allocated", "peak time", "largest reserved", "allocated at each OOM", "OOMs", "each OOM's request", "each OOM's device_free", "reserved at each OOM",
-        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]",
+        "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]", "window: peak time",
+        # issue 25 item 5: steps on snapshots
         "ProfilerStep steps' growth and survivors [step, growth bytes, survivors bytes]",
         "leak verdict [verdict, steps, per step bytes]", "steps, or why there are none (exactly one of steps[] and steps_note)",
-        "window: peak time"}
+        # issue 25 (items 2, 3 and 7), held since the totals ride on every event
+        "allocated before the first entry", "its time", "largest reserved - allocated", "reserved - allocated at the peak",
+        "reserved - allocated at each OOM", "window: allocated at end", "window: allocated at its opening", "window: peak",
+        "memory_viz stats internal free", "memory_viz stats external free",
+        # issue 25 item 1: every live block is a row
+        "rows (allocations)", "(before trace) at end"}
 
 
 def middle_time(path):
