@@ -462,9 +462,11 @@ int hm_explain_steps_note(const hm_file *f, const hm_series *s, char *buf, size_
 	if (len > 80) /* an example, cut on a character's first byte */
 		for (len = 80; len && (t->names.str[other][len] & 0xc0) == 0x80; len--)
 			;
-	if (steps)
-		snprintf(buf, n, "none of the %s's %zu ProfilerStep#N range%s overlaps the window", what, steps,
-			 steps > 1 ? "s" : "");
+	const char *kind = t->snap ? "range" : "slice";
+	if (steps > 1)
+		snprintf(buf, n, "none of the %s's %zu ProfilerStep#N %ss overlaps the window", what, steps, kind);
+	else if (steps)
+		snprintf(buf, n, "the %s's one ProfilerStep#N %s is outside the window", what, kind);
 	else if (!t->snap)
 		snprintf(buf, n, "the trace has no ProfilerStep#N slice (torch.profiler.profile writes one at each "
 				 "prof.step() when it has a schedule)");
@@ -472,10 +474,13 @@ int hm_explain_steps_note(const hm_file *f, const hm_series *s, char *buf, size_
 		snprintf(buf, n, "the snapshot has no record_function range (external_annotations, PyTorch 2.5 on, is "
 				 "absent or empty; ranges of other threads than _record_memory_history's need "
 				 "global_record_annotations=True)");
+	else if (ranges > 1)
+		snprintf(buf, n, "none of the snapshot's %zu record_function ranges (such as '%.*s') is a ProfilerStep#N, "
+				 "which torch.profiler.profile opens at each prof.step() when it has a schedule",
+			 ranges, (int)len, t->names.str[other]);
 	else
-		snprintf(buf, n, "none of the snapshot's %zu record_function range%s (such as '%.*s') is a "
-				 "ProfilerStep#N, which torch.profiler.profile opens at each prof.step() when it has "
-				 "a schedule", ranges, ranges > 1 ? "s" : "",
+		snprintf(buf, n, "the snapshot's one record_function range ('%.*s') is no ProfilerStep#N, which "
+				 "torch.profiler.profile opens at each prof.step() when it has a schedule",
 			 (int)len, t->names.str[other]);
 	return 1;
 }
