@@ -80,7 +80,7 @@ demo: deps
 	./hmem run examples/size_buckets.lua examples/traces/
 
 test: deps
-	$(MAKE) hmem build/hmem.bash build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/replay-partial build/gen-trace
+	$(MAKE) hmem build/hmem.bash build/unit build/replay-reader build/replay-pipeline build/replay-lua-api build/replay-unpickle build/replay-partial build/gen-trace build/gen-snapshot
 	tests/run
 
 # The fuzz targets (tests/fuzz/) without libFuzzer: a main() that runs each file given, for
@@ -183,12 +183,16 @@ bench: deps
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	$(MAKE) hmem build/gen-trace
+	$(MAKE) hmem build/gen-trace build/gen-snapshot
 	scripts/bench/run
 	scripts/bench/merge
 	scripts/bench/html
+	scripts/bench/snapshot
 
 build/gen-trace: scripts/gen-trace.c | build
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+
+build/gen-snapshot: scripts/gen-snapshot.c | build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
 
 # make install PREFIX=...: the binary; the Lua side (hmem, hmem.testing, the shipped packs

@@ -47,13 +47,29 @@ static size_t path_of(const hm_rowref *r, int field, char *buf, size_t cap, size
 	return n;
 }
 
+/* Who made a row: its module path and user frame, else its ops. A snapshot's free of memory
+ * allocated before recording began shows where it was freed, which is not who made it:
+ * "made before recording", then ", freed at FRAME"; a live block no entry made, without a
+ * stack, was made before recording too. */
 void hm_explain_who(const hm_rowref *r, char *buf, size_t n)
 {
 	size_t len = 0;
 	buf[0] = 0;
-	size_t nm = path_of(r, HM_F_MODULES, buf, n, &len);
-	hm_value fr;
+	hm_value fr, before;
 	hm_field_get(r, HM_F_FRAME, NULL, &fr);
+	hm_field_get(r, HM_F_BEFORE, NULL, &before);
+	const hm_snap *sn = r->f->t->snap;
+	const uint32_t *ids;
+	if (sn && ((before.type == HM_V_BOOL && before.i) ||
+		   (sn->origin[r->s->ev[r->k]] == HM_SNAP_BLOCK && !hm_field_frames(r, HM_F_FRAMES, &ids)))) {
+		add(buf, n, &len, "made before recording", 21);
+		if (fr.type == HM_V_STR) {
+			add(buf, n, &len, ", freed at ", 11);
+			add(buf, n, &len, fr.s, fr.len);
+		}
+		return;
+	}
+	size_t nm = path_of(r, HM_F_MODULES, buf, n, &len);
 	if (fr.type == HM_V_STR) {
 		if (nm)
 			add(buf, n, &len, " @ ", 3);
@@ -130,8 +146,7 @@ static void json_slice_name(FILE *f, const hm_trace *t, int32_t sl)
 	put_str(f, t->names.str[nm], t->names.len[nm]);
 }
 
-/* The thread of an OOM: its name from thread_name metadata, else "pid/tid". */
-static void thread_text(const hm_trace *t, uint32_t th, const char **s, size_t *n, char *buf, size_t cap)
+void hm_explain_thread(const hm_trace *t, uint32_t th, const char **s, size_t *n, char *buf, size_t cap)
 {
 	if (th < t->thread_name_cap && t->thread_name[th] != UINT32_MAX) {
 		*s = t->names.str[t->thread_name[th]], *n = t->names.len[t->thread_name[th]];
@@ -206,7 +221,7 @@ static void json_ooms(FILE *f, const hm_report *r, const hm_file *hf, const hm_s
 		char tb[300];
 		const char *th;
 		size_t tn;
-		thread_text(t, o->thread, &th, &tn, tb, sizeof tb);
+		hm_explain_thread(t, o->thread, &th, &tn, tb, sizeof tb);
 		fputs(", \"thread\": ", f);
 		put_str(f, th, tn);
 		fputs(",\n     \"categories\": ", f);

@@ -20,6 +20,10 @@ void hm_explain_who(const hm_rowref *r, char *buf, size_t n);
  * object. */
 void hm_json_who(FILE *f, const hm_rowref *r);
 
+/* The thread of an OOM (thread th of t): its name from thread_name metadata into *s, *n;
+ * else "pid/tid" written into buf (cap bytes) and pointed at. */
+void hm_explain_thread(const hm_trace *t, uint32_t th, const char **s, size_t *n, char *buf, size_t cap);
+
 /* The explain members of a series' JSON object, each starting with ",": reserved_unallocated
  * figures, leak, steps, ooms (README "Outputs", the JSON contract). */
 void hm_json_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s);

@@ -18,6 +18,7 @@ static const char *const names[HM_F_COUNT] = {
 	[HM_F_SAME_STEP] = "same_step", [HM_F_HAS_ADDR] = "has_addr", [HM_F_SERIES_ID] = "series_id",
 	[HM_F_FRAMES] = "frames", [HM_F_BLOCK_BYTES] = "block_bytes", [HM_F_STREAM] = "stream",
 	[HM_F_COMPILE_CONTEXT] = "compile_context", [HM_F_USER_METADATA] = "user_metadata", [HM_F_SEGMENT] = "segment",
+	[HM_F_FREE_FRAMES] = "free_frames",
 };
 
 #define MODULE_PREFIX "nn.Module: "
@@ -319,13 +320,19 @@ static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
 		set_name(v, t, id);
 }
 
-size_t hm_field_frames(const hm_rowref *r, const uint32_t **ids)
+int64_t hm_field_stack_id(const hm_rowref *r, int field)
 {
 	const hm_snap *s = r->f->t->snap;
-	uint32_t e = r->s->ev[r->k];
-	if (!s || s->stack[e] == UINT32_MAX)
-		return 0;
-	return hm_snap_stack(s, s->stack[e], ids);
+	uint32_t e = field == HM_F_FREE_FRAMES ? free_event(r) : r->s->ev[r->k];
+	if (!s || e == UINT32_MAX || s->stack[e] == UINT32_MAX)
+		return HM_NONE;
+	return s->stack[e];
+}
+
+size_t hm_field_frames(const hm_rowref *r, int field, const uint32_t **ids)
+{
+	int64_t id = hm_field_stack_id(r, field);
+	return id == HM_NONE ? 0 : hm_snap_stack(r->f->t->snap, (uint32_t)id, ids);
 }
 
 void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value *v)
@@ -451,7 +458,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 int hm_field_is_list(int field)
 {
 	return field == HM_F_OPS || field == HM_F_ANNOTATIONS || field == HM_F_PYTHON || field == HM_F_FREE_OPS ||
-	       field == HM_F_STACK || field == HM_F_MODULES || field == HM_F_FRAMES;
+	       field == HM_F_STACK || field == HM_F_MODULES || field == HM_F_FRAMES || field == HM_F_FREE_FRAMES;
 }
 
 static int module_slice(const hm_trace *t, int32_t s)

@@ -23,6 +23,7 @@ enum hm_field {
 	HM_F_SERIES_ID, /* the row's series (file and device) as one integer */
 	/* memory snapshots (README "Snapshots"); nil on traces */
 	HM_F_FRAMES, HM_F_BLOCK_BYTES, HM_F_STREAM, HM_F_COMPILE_CONTEXT, HM_F_USER_METADATA, HM_F_SEGMENT,
+	HM_F_FREE_FRAMES, /* the stack of the allocation's free */
 	HM_F_COUNT
 };
 
@@ -82,9 +83,14 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 /* Whether a field is a list (the one place that says which are). */
 int hm_field_is_list(int field);
 
-/* frames: the row's stack (frame ids for hm_snap_frame, innermost first) and how many;
- * 0 on traces. */
-size_t hm_field_frames(const hm_rowref *r, const uint32_t **ids);
+/* frames (field HM_F_FRAMES) or free_frames (HM_F_FREE_FRAMES): the stack of the row's
+ * event or of the allocation's free (frame ids for hm_snap_frame, innermost first) and how
+ * many; 0 on traces. */
+size_t hm_field_frames(const hm_rowref *r, int field, const uint32_t **ids);
+
+/* The same stack as one integer (equal stacks, equal numbers: they are interned), or
+ * HM_NONE when there is none (traces): what cache_by keys frames and free_frames on. */
+int64_t hm_field_stack_id(const hm_rowref *r, int field);
 
 /* For a list field: the slices it names (outermost first) into out, at most cap; returns
  * how many there are. */

@@ -36,7 +36,7 @@ static int l_cache_by(lua_State *L)
 			id = hm_field_id(f, len);
 		if (id == HM_F_NONE || id == HM_F_CATEGORY)
 			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_view_field_names());
-		if (hm_field_is_list(id))
+		if (hm_field_is_list(id) && id != HM_F_FRAMES && id != HM_F_FREE_FRAMES) /* stacks key by id */
 			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
 		ids[n] = id;
 		refs[n++] = LUA_NOREF;
@@ -303,6 +303,9 @@ static uint32_t cache_slot(hm_classify *s, const hm_rowref *r, hm_ctxmemo *memo,
 			hm_lctx_arm(kr->lx, "view");
 			v.i = hm_view_of(&s->view, kr->L, r, memo, field);
 			hm_lctx_arm(kr->lx, "classify");
+			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
+		} else if (field == HM_F_FRAMES || field == HM_F_FREE_FRAMES) {
+			v.i = hm_field_stack_id(r, field); /* interned: equal stacks, equal ids */
 			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
 		} else if (hm_field_memoised(field)) {
 			v.i = hm_field_context(r, field, memo);

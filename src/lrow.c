@@ -35,11 +35,11 @@ void hm_lua_push_value(lua_State *L, const hm_value *v)
 	}
 }
 
-/* frames: {file=, line=, name=} tables, innermost first. [-0, +1, m] */
-static void push_frames(lua_State *L, const hm_rowref *r)
+/* frames or free_frames: {file=, line=, name=} tables, innermost first. [-0, +1, m] */
+static void push_frames(lua_State *L, const hm_rowref *r, int field)
 {
 	const uint32_t *ids;
-	size_t n = hm_field_frames(r, &ids);
+	size_t n = hm_field_frames(r, field, &ids);
 	const hm_trace *t = r->f->t;
 	lua_createtable(L, n < INT_MAX ? (int)n : 0, 0);
 	for (size_t i = 0; i < n; i++) {
@@ -58,8 +58,8 @@ static void push_frames(lua_State *L, const hm_rowref *r)
 /* A list field as a table of names, or of {name=, cat=} for stack. [-0, +1, m] */
 static void push_list(lua_State *L, const hm_rowref *r, int field)
 {
-	if (field == HM_F_FRAMES) {
-		push_frames(L, r);
+	if (field == HM_F_FRAMES || field == HM_F_FREE_FRAMES) {
+		push_frames(L, r, field);
 		return;
 	}
 	int32_t buf[64];

@@ -1,6 +1,9 @@
 /* The SQLite partial and --db (partial.h). */
 #include "partial.h"
 #include "explain.h"
+#include "explainout.h"
+#include "snapout.h"
+#include "snapseg.h"
 #include "trace.h"
 
 #include <stdarg.h>
@@ -43,6 +46,17 @@ static const char schema[] =
 	"CREATE TABLE series_categories(idx INTEGER, device TEXT, category TEXT, start_bytes INTEGER,"
 	" peak_bytes INTEGER, at_peak_bytes INTEGER, end_bytes INTEGER, allocs INTEGER, alloc_bytes INTEGER,"
 	" PRIMARY KEY(idx, device, category));"
+	"CREATE TABLE steps(idx INTEGER, device TEXT, pos INTEGER, step INTEGER, start_ts_ns INTEGER, end_ts_ns INTEGER,"
+	" start_bytes INTEGER, peak_bytes INTEGER, peak_ts_ns INTEGER, end_bytes INTEGER, growth_bytes INTEGER,"
+	" survivors_bytes INTEGER, partial INTEGER, open INTEGER, PRIMARY KEY(idx, device, pos));"
+	"CREATE TABLE ooms(idx INTEGER, device TEXT, pos INTEGER, ts_ns INTEGER, bytes INTEGER, total_allocated INTEGER,"
+	" total_reserved INTEGER, reserved_unallocated INTEGER, capacity INTEGER, allocated INTEGER, freed_after INTEGER,"
+	" op TEXT, step INTEGER, step_ts_ns INTEGER, thread TEXT, device_free INTEGER, frame TEXT, frames_total INTEGER,"
+	" segments INTEGER, segments_reserved_bytes INTEGER, segments_requested_bytes INTEGER,"
+	" segments_reclaimable_bytes INTEGER, segments_stranded_bytes INTEGER, PRIMARY KEY(idx, device, pos));"
+	"CREATE TABLE snapshot_segments(idx INTEGER, device TEXT, pos INTEGER, address INTEGER, total_bytes INTEGER,"
+	" allocated_bytes INTEGER, pending_free_bytes INTEGER, free_bytes INTEGER, largest_free_bytes INTEGER,"
+	" blocks INTEGER, requested_bytes INTEGER, PRIMARY KEY(idx, device, pos));"
 	"CREATE TABLE aggregations(name TEXT, row INTEGER, col INTEGER, column TEXT, is_key INTEGER, value,"
 	" PRIMARY KEY(name, row, col));"
 	"CREATE TABLE store(idx INTEGER, name TEXT, data BLOB, PRIMARY KEY(idx, name));";
@@ -354,6 +368,67 @@ static void put_meta(db *d, const hm_report *r)
 	sqlite3_finalize(st);
 }
 
+/* The statements of the tables of a series' explain results: steps, ooms and
+ * snapshot_segments (README "Many machines"). */
+typedef struct explain_st {
+	sqlite3_stmt *steps, *ooms, *segs;
+} explain_st;
+
+/* A name of t's string table, or NULL (UINT32_MAX: none), as text with its length. */
+static const char *name_of(const hm_trace *t, uint32_t id, int *len)
+{
+	*len = id == UINT32_MAX ? 0 : (int)t->names.len[id];
+	return id == UINT32_MAX ? NULL : t->names.str[id];
+}
+
+/* The rows of series s of trace idx in steps, ooms and snapshot_segments: the values the
+ * --json series[] object has in steps[], the scalars of ooms[] (and the members of an OOM's
+ * segments object, segments_*), and snapshot.segments[] (explainout.c, snapout.c), so the
+ * two outputs agree; times in ns, not us. */
+static void put_explain(db *d, const explain_st *x, int64_t idx, const hm_file *f, const hm_series *s)
+{
+	const hm_trace *t = f->t;
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const hm_step *st = &s->steps[i];
+		row(d, x->steps, "itiiiiiiiiiiii", idx, s->device, I(i), I(st->step), st->start_ts, st->end_ts, st->start_bytes,
+		    st->peak_bytes, st->peak_ts, st->end_bytes, st->growth_bytes, st->survivors_bytes, I(st->partial != 0),
+		    I(st->open != 0));
+	}
+	for (size_t i = 0; i < s->nooms; i++) {
+		const hm_oom *o = &s->ooms[i];
+		char tb[300];
+		const char *th, *op = NULL, *frame = NULL;
+		size_t tn;
+		int opn = 0, framen = 0;
+		int64_t device_free = HM_NONE, frames_total = HM_NONE;
+		hm_segstate g = {HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE};
+		hm_explain_thread(t, o->thread, &th, &tn, tb, sizeof tb);
+		if (o->nops)
+			op = name_of(t, t->sl.name[o->ops[o->nops - 1]], &opn);
+		if (t->snap) {
+			const hm_snapoom *so = &t->snap->ooms[o->ev];
+			const uint32_t *ids;
+			device_free = so->device_free;
+			frame = name_of(t, so->stack == UINT32_MAX ? UINT32_MAX : t->snap->stack_frame[so->stack], &framen);
+			frames_total = so->stack == UINT32_MAX ? 0 : I(hm_snap_stack(t->snap, so->stack, &ids));
+			if (so->segs.segments != HM_NONE) /* else unknown, null in --json */
+				g = so->segs;
+		}
+		row(d, x->ooms, "itiiiiiiiiiTiiTiTiiiiii", idx, s->device, I(i), o->ts, o->bytes, o->total_allocated,
+		    o->total_reserved, o->reserved_unallocated, o->capacity, o->allocated, o->freed_after, op, opn,
+		    I(o->step < 0 ? HM_NONE : o->step), o->step_ts, th, (int)tn, device_free, frame, framen, frames_total,
+		    g.segments, g.reserved, g.requested, g.reclaimable, g.stranded);
+	}
+	if (!hm_snap_has_segments(f, s))
+		return;
+	size_t from, n = hm_snapseg_of(t->snap, s->dev_id, &from);
+	for (size_t i = from; i < from + n; i++) {
+		const hm_snapseg *g = &t->snap->segs[i];
+		row(d, x->segs, "itiiiiiiiii", idx, s->device, I(i - from), I(g->addr), g->total, g->allocated, g->pending,
+		    g->inactive, g->largest_free, g->blocks, g->sized ? g->requested : HM_NONE);
+	}
+}
+
 static void put_files(db *d, const hm_report *r)
 {
 	const hm_runinfo *in = r->info;
@@ -362,6 +437,9 @@ static void put_files(db *d, const hm_report *r)
 	sqlite3_stmt *ss = prep(d, "INSERT INTO series VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_stmt *sc = prep(d, "INSERT INTO series_categories VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_stmt *bl = prep(d, "INSERT INTO store VALUES(?, ?, ?)");
+	explain_st x = {prep(d, "INSERT INTO steps VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+			prep(d, "INSERT INTO ooms VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+			prep(d, "INSERT INTO snapshot_segments VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")};
 	for (size_t i = 0; i < r->nfiles && d->rc == 0; i++) {
 		const hm_file *f = r->files[i];
 		const hm_trace *t = f->t;
@@ -382,6 +460,7 @@ static void put_files(db *d, const hm_report *r)
 					row(d, sc, "itTiiiiii", idx, s->device, r->cats->str[c], (int)r->cats->len[c], cs->start,
 					    cs->peak, cs->at_peak, cs->end, I(cs->allocs), I(cs->alloc_bytes));
 			}
+			put_explain(d, &x, idx, f, s);
 		}
 		put_store(d, bl, idx, f, in->catev[i]);
 		put_checksum(d, bl, idx);
@@ -390,6 +469,7 @@ static void put_files(db *d, const hm_report *r)
 		row(d, fs, "ittitiiiiiiti", I(in->skip_idx[i]), r->skipped[i].path, in->plan->canon[in->skip_idx[i]], HM_NONE,
 		    "skipped", I(r->skipped[i].events), HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE, r->skipped[i].why, HM_NONE);
 	sqlite3_finalize(fs), sqlite3_finalize(fc), sqlite3_finalize(ss), sqlite3_finalize(sc), sqlite3_finalize(bl);
+	sqlite3_finalize(x.steps), sqlite3_finalize(x.ooms), sqlite3_finalize(x.segs);
 }
 
 static void put_aggs(db *d, const hm_report *r)
@@ -603,6 +683,15 @@ int hm_partial_open(const char *path, hm_partial **out, char *err, size_t errsz)
 	sqlite3_db_config(p->d.h, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
 	/* A merge holds thousands open: each reads its blobs once, so little page cache each. */
 	sqlite3_exec(p->d.h, "PRAGMA cache_size = -64", NULL, NULL, NULL);
+	/* A partial of another format (an older hmem) is told as such before its tables are
+	 * compared with this hmem's, which it would fail for that reason alone. */
+	const char *format = hm_partial_meta(p, "format");
+	if (*format && strcmp(format, HM_PARTIAL_FORMAT)) {
+		snprintf(err, errsz, "%s: not a partial of this hmem (format %s, %s): give the files that 'hmem run ... "
+			 "--partial FILE' of this hmem wrote", path, HM_PARTIAL_FORMAT, abi());
+		hm_partial_close(p);
+		return HM_EXIT_INPUT;
+	}
 	char why[512] = "";
 	int schema_rc = check_schema(p, why, sizeof why);
 	if (schema_rc < 0) {
@@ -951,6 +1040,10 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 	for (size_t i = 0; i < t->thread_name_cap; i++)
 		if (t->thread_name[i] != UINT32_MAX && t->thread_name[i] >= nnames)
 			BAD("thread %zu: name id %u of %zu names", i, (unsigned)t->thread_name[i], nnames);
+	/* a thread is "pid\x1ftid" as the reader keys it: every reader of the key splits there */
+	for (size_t i = 0; i < nthreads; i++)
+		if (!memchr(t->threads.str[i], 0x1f, t->threads.len[i]))
+			BAD("thread %zu: its key has no pid and tid", i);
 	uint64_t sum = 0;
 	for (int k = 0; k < HM_EV_KINDS; k++)
 		if ((sum += t->count[k]) < t->count[k])

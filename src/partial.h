@@ -14,8 +14,9 @@
 #include "plan.h"
 
 /* 2: the options that shape results are rows of the options table, not one string (issue 24).
- * 3: a snapshot's rows carry their segment and origin, its counts the untimed entries (issue 25). */
-#define HM_PARTIAL_FORMAT "3"
+ * 3: a snapshot's rows carry their segment and origin, its counts the untimed entries (issue 25).
+ * 4: the tables steps, ooms and snapshot_segments (issue 28). */
+#define HM_PARTIAL_FORMAT "4"
 
 /* One option of a run that shapes its results (--set, --top, --steps, --from, --to): a row
  * of the options table, its name and its value exactly as given (a --set value may hold

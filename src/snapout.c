@@ -172,14 +172,14 @@ static endsum end_of(const hm_snap *sn, int32_t dev)
 
 /* A snapshot's device is CUDA (type 1), or its pinned host memory; a series of another
  * type has no segments. */
-static int has_segments(const hm_file *hf, const hm_series *s)
+int hm_snap_has_segments(const hm_file *hf, const hm_series *s)
 {
 	return hf->t->snap && (s->dev_type == 1 || hm_snaphost_is(s->dev_type, s->dev_id));
 }
 
 void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
 {
-	if (!has_segments(hf, s))
+	if (!hm_snap_has_segments(hf, s))
 		return;
 	const hm_snap *sn = hf->t->snap;
 	endsum e = end_of(sn, s->dev_id);
@@ -209,7 +209,7 @@ void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
 
 void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s)
 {
-	if (!has_segments(hf, s))
+	if (!hm_snap_has_segments(hf, s))
 		return;
 	endsum e = end_of(hf->t->snap, s->dev_id);
 	if (hm_snaphost_is(s->dev_type, s->dev_id))

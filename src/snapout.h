@@ -22,6 +22,10 @@ void hm_snap_summary_oom(FILE *f, const hm_file *hf, const hm_oom *o);
 /* The member ", "snapshot": {...}" of a series' JSON object: the segments at the end. */
 void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s);
 
+/* Whether s has segments: a snapshot's CUDA device or its pinned host memory. The --json
+ * member "snapshot" and the --db table snapshot_segments are written for these only. */
+int hm_snap_has_segments(const hm_file *hf, const hm_series *s);
+
 /* The segment lines of a series in the summary. */
 void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s);
 

@@ -6,6 +6,7 @@
 #include "unpickle.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,8 @@ typedef struct keys {
 } keys;
 
 /* A u64 -> u32 map (open addressing) for what is met many times through the memo: a frame
- * dict's handle -> its frame id, a frames list's handle -> its stack id, (device, block
- * address) -> block. */
+ * dict's handle -> its frame id, a frames list's elements (hm_pk_same) -> its stack id,
+ * (device, block address) -> block. */
 typedef struct umap {
 	uint64_t *key;
 	uint32_t *val;
@@ -239,17 +240,95 @@ static uint32_t frame_id(sx *x, hm_pkv f)
 	return id;
 }
 
-/* Whether a Python file is the user's: not PyTorch's, not an installed package's, not the
- * interpreter's own. */
+/* Whether directory [s, e) of a path starts with prefix (lowercase), ignoring case:
+ * Windows writes Lib and Python310. */
+static int dir_starts(const char *s, const char *e, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if ((size_t)(e - s) < n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (tolower((unsigned char)s[i]) != prefix[i])
+			return 0;
+	return 1;
+}
+
+static int dir_is(const char *s, const char *e, const char *name)
+{
+	return (size_t)(e - s) == strlen(name) && dir_starts(s, e, name);
+}
+
+/* Whether a Python file is the user's: a .py file, not PyTorch's (in a torch directory),
+ * not an installed package's (site-packages, dist-packages), not code PyTorch generated (in
+ * a torchinductor_* directory; <eval_with_key>, <frozen ...> are no .py files), not the
+ * interpreter's own library (lib/python3.x, or Lib in a Windows Python* or cpython*
+ * directory). Both / and \ separate directories: a snapshot taken on Windows names
+ * D:\...\torch\functional.py. */
 static int user_file(const char *f)
 {
 	size_t n = strlen(f);
-	return n > 3 && !strcmp(f + n - 3, ".py") && !strstr(f, "/torch/") && !strstr(f, "site-packages/") &&
-	       !strstr(f, "dist-packages/") && !strstr(f, "/lib/python3") && f[0] != '<';
+	if (n <= 3 || strcmp(f + n - 3, ".py") || f[0] == '<')
+		return 0;
+	const char *up = f, *up_end = f; /* the directory above */
+	for (const char *s = f, *e; *(e = s + strcspn(s, "/\\")); up = s, up_end = e, s = e + 1) {
+		const char *next = e + 1, *next_end = next + strcspn(next, "/\\");
+		if (dir_is(s, e, "torch") || dir_is(s, e, "site-packages") || dir_is(s, e, "dist-packages") ||
+		    dir_starts(s, e, "torchinductor_"))
+			return 0;
+		if (dir_is(s, e, "lib") && ((*next_end && dir_starts(next, next_end, "python3")) || dir_starts(up, up_end, "python") ||
+					     dir_starts(up, up_end, "cpython")))
+			return 0;
+	}
+	return 1;
+}
+
+/* The name in a C++ frame "...::NAME::apply(" (an autograd node) or "at::_ops::NAME::call("
+ * (an op), as [*s, *s + return value), or 0. */
+static size_t cxx_name(const char *fn, const char *prefix, const char *suffix, const char **s)
+{
+	const char *p = strstr(fn, suffix);
+	if (!p || strncmp(fn, prefix, strlen(prefix)))
+		return 0;
+	const char *b = p;
+	while (b > fn && b[-1] != ':')
+		b--;
+	*s = b;
+	return (size_t)(p - b);
+}
+
+/* Who made an allocation whose stack has no user frame, from its C++ frames (innermost
+ * first): on the autograd engine's thread, "backward: NODE > OP" (the node's apply and the
+ * outermost op it called, at::_ops::OP::call), "backward: NODE" or "backward: OP"; elsewhere
+ * "op: OP" (the outermost op). 0 when the stack names neither. */
+static int cxx_who(const hm_trace *t, const hm_snap *sn, const uint32_t *ids, size_t n, char *b, size_t cap)
+{
+	const char *node = NULL, *op = NULL, *s;
+	size_t nnode = 0, nop = 0, len;
+	int engine = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *fn = t->names.str[hm_snap_frame(sn, ids[i]).name];
+		if (strstr(fn, "autograd::Engine::evaluate_function") || strstr(fn, "autograd::Engine::thread_main"))
+			engine = 1;
+		if (node)
+			continue;
+		if ((len = cxx_name(fn, "torch::autograd::", "::apply(", &s)))
+			node = s, nnode = len;
+		else if ((len = cxx_name(fn, "at::_ops::", "::call(", &s)))
+			op = s, nop = len; /* the outermost below the node */
+	}
+	if (node || engine) {
+		if (node && op)
+			return snprintf(b, cap, "backward: %.*s > %.*s", (int)nnode, node, (int)nop, op);
+		if (node || op)
+			return snprintf(b, cap, "backward: %.*s", (int)(node ? nnode : nop), node ? node : op);
+		return snprintf(b, cap, "backward");
+	}
+	return op ? snprintf(b, cap, "op: %.*s", (int)nop, op) : 0;
 }
 
 /* The innermost user frame of a stack as "file(line): name" (as Kineto names a
- * python_function), interned in the trace's names; UINT32_MAX when there is none. */
+ * python_function), else what its C++ frames say (cxx_who), interned in the trace's names;
+ * UINT32_MAX when there is neither. */
 static uint32_t user_frame(sx *x, const uint32_t *ids, size_t n)
 {
 	hm_trace *t = x->t;
@@ -264,7 +343,9 @@ static uint32_t user_frame(sx *x, const uint32_t *ids, size_t n)
 		free(b);
 		return id;
 	}
-	return UINT32_MAX;
+	char b[256];
+	int k = cxx_who(t, x->s, ids, n, b, sizeof b);
+	return k > 0 ? hm_store_name(t, b, (size_t)k < sizeof b ? (size_t)k : sizeof b - 1) : UINT32_MAX;
 }
 
 /* The stack of a frames list (interned), or UINT32_MAX when there is none; -1 on error
@@ -277,7 +358,7 @@ static uint32_t stack_id(sx *x, hm_pkv list, int *bad)
 		*bad = fail(x, list, "'frames' is not a list");
 		return UINT32_MAX;
 	}
-	uint32_t *slot = um_slot(&x->stack_of, list, 1);
+	uint32_t *slot = um_slot(&x->stack_of, hm_pk_same(x->p, list), 1); /* once per distinct list */
 	if (*slot)
 		return *slot - 1;
 	x->stack_of.n++;
@@ -486,23 +567,47 @@ static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
 	return 0;
 }
 
+/* The snapshot's columns, room for c rows (store.h hm_snap). */
+static void grow_rows(hm_snap *s, size_t c)
+{
+	s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
+	s->segment = hm_xrealloc(s->segment, c * sizeof *s->segment);
+	s->origin = hm_xrealloc(s->origin, c * sizeof *s->origin);
+	s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
+	s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
+	s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
+	s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
+	s->cap = c;
+}
+
+/* The store's columns sized once for the rows to come, from the lengths of the trace lists
+ * and block lists (an entry makes at most one memory event, a block at most one row), at
+ * most one row per 8 bytes of input: grown by doubling, they would be copied into fresh
+ * memory, both copies held for a moment. Room left unused is address space only. */
+static void reserve(sx *x, hm_pkv segs, hm_pkv traces, uint64_t input)
+{
+	uint64_t n = 1024;
+	for (size_t i = 0; i < hm_pk_len(x->p, traces) && hm_pk_type(traces) == HM_PK_LIST; i++)
+		n += hm_pk_len(x->p, hm_pk_item(x->p, traces, i)) + 1;
+	for (size_t i = 0; i < hm_pk_len(x->p, segs) && hm_pk_type(segs) == HM_PK_LIST; i++)
+		n += hm_pk_len(x->p, hm_pk_get(x->p, hm_pk_item(x->p, segs, i), x->k.blocks));
+	if (n > input / 8 + 1024)
+		n = input / 8 + 1024;
+	if (n > HM_STORE_RESERVE_MAX)
+		n = HM_STORE_RESERVE_MAX;
+	hm_store_reserve(x->t, n);
+	if (n > x->s->cap)
+		grow_rows(x->s, n);
+}
+
 /* The snapshot's columns of the memory event just added (store.h hm_snap). */
 static void add_snap_row(sx *x, enum hm_snap_origin origin, const blk *b, int64_t stream, uint32_t stack, uint32_t cc,
 			 uint32_t um)
 {
 	hm_snap *s = x->s;
 	size_t i = x->t->mem.n - 1;
-	if (i >= s->cap) {
-		size_t c = s->cap ? s->cap * 2 : 1024;
-		s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
-		s->segment = hm_xrealloc(s->segment, c * sizeof *s->segment);
-		s->origin = hm_xrealloc(s->origin, c * sizeof *s->origin);
-		s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
-		s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
-		s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
-		s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
-		s->cap = c;
-	}
+	if (i >= s->cap)
+		grow_rows(s, s->cap ? s->cap * 2 : 1024);
 	s->block_bytes[i] = b ? b->size : HM_NONE, s->segment[i] = b ? (int64_t)b->seg : HM_NONE;
 	s->origin[i] = (uint8_t)origin, s->stream[i] = stream, s->stack[i] = stack;
 	s->compile_ctx[i] = cc, s->user_meta[i] = um;
@@ -581,6 +686,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 {
 	size_t n = list == HM_PK_ABSENT ? 0 : hm_pk_len(x->p, list);
 	int64_t bytes = 0, res = 0, clock = -1000, first = HM_NONE;
+	int ooms = 0; /* the replay's entries are kept only for a device with an oom entry */
 	size_t oom0 = x->s->nooms;
 	x->nops = 0;
 	for (int pass = 0; pass < 2; pass++) {
@@ -621,13 +727,15 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			if (pass == 0) {
 				res += delta;
 				bytes += change;
+				ooms |= a == A_OOM;
 				if (b)
 					b->last = change > 0 ? 1 : -1, b->last_i = i;
 				continue;
 			}
 			reserved += delta, allocated += change;
 			x->s->entries++;
-			note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
+			if (ooms)
+				note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
 			int bad = 0;
 			if (a == A_OOM) {
 				hm_snap *s = x->s;
@@ -816,6 +924,8 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 	} else {
 		rc = fail(x, root, "the pickle holds neither a dict nor a list of segments (not a memory snapshot?)");
 	}
+	if (rc == 0)
+		reserve(x, segs, traces, in->src ? hm_src_file_size(in->src) * (hm_src_is_gzip(in->src) ? 10 : 1) : in->len);
 	if (rc == 0)
 		rc = read_segments(x, segs, 0);
 	if (rc == 0)

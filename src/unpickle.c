@@ -9,21 +9,63 @@
 
 /* A handle: the type in the top 4 bits, the payload below. Integers of 60 bits are held in
  * the handle; wider ones in bigs[] (payload = index * 2 + 1 when the value is above
- * INT64_MAX); floats in nums[]; strings by id in strs; containers by index in conts[]. */
+ * INT64_MAX); floats in nums[]; strings by id in strs; containers by index in chunks of CHUNK. */
 #define TAG(t) ((hm_pkv)(t) << 60)
 #define PAYLOAD(v) ((v) & ((UINT64_C(1) << 60) - 1))
 #define INLINE_MIN (-(INT64_C(1) << 59))
 #define INLINE_MAX ((INT64_C(1) << 59) - 1)
 
 typedef struct cont {
-	hm_pkv *items;    /* dicts: key, value, key, value, ... */
-	uint32_t *index;  /* a dict of more than INDEX_MIN pairs: a hash of its keys (see index_dict) */
-	uint32_t n, cap;
-	uint64_t at;      /* offset of the opcode that made it, for messages */
-	uint8_t color;    /* the final check: 0 unseen, 1 on the path, 2 done */
-	uint8_t height;   /* done: the deepest nesting below it */
-	uint8_t dict;
+	hm_pkv *items;    /* a list's or tuple's elements; a dict's values */
+	hm_pkv *keys;     /* a dict's keys: pair i is keys[i], items[i] */
+	uint32_t n, cap;  /* elements, or pairs */
+	uint64_t at : 48; /* offset of the opcode that made it, for messages */
+	uint64_t color : 2;  /* the final check: 0 unseen, 1 on the path, 2 done */
+	uint64_t height : 7; /* done: the deepest nesting below it */
+	uint64_t dict : 1;
+	uint64_t shared : 2; /* SH_ITEMS, SH_KEYS: the array is not the container's own (see room) */
+	uint64_t indexed : 1; /* a dict of more than INDEX_MIN pairs: its hash is in hm_pk.idx */
 } cont;
+
+/* Containers live in chunks of CHUNK: the array of them never moves nor doubles. */
+#define CHUNK_BITS 16
+#define CHUNK ((size_t)1 << CHUNK_BITS)
+
+/* A container's first filling (most containers are filled once: one SETITEMS or APPENDS) is
+ * copied into an arena of exact sizes, never into a malloc of its own; a frames list (elements
+ * all dicts) and a dict's keys (all strings) are arrays that repeat (every entry of a trace
+ * has the same keys, and a code path's stack is pickled as a new list each time it
+ * allocates), so such an array is kept once, found in a table of shared arrays. A container
+ * that grows later copies its arrays out first (room). */
+#define SH_ITEMS 1
+#define SH_KEYS 2
+#define SHARE_MAX 256
+typedef struct shtab {
+	hm_pkv **arr;
+	uint32_t *len;
+	size_t n, cap; /* cap a power of two, or 0 */
+} shtab;
+
+typedef struct arena {
+	hm_pkv *cur;
+	size_t left;
+	hm_pkv **blocks;
+	size_t nblocks, capblocks;
+} arena;
+
+/* A dict's hash of keys (index_dict), by container index in ascending order. */
+typedef struct dindex {
+	uint32_t node;
+	uint32_t *slots;
+} dindex;
+
+/* hm_pk_get's answers by keys array and key: the dicts that share their keys (a trace's
+ * entries) have a key at the same place. at: the pair's index + 1, 0 when absent. */
+#define GC 64
+struct getcache {
+	const hm_pkv *keys[GC];
+	uint32_t atom[GC], at[GC];
+};
 
 /* Strings longer than this are kept only where hmem may read them (see keep_string). */
 #define SHORT_STR 64
@@ -34,10 +76,15 @@ typedef struct cont {
 
 struct hm_pk {
 	hm_strtab strs;
+	shtab shared;
+	arena arena;
+	dindex *idx;
+	size_t nidx;
 	uint64_t *work;   /* key comparisons and probes of hm_pk_get (hm_pk_work) */
+	struct getcache *gc;
 	uint64_t dropped; /* bytes of long strings not kept (hm_pk_dropped) */
-	cont *conts;
-	size_t nconts, capconts;
+	cont **chunks;
+	size_t nconts, capchunks;
 	uint64_t *bigs;
 	size_t nbigs, capbigs;
 	double *nums;
@@ -71,6 +118,10 @@ typedef struct rd {
 	size_t capwanted;
 	uint64_t kept, budget;    /* bytes the tree holds, and what the input's size allows */
 	uint64_t dropped;
+	hm_pkv *last_keys;        /* the shared keys of the last dict filled, and their number */
+	size_t last_n;
+	const hm_pkv *seen[256];   /* check: shared arrays whose elements are done, and their height */
+	uint8_t seen_h[256];
 } rd;
 
 static int fail(rd *r, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -141,17 +192,125 @@ static int spend(rd *r, uint64_t off, uint64_t bytes);
 static hm_pkv new_cont(rd *r, enum hm_pk_type t, uint64_t at)
 {
 	hm_pk *p = r->p;
-	if (p->nconts == p->capconts)
-		hm_grow(&p->conts, &p->capconts, p->nconts + 1, sizeof *p->conts);
-	p->conts[p->nconts] = (cont){NULL, NULL, 0, 0, at, 0, 0, t == HM_PK_DICT};
+	if (p->nconts % CHUNK == 0) {
+		hm_grow(&p->chunks, &p->capchunks, p->nconts / CHUNK + 1, sizeof *p->chunks);
+		p->chunks[p->nconts / CHUNK] = hm_xrealloc(NULL, CHUNK * sizeof **p->chunks);
+	}
+	p->chunks[p->nconts / CHUNK][p->nconts % CHUNK] = (cont){.at = at, .dict = t == HM_PK_DICT};
 	r->kept += sizeof(cont);
 	return TAG(t) | p->nconts++;
+}
+
+static cont *node(const hm_pk *p, size_t i)
+{
+	return &p->chunks[i >> CHUNK_BITS][i & (CHUNK - 1)];
 }
 
 static cont *cont_of(const hm_pk *p, hm_pkv v)
 {
 	enum hm_pk_type t = hm_pk_type(v);
-	return t == HM_PK_LIST || t == HM_PK_TUPLE || t == HM_PK_DICT ? &p->conts[PAYLOAD(v)] : NULL;
+	return t == HM_PK_LIST || t == HM_PK_TUPLE || t == HM_PK_DICT ? node(p, PAYLOAD(v)) : NULL;
+}
+
+/* An array of n handles into its copy of a growable allocation (a shared one is never
+ * changed in place). */
+static hm_pkv *copy_out(const hm_pkv *a, size_t n, size_t cap)
+{
+	hm_pkv *b = hm_xrealloc(NULL, cap * sizeof *b);
+	if (n)
+		memcpy(b, a, n * sizeof *b);
+	return b;
+}
+
+/* Room for n more elements (pairs). Most containers are filled once (one SETITEMS or
+ * APPENDS): their first size is exact; later ones double (the batches of 1000 of a long
+ * list). A shared array is copied before it changes. */
+static void room(cont *k, size_t n)
+{
+	size_t need = (size_t)k->n + n;
+	if (need <= k->cap && !k->shared)
+		return;
+	size_t cap = k->cap ? (size_t)k->cap * 2 : 0;
+	if (cap < need)
+		cap = need;
+	if (cap > (UINT64_C(1) << 31))
+		cap = UINT64_C(1) << 31;
+	if (k->shared & SH_ITEMS)
+		k->items = copy_out(k->items, k->n, cap);
+	else
+		k->items = hm_xrealloc(k->items, cap * sizeof *k->items);
+	if (k->dict && (k->shared & SH_KEYS))
+		k->keys = copy_out(k->keys, k->n, cap);
+	else if (k->dict)
+		k->keys = hm_xrealloc(k->keys, cap * sizeof *k->keys);
+	k->shared = 0;
+	k->cap = (uint32_t)cap;
+}
+
+/* n handles of the arena, for a container's first filling (see shtab). */
+static hm_pkv *arena_take(arena *a, size_t n)
+{
+	if (n > a->left) {
+		size_t sz = n > (UINT64_C(1) << 19) ? n : (UINT64_C(1) << 19); /* 4 MiB: huge pages (util.c) */
+		hm_grow(&a->blocks, &a->capblocks, a->nblocks + 1, sizeof *a->blocks);
+		a->blocks[a->nblocks++] = a->cur = hm_xrealloc(NULL, sz * sizeof *a->cur);
+		a->left = sz;
+	}
+	hm_pkv *r = a->cur;
+	a->cur += n, a->left -= n;
+	return r;
+}
+
+/* The shared copy of a[0, n) (see shtab): the equal array met before, or a copy in the
+ * arena, added to the table. */
+static hm_pkv *share(hm_pk *p, const hm_pkv *a, uint32_t n)
+{
+	shtab *t = &p->shared;
+	uint64_t h = n;
+	for (uint32_t i = 0; i < n; i++)
+		h = hm_pk_hash(h ^ a[i]);
+	if ((t->n + 1) * 2 > t->cap) {
+		shtab g = {0};
+		g.cap = t->cap ? t->cap * 2 : 1024;
+		g.arr = hm_xcalloc(g.cap, sizeof *g.arr);
+		g.len = hm_xcalloc(g.cap, sizeof *g.len);
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->arr[i])
+				continue;
+			uint64_t hh = t->len[i];
+			for (uint32_t j = 0; j < t->len[i]; j++)
+				hh = hm_pk_hash(hh ^ t->arr[i][j]);
+			size_t s = hh & (g.cap - 1);
+			while (g.arr[s])
+				s = (s + 1) & (g.cap - 1);
+			g.arr[s] = t->arr[i], g.len[s] = t->len[i];
+		}
+		g.n = t->n;
+		free(t->arr), free(t->len);
+		*t = g;
+	}
+	for (size_t s = h & (t->cap - 1);; s = (s + 1) & (t->cap - 1)) {
+		if (!t->arr[s]) {
+			hm_pkv *c = arena_take(&p->arena, n);
+			memcpy(c, a, n * sizeof *a);
+			t->arr[s] = c, t->len[s] = n, t->n++;
+			return c;
+		}
+		if (t->len[s] == n && !memcmp(t->arr[s], a, n * sizeof *a))
+			return t->arr[s];
+	}
+}
+
+/* Whether a[0, n) is of a kind that repeats (see shtab): all dicts (a frames list) or all
+ * strings (a dict's keys), and short. */
+static int repeats(const hm_pkv *a, size_t n, enum hm_pk_type t, size_t step)
+{
+	if (n == 0 || n > SHARE_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (hm_pk_type(a[i * step]) != t)
+			return 0;
+	return 1;
 }
 
 static int add_items(rd *r, uint64_t off, hm_pkv c, const hm_pkv *v, size_t n)
@@ -163,18 +322,55 @@ static int add_items(rd *r, uint64_t off, hm_pkv c, const hm_pkv *v, size_t n)
 		return fail(r, off, "a container of more than 2^31 elements");
 	if (spend(r, off, n * sizeof *v))
 		return -1;
-	/* Most containers are filled once (one SETITEMS or APPENDS): their first size is exact;
-	 * later ones double (the batches of 1000 of a long list). */
-	if (k->n + n > k->cap) {
-		size_t cap = k->cap ? (size_t)k->cap * 2 : 0;
-		if (cap < k->n + n)
-			cap = k->n + n;
-		if (cap > (UINT64_C(1) << 31))
-			cap = UINT64_C(1) << 31;
-		k->items = hm_xrealloc(k->items, cap * sizeof *k->items);
-		k->cap = (uint32_t)cap;
+	if (k->n == 0 && k->cap == 0) { /* the first filling: shared, or in the arena */
+		if (hm_pk_type(c) == HM_PK_LIST && repeats(v, n, HM_PK_DICT, 1)) {
+			k->items = share(r->p, v, (uint32_t)n);
+		} else {
+			k->items = arena_take(&r->p->arena, n);
+			memcpy(k->items, v, n * sizeof *v);
+		}
+		k->shared = SH_ITEMS, k->n = k->cap = (uint32_t)n;
+		return 0;
 	}
+	room(k, n);
 	memcpy(k->items + k->n, v, n * sizeof *v);
+	k->n += (uint32_t)n;
+	return 0;
+}
+
+/* Pairs kv[0, 2n) (key, value, ...) into a dict. */
+static int add_pairs(rd *r, uint64_t off, hm_pkv c, const hm_pkv *kv, size_t n)
+{
+	cont *k = cont_of(r->p, c);
+	if (n == 0)
+		return 0;
+	if ((uint64_t)k->n + n > (UINT64_C(1) << 30))
+		return fail(r, off, "a container of more than 2^31 elements");
+	if (spend(r, off, 2 * n * sizeof *kv))
+		return -1;
+	if (k->n == 0 && k->cap == 0) {
+		k->items = arena_take(&r->p->arena, n);
+		for (size_t i = 0; i < n; i++)
+			k->items[i] = kv[2 * i + 1];
+		if (repeats(kv, n, HM_PK_STR, 2)) {
+			hm_pkv keys[SHARE_MAX];
+			int same = r->last_keys && r->last_n == n;
+			for (size_t i = 0; i < n; i++)
+				keys[i] = kv[2 * i], same = same && r->last_keys[i] == keys[i];
+			/* (the dict before this one had the same keys: a trace's entries, one after another) */
+			k->keys = same ? r->last_keys : share(r->p, keys, (uint32_t)n);
+			r->last_keys = k->keys, r->last_n = n;
+		} else {
+			k->keys = arena_take(&r->p->arena, n);
+			for (size_t i = 0; i < n; i++)
+				k->keys[i] = kv[2 * i];
+		}
+		k->shared = SH_ITEMS | SH_KEYS, k->n = k->cap = (uint32_t)n;
+		return 0;
+	}
+	room(k, n);
+	for (size_t i = 0; i < n; i++)
+		k->keys[k->n + i] = kv[2 * i], k->items[k->n + i] = kv[2 * i + 1];
 	k->n += (uint32_t)n;
 	return 0;
 }
@@ -262,7 +458,7 @@ static int set_pairs(rd *r, uint64_t off, hm_pkv dict, const hm_pkv *kv, size_t 
 	for (size_t i = 0; i < n; i += 2)
 		if (hm_pk_type(kv[i]) >= HM_PK_LIST)
 			return fail(r, off, "a dict key must be a string or a number");
-	return add_items(r, off, dict, kv, n);
+	return add_pairs(r, off, dict, kv, n / 2);
 }
 
 static int append(rd *r, uint64_t off, hm_pkv list, const hm_pkv *v, size_t n)
@@ -381,14 +577,19 @@ static int keep_string(const rd *r)
 	return id < r->capwanted && r->wanted[id];
 }
 
-/* A newly interned string's place in wanted. */
+/* A newly interned string's place in wanted. Every new string is checked: wanted grows by
+ * more than one at a time, so an id below its capacity may still be new (a key such as
+ * "filename" first met after the growth was never marked, and the long paths of real
+ * snapshots were dropped). */
 static void note_string(rd *r, uint32_t id, const char *s, size_t n)
 {
-	if (!r->keep || id < r->capwanted)
+	if (!r->keep)
 		return;
-	size_t old = r->capwanted;
-	hm_grow(&r->wanted, &r->capwanted, (size_t)id + 1, sizeof *r->wanted);
-	memset(r->wanted + old, 0, r->capwanted - old);
+	if (id >= r->capwanted) {
+		size_t old = r->capwanted;
+		hm_grow(&r->wanted, &r->capwanted, (size_t)id + 1, sizeof *r->wanted);
+		memset(r->wanted + old, 0, r->capwanted - old);
+	}
 	for (const char *const *k = r->keep; *k; k++)
 		if (strlen(*k) == n && !memcmp(*k, s, n))
 			r->wanted[id] = 1;
@@ -438,14 +639,14 @@ static int string(rd *r, uint64_t off, uint64_t n)
 /* Arguments of an opcode: n bytes, or the pickle ends. */
 #define ARG(n)                                                                                              \
 	do {                                                                                                \
-		if (avail(r, (n)))                                                                          \
+		if (r->hi - r->lo < (n) && avail(r, (n)))                                                   \
 			return r->eof == 2 ? -1 : fail(r, off, "the pickle ends inside an opcode's argument"); \
 	} while (0)
 
 /* One opcode at buf + lo. Returns 0 to go on, 1 at STOP, -1 on error. */
 static int step(rd *r)
 {
-	if (avail(r, 1))
+	if (r->hi == r->lo && avail(r, 1))
 		return r->eof == 2 ? -1 : fail(r, pos(r), "the pickle ends before its STOP opcode (truncated)");
 	uint64_t off = pos(r);
 	unsigned op = r->buf[r->lo++];
@@ -585,17 +786,26 @@ static int check(rd *r, hm_pkv v, int depth)
 	}
 	if (depth >= HM_PK_MAX_DEPTH)
 		return fail(r, c->at, "containers nested more than %d deep", HM_PK_MAX_DEPTH);
+	/* A shared array of frames met before: its elements are done, the same height. */
+	size_t slot = (size_t)(hm_pk_hash((uint64_t)(uintptr_t)c->items) & 255);
+	if (c->n && r->seen[slot] == c->items && depth + r->seen_h[slot] <= HM_PK_MAX_DEPTH) {
+		c->color = 2, c->height = r->seen_h[slot];
+		return 0;
+	}
 	c->color = 1;
 	int h = 0;
 	for (uint32_t i = 0; i < c->n; i++) {
 		hm_pkv w = c->items[i];
-		if (check(r, w, depth + 1))
-			return -1;
 		cont *d = cont_of(r->p, w);
-		if (d && d->height + 1 > h)
+		if (!d)
+			continue;
+		if ((d->color != 2 || depth + 1 + d->height > HM_PK_MAX_DEPTH) && check(r, w, depth + 1))
+			return -1;
+		if (d->height + 1 > h)
 			h = d->height + 1;
 	}
-	c = cont_of(r->p, v); /* conts does not move here, but keep the pointer fresh anyway */
+	if (c->shared & SH_ITEMS && !c->dict)
+		r->seen[slot] = c->items, r->seen_h[slot] = (uint8_t)h;
 	c->color = 2;
 	c->height = (uint8_t)h;
 	return 0;
@@ -604,23 +814,24 @@ static int check(rd *r, hm_pkv v, int depth)
 /* Each dict of more than INDEX_MIN pairs gets an open-addressed table of pair index + 1 by
  * key, the last pair of a key winning: hm_pk_get is then one probe or a few, however many
  * keys a hostile dict has. */
-static void index_dict(cont *c)
+static uint32_t *index_dict(const cont *c)
 {
-	size_t pairs = c->n / 2, cap = 64;
+	size_t pairs = c->n, cap = 64;
 	while (cap < pairs * 2)
 		cap *= 2;
-	c->index = hm_xcalloc(cap + 1, sizeof *c->index);
-	c->index[0] = (uint32_t)(cap - 1);
+	uint32_t *index = hm_xcalloc(cap + 1, sizeof *index);
+	index[0] = (uint32_t)(cap - 1);
 	for (uint32_t i = 0; i < pairs; i++) {
-		hm_pkv k = c->items[2 * i];
+		hm_pkv k = c->keys[i];
 		for (size_t h = hm_pk_hash(k) & (cap - 1);; h = (h + 1) & (cap - 1)) {
-			uint32_t *slot = &c->index[1 + h];
-			if (!*slot || c->items[2 * (*slot - 1)] == k) {
+			uint32_t *slot = &index[1 + h];
+			if (!*slot || c->keys[*slot - 1] == k) {
 				*slot = i + 1;
 				break;
 			}
 		}
 	}
+	return index;
 }
 
 hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, const char *const *keep, char *err,
@@ -638,6 +849,7 @@ hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, c
 	r.budget = BUDGET_BASE;
 	r.p = hm_xcalloc(1, sizeof *r.p);
 	r.p->work = hm_xcalloc(1, sizeof *r.p->work);
+	r.p->gc = hm_xcalloc(1, sizeof *r.p->gc);
 	hm_grow(&r.stack, &r.capstack, 64, sizeof *r.stack); /* never NULL, even for an empty MARK */
 	int rc = 0;
 	if (avail(&r, 1) == 0 && r.buf[r.lo] != 0x80)
@@ -651,9 +863,16 @@ hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, c
 		rc = -1;
 	if (rc == 1)
 		rc = check(&r, r.p->root, 0);
-	for (size_t i = 0; rc == 0 && i < r.p->nconts; i++)
-		if (r.p->conts[i].dict && r.p->conts[i].n / 2 > INDEX_MIN)
-			index_dict(&r.p->conts[i]);
+	for (size_t i = 0; rc == 0 && i < r.p->nconts; i++) {
+		cont *c = node(r.p, i);
+		if (c->dict && c->n > INDEX_MIN) {
+			hm_pk *p = r.p;
+			if (p->nidx % 64 == 0)
+				p->idx = hm_xrealloc(p->idx, (p->nidx + 64) * sizeof *p->idx);
+			p->idx[p->nidx++] = (dindex){(uint32_t)i, index_dict(c)};
+			c->indexed = 1;
+		}
+	}
 	free(r.own);
 	free(r.stack);
 	free(r.memo);
@@ -670,10 +889,24 @@ void hm_pk_free(hm_pk *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nconts; i++)
-		free(p->conts[i].items), free(p->conts[i].index);
-	free(p->work);
-	free(p->conts);
+	for (size_t i = 0; i < p->nconts; i++) {
+		cont *c = node(p, i);
+		if (!(c->shared & SH_ITEMS))
+			free(c->items);
+		if (!(c->shared & SH_KEYS))
+			free(c->keys);
+	}
+	for (size_t i = 0; i < p->nidx; i++)
+		free(p->idx[i].slots);
+	free(p->idx);
+	for (size_t i = 0; i < p->arena.nblocks; i++)
+		free(p->arena.blocks[i]);
+	free(p->arena.blocks);
+	free(p->shared.arr), free(p->shared.len);
+	free(p->work), free(p->gc);
+	for (size_t i = 0; i * CHUNK < p->nconts; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
 	free(p->bigs);
 	free(p->nums);
 	hm_strtab_free(&p->strs);
@@ -732,7 +965,7 @@ uint32_t hm_pk_str_id(hm_pkv v)
 size_t hm_pk_len(const hm_pk *p, hm_pkv v)
 {
 	const cont *c = cont_of(p, v);
-	return !c ? 0 : hm_pk_type(v) == HM_PK_DICT ? c->n / 2 : c->n;
+	return !c ? 0 : c->n;
 }
 
 hm_pkv hm_pk_item(const hm_pk *p, hm_pkv v, size_t i)
@@ -742,12 +975,12 @@ hm_pkv hm_pk_item(const hm_pk *p, hm_pkv v, size_t i)
 
 hm_pkv hm_pk_key(const hm_pk *p, hm_pkv v, size_t i)
 {
-	return cont_of(p, v)->items[2 * i];
+	return cont_of(p, v)->keys[i];
 }
 
 hm_pkv hm_pk_value(const hm_pk *p, hm_pkv v, size_t i)
 {
-	return cont_of(p, v)->items[2 * i + 1];
+	return cont_of(p, v)->items[i];
 }
 
 /* A lookup that does not add: the table is the pickle's (read-only once loaded). */
@@ -766,23 +999,43 @@ hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom)
 		return HM_PK_ABSENT;
 	const cont *c = cont_of(p, dict);
 	hm_pkv want = TAG(HM_PK_STR) | atom;
-	if (c->index) {
-		size_t mask = c->index[0];
+	if (c->indexed) { /* its hash, found by halving p->idx (few dicts have one) */
+		size_t lo = 0, hi = p->nidx, id = PAYLOAD(dict);
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+			if (p->idx[mid].node <= id)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		const uint32_t *index = p->idx[lo].slots;
+		size_t mask = index[0];
 		for (size_t h = hm_pk_hash(want) & mask;; h = (h + 1) & mask) {
-			uint32_t slot = c->index[1 + h];
+			uint32_t slot = index[1 + h];
 			++*p->work;
 			if (!slot)
 				return HM_PK_ABSENT;
-			if (c->items[2 * (slot - 1)] == want)
-				return c->items[2 * (slot - 1) + 1];
+			if (c->keys[slot - 1] == want)
+				return c->items[slot - 1];
 		}
 	}
-	for (uint32_t i = c->n; i >= 2; i -= 2) {
+	struct getcache *g = p->gc;
+	size_t slot = (atom ^ (size_t)((uintptr_t)c->keys >> 3) * 31) & (GC - 1);
+	if (c->n && g->keys[slot] == c->keys && g->atom[slot] == atom) {
 		++*p->work;
-		if (c->items[i - 2] == want)
-			return c->items[i - 1];
+		return g->at[slot] ? c->items[g->at[slot] - 1] : HM_PK_ABSENT;
 	}
-	return HM_PK_ABSENT;
+	uint32_t at = 0;
+	for (uint32_t i = c->n; i-- > 0;) {
+		++*p->work;
+		if (c->keys[i] == want) {
+			at = i + 1;
+			break;
+		}
+	}
+	if (c->shared & SH_KEYS)
+		g->keys[slot] = c->keys, g->atom[slot] = atom, g->at[slot] = at;
+	return at ? c->items[at - 1] : HM_PK_ABSENT;
 }
 
 uint64_t hm_pk_work(const hm_pk *p)
@@ -802,6 +1055,11 @@ uint64_t hm_pk_hash(uint64_t x)
 	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
 	return x ^ (x >> 31);
+}
+
+uint64_t hm_pk_same(const hm_pk *p, hm_pkv v)
+{
+	return (uint64_t)(uintptr_t)cont_of(p, v)->items;
 }
 
 uint32_t hm_pk_node(hm_pkv v)

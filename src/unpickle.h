@@ -10,7 +10,8 @@
  * Values are 64-bit handles (hm_pkv): scalars are held in the handle or in side tables,
  * the memo costs what it holds (a far memo index goes into a hash, not a huge array),
  * dicts of many keys are hashed for look-ups, strings are interned once (a key or a file name repeated a million times is one string),
- * containers are arrays of handles. A shared object (a frame dict referenced from many
+ * containers are arrays of handles in an arena of exact sizes, and the arrays that repeat
+ * (a dict's keys, a frames list's frames) are kept once. A shared object (a frame dict referenced from many
  * stacks through the memo) is one node reached from many places.
  *
  * Ownership: hm_pk_load returns a tree the caller owns and frees with hm_pk_free; strings
@@ -85,6 +86,12 @@ uint32_t hm_pk_str_id(hm_pkv v);
 /* A container's index, below hm_pk_containers (UINT32_MAX for other values): a caller's
  * marks per container (which ones it has read) are indexed by it. */
 uint32_t hm_pk_node(hm_pkv v);
+
+/* A list's or tuple's elements as a key (v a list or tuple): two with the same key have the
+ * same elements. The frames lists of a snapshot repeat (a code path's stack is pickled anew
+ * each time it allocates) and hm_pk_load keeps each such array once, so a reader that works
+ * out what a frames list means can do it once per key, not once per list. */
+uint64_t hm_pk_same(const hm_pk *p, hm_pkv v);
 
 /* The hash of the maps that a snapshot's keys (memo indices, dict keys, addresses) index:
  * a mixer of all 64 bits, seeded per process (by where the program is loaded), so keys

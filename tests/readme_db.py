@@ -2,7 +2,8 @@
 """The README's queries of a --db file run (issue 28: its join example was broken): every
 `sqlite3 report.db "..."` command of the README, and every Python snippet that opens
 report.db, against a --db file hmem writes from real traces of tests/data (ranked and not,
-CUDA, HIP and CPU series). A shell query must exit 0 with rows and nothing on standard
+CUDA, HIP and CPU series, ProfilerStep slices), a tiny trace with an OOM and a real snapshot,
+so that the steps, ooms and snapshot_segments queries give rows. A shell query must exit 0 with rows and nothing on standard
 error. A Python snippet's SQL (each pd.read_sql) runs through Python's own sqlite3 module,
 with rows and no column name twice (pandas would make two columns of one name); the columns
 its pivot_table names must be in them, and each cell of that pivot must hold one row (else
@@ -24,7 +25,8 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 os.chdir(root)
 hmem = os.path.abspath("hmem")
 TRACES = ["tests/data/hta/df_index_resolver_rank1_v100.json.gz", "tests/data/kineto_tb_plugin",
-          "tests/data/tracelens/perf_model"]
+          "tests/data/tracelens/perf_model", "tests/tiny/i_oom.json",  # an OOM
+          "tests/data/snapshots/sketchkv2_my_snapshot.pickle"]  # segments
 
 
 def shell_queries(text):

@@ -724,6 +724,26 @@ static void test_unpickle(void)
 		      hm_pk_type(hm_pk_item(q, hm_pk_root(q), 0)) == HM_PK_LIST,
 	      "unpickle: a far memo index is kept and found", "%s", q ? "wrong tree" : err);
 	hm_pk_free(q);
+	/* Issue 25: arrays kept once are copied before they change. l1 = [f, f] and l2 = [f, f]
+	 * share their frames, then l1 gets a third (BINGET l1, MARK, f, APPENDS); d2 = {'a': 2}
+	 * shares f's keys, then f gets 'b' (SETITEM). Root: [l1, l2, l1, d2, f]. */
+	static const unsigned char cw[] = {0x80, 4, ']', 0x94, '(', ']', 0x94, '(', '}', 0x94, '(', 0x8c, 1, 'a', 0x94, 'K', 1,
+					   'u', 'h', 2, 'e', ']', 0x94, '(', 'h', 2, 'h', 2, 'e', 'h', 1, '(', 'h', 2, 'e',
+					   '}', 0x94, 'h', 3, 'K', 2, 's', 'h', 2, 0x8c, 1, 'b', 0x94, 'K', 3, 's', 'e', '.'};
+	hm_pk *w = hm_pk_load("t", NULL, (const char *)cw, sizeof cw, NULL, err, sizeof err);
+	if (check(w != NULL, "unpickle: a shared array changed later loads", "%s", err)) {
+		hm_pkv r = hm_pk_root(w), l1 = hm_pk_item(w, r, 0), l2 = hm_pk_item(w, r, 1), d2 = hm_pk_item(w, r, 3),
+		       f = hm_pk_item(w, r, 4);
+		int64_t a = 0, bv = 0;
+		hm_pk_int(w, hm_pk_get(w, d2, hm_pk_atom(w, "a")), &a), hm_pk_int(w, hm_pk_get(w, f, hm_pk_atom(w, "b")), &bv);
+		check(hm_pk_len(w, r) == 5 && hm_pk_len(w, l1) == 3 && hm_pk_len(w, l2) == 2 && hm_pk_item(w, r, 2) == l1 &&
+			      hm_pk_same(w, l1) != hm_pk_same(w, l2) && hm_pk_len(w, d2) == 1 && a == 2 &&
+			      hm_pk_get(w, d2, hm_pk_atom(w, "b")) == HM_PK_ABSENT && hm_pk_len(w, f) == 2 && bv == 3,
+		      "unpickle: a list or dict that grows after its elements or keys were shared leaves the others as they were "
+		      "(issue 25)", "lens %zu %zu %zu %zu, a %lld, b %lld", hm_pk_len(w, l1), hm_pk_len(w, l2), hm_pk_len(w, d2),
+		      hm_pk_len(w, f), (long long)a, (long long)bv);
+	}
+	hm_pk_free(w);
 	unsigned char t[] = {0x80, 4, ']', '.', '\n'};
 	hm_pk *p = hm_pk_load("t", NULL, (const char *)t, sizeof t, NULL, err, sizeof err);
 	check(!p && strstr(err, "t:4: unexpected data after the pickle's STOP opcode"), "unpickle: bytes after STOP are an error at their offset",

@@ -30,7 +30,8 @@
 --     ts 0; ts_ns = ts in integer ns; ts = ts_ns / 1000 when only ts_ns is given;
 --     ops, annotations, python: the names of the stack entries whose cat is "cpu_op" or
 --       "Operator", "user_annotation", "python_function" when stack is given, else {};
---       stack, free_ops and frames {};
+--       stack, free_ops and frames {}; free_frames: a free row's own frames, else {} (give
+--       an allocation's free_frames, the stack of its free in a snapshot);
 --     op = the last of ops when only ops is given; ops = {op} when only op is given (the
 --       same for free_op and free_ops); when both are given op must be the last of ops;
 --     step = N of the innermost "ProfilerStep#N" in annotations, ops or stack (hmem also
@@ -93,12 +94,13 @@
 --   categories (a list of {name=, color=}; color nil or "#rrggbb"), classify, done, init,
 --   cache_by (the pack table's list of row fields its category depends on, or the list a rule
 --   file gave hmem.cache_by, or nil; an entry may be a key function of the context, called
---   here for every row). With cache_by, classify is memoised as hmem does, and
+--   here for every row; frames and free_frames key on the stack's frames, as hmem keys on
+--   the interned stack). With cache_by, classify is memoised as hmem does, and
 --   hmem.cache_clear() empties the memo:
 --   called once per distinct combination of those fields' values (types included) per load,
 --   repeats answered from the memo, so a cache_by that leaves out a field classify reads
 --   gives the same wrong categories as in hmem. Raises when there is no classify function, cache_by names a field that
---   is not a single-valued row field, or names view or free_view with no view function (as
+--   is not a single-valued row field (frames and free_frames aside), or names view or free_view with no view function (as
 --   hmem does), or a category is malformed or listed twice (stricter
 --   than hmem, which ignores the last two mistakes).
 --
@@ -125,7 +127,7 @@ testing.fields = {
   "lifetime", "op", "ops", "annotations", "step", "module", "python", "thread", "free_op",
   "free_ops", "free_step", "stack", "category", "modules", "frame", "step_ts",
   "context", "free_context", "ops_open_at_free", "same_step", "has_addr", "series_id",
-  "frames", "block_bytes", "stream", "compile_context", "user_metadata", "segment",
+  "frames", "block_bytes", "stream", "compile_context", "user_metadata", "segment", "free_frames",
 }
 local field_list = table.concat(testing.fields, ", ") .. ", view, free_view"
 
@@ -198,7 +200,10 @@ local function view_of(d, field)
   return id
 end
 
-local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true, frames = true }
+local lists = { ops = true, annotations = true, python = true, free_ops = true, stack = true, modules = true, frames = true,
+  free_frames = true }
+-- Lists cache_by may key on, as hmem does: a snapshot's stacks (equal stacks, equal keys).
+local stacks = { frames = true, free_frames = true }
 
 local FAKE_ADDR = 0x7f3a00000000
 local context_ids = { n = 0 }
@@ -460,6 +465,9 @@ function testing.row(t)
     pair("free_op", "free_ops", 3)
   end
   d.frames = d.frames or {} -- a snapshot's stack ({file=, line=, name=} tables); {} as on a trace
+  if d.free_frames == nil then -- a free row's own stack; an allocation's free has none unless given
+    d.free_frames = d.kind == "free" and copy_list(d.frames) or {}
+  end
   for i, e in ipairs(stack) do
     if (e.ts ~= nil and type(e.ts) ~= "number") or (e.dur ~= nil and type(e.dur) ~= "number") then
       error(("testing.row: stack[%d]: ts and dur must be numbers (µs)"):format(i), 2)
@@ -772,7 +780,7 @@ local function normalise(t, source, default_name, default_description)
       error(("%s: cache_by must be a list of row field names"):format(source), 3)
     end
     for _, f in ipairs(cache_by) do
-      if type(f) ~= "function" and (not known[f] or f == "category" or lists[f]) then
+      if type(f) ~= "function" and (not known[f] or f == "category" or (lists[f] and not stacks[f])) then
         error(("%s: cache_by: '%s' is not a single-valued row field"):format(source, tostring(f)), 3)
       end
     end
@@ -853,6 +861,12 @@ local function memoised(classify, fields)
           error(("cache_by: a key function returned a %s; it must return a string, number, boolean or nil"):format(t), 2)
         end
         key[i] = "f" .. ("%q"):format(v)
+      elseif stacks[f] then -- a stack: its frames' text, as hmem keys on the interned stack
+        local parts = {}
+        for j, fr in ipairs(row[f]) do
+          parts[j] = ("%q:%q:%q"):format(fr.file, fr.line, fr.name)
+        end
+        key[i] = "s" .. table.concat(parts, ";")
       else
         key[i] = ("%q"):format(row[f])
       end

@@ -190,7 +190,7 @@ stack traceback:
 ? 3
 # Reading a field rows do not have is an error, not a silent nil.
 $ hmem run tests/tiny/rules/bad_field.lua tests/tiny/y_pair_basic.json --json -
-hmem: tests/tiny/rules/bad_field.lua:3: row has no field 'size' (fields: ts, ts_ns, bytes, kind, before_trace, addr, device, device_type, device_id, rank, file, pid, tid, ev_idx, total_allocated, total_reserved, free_ts, lifetime, op, ops, annotations, step, module, python, thread, free_op, free_ops, free_step, stack, category, modules, frame, step_ts, context, free_context, ops_open_at_free, same_step, has_addr, series_id, frames, block_bytes, stream, compile_context, user_metadata, segment, view, free_view)
+hmem: tests/tiny/rules/bad_field.lua:3: row has no field 'size' (fields: ts, ts_ns, bytes, kind, before_trace, addr, device, device_type, device_id, rank, file, pid, tid, ev_idx, total_allocated, total_reserved, free_ts, lifetime, op, ops, annotations, step, module, python, thread, free_op, free_ops, free_step, stack, category, modules, frame, step_ts, context, free_context, ops_open_at_free, same_step, has_addr, series_id, frames, block_bytes, stream, compile_context, user_metadata, segment, free_frames, view, free_view)
   while classifying the allocation of 1024 bytes on cuda:0 at ts 101.25 (op aten::empty) in tests/tiny/y_pair_basic.json
 stack traceback:
 	[C]: in metamethod 'index'

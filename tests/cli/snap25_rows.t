@@ -39,7 +39,8 @@ $ hmem run tests/snapshots/by_frame.lua $T/h/segonly25.pickle | sed -n 3,8p
 # A real one: sketchkv2's ring buffer holds one entry (a free of 8 bytes whose alloc it
 # dropped), so its 839 live blocks (the file's own segments[], counted by Python) are 839
 # rows; the two largest, 250 MiB each (262144000 bytes asked), head the allocations live at
-# the peak, where they were "(before trace)" with who "-" before.
+# the peak, where they were "(before trace)" with who "-" before; without a stack, who says
+# they were made before recording.
 $ python3 -c 'import pickle,sys; s=pickle.load(open(sys.argv[1],"rb")); b=sorted((x["requested_size"] for g in s["segments"] for x in g["blocks"] if x["state"].startswith("active")), reverse=True); print(len(b), b[:3])' tests/data/snapshots/sketchkv2_my_snapshot.pickle
 839 [262144000, 262144000, 90177536]
 ? 0
@@ -47,7 +48,7 @@ $ hmem run size tests/data/snapshots/sketchkv2_my_snapshot.pickle --top 3 | sed 
   839 allocs, 1 frees (0 matched)
     largest allocations live at the peak (3 of 840):
            bytes  category             step  lifetime        who
-      250.00 MiB  normal                  -  before trace    -
-      250.00 MiB  normal                  -  before trace    -
-       86.00 MiB  normal                  -  before trace    -
+      250.00 MiB  normal                  -  before trace    made before recording
+      250.00 MiB  normal                  -  before trace    made before recording
+       86.00 MiB  normal                  -  before trace    made before recording
 ? 0

@@ -27,6 +27,7 @@ damage partial-mem-category traces fill 0 mem.category 7f7f7f7f
 damage partial-sl-name traces fill 0 sl.name ffffff7f
 damage partial-sl-thread traces fill 0 sl.thread 7f7f7f7f
 damage partial-thread-name traces fill 0 thread_name 7f7f7f7f
+damage partial-thread-key traces poke 1 threads 5 00
 damage partial-oom-thread traces fill 1 oom.thread 7f7f7f7f
 damage partial-snap-stack snap-1.13 fill 0 snap.stack 7f7f7f7f
 damage partial-snap-stack-frame snap-1.13 poke 0 snap.stacks 4 7f7f7f7f

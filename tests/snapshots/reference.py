@@ -126,32 +126,52 @@ LIBRARY = ("/site-packages/", "/dist-packages/", "/torch/", "/torchinductor_", "
 NATIVE = (".c", ".h", ".cpp", ".cc", ".cu", ".cuh", ".hpp")
 
 
+def stdlib(name):
+    """Whether a path (lower case, `/` separators) is the interpreter's own library: under
+    lib/python3.x (POSIX), or a `lib` folder inside a Python install on Windows
+    (`.../python311/lib/copy.py`, `.../cpython-3.10.19-windows-x86_64-none/lib/copy.py`)."""
+    parts = name.split("/")
+    for i, p in enumerate(parts[:-1]):
+        if p == "lib" and i > 0 and (parts[i - 1].startswith("python") or parts[i - 1].startswith("cpython")):
+            return True
+    return False
+
+
 def who(frames):
-    """Who made an allocation, innermost first:
-    1. the innermost user Python frame: line > 0, a file not ending in a C/C++ suffix (CPython's
-       own .c frames carry lines), and, with `\\` read as `/` (Windows) and ignoring case, a path
-       with none of /site-packages/, /dist-packages/, /torch/, /torchinductor_ (generated code
-       of inductor's cache), /_inductor/, <frozen, /lib/python3 (the standard library). Written
+    """Who made an allocation (issue 25, "Who, on real stacks"), innermost first:
+    1. the innermost user Python frame: line > 0, a `.py` file, and, with `\\` read as `/`
+       (Windows) and ignoring case, a path with none of /site-packages/, /dist-packages/,
+       /torch/, /torchinductor_ (generated code of inductor's cache), /_inductor/, <frozen,
+       /lib/python3 and no Windows Python install's lib (the standard library). Written
        `FILE(LINE): NAME` with FILE as the snapshot has it;
     2. else, on a C++-only (or library-only) stack, the innermost autograd node
-       (`torch::autograd::generated::MmBackward0::apply` -> `MmBackward0`);
-    3. else the innermost dispatcher op (`at::_ops::index_Tensor::call` -> `at::_ops::index_Tensor`);
+       (`torch::autograd::generated::BmmBackward0::apply`) with the outermost dispatcher op
+       it called (the last `at::_ops::bmm::call` inside it): `backward: BmmBackward0 > bmm`,
+       `backward: BmmBackward0` when it called none;
+    3. else the outermost dispatcher op: `op: index_Tensor` (`backward: sum_dim_IntList` on the
+       autograd engine's thread, a frame of torch::autograd::Engine on the stack);
     4. else null."""
     for f in frames:
         name = f["filename"].replace("\\", "/").lower()
-        if f["line"] <= 0 or f["line"] >= 1 << 63 or not name or name == "??":
+        if f["line"] <= 0 or f["line"] >= 1 << 63 or not name.endswith(".py"):
             continue
-        if name.endswith(NATIVE) or any(lib in name for lib in LIBRARY):
+        if any(lib in name for lib in LIBRARY) or stdlib(name):
             continue
         return "%s(%d): %s" % (f["filename"], f["line"], f["name"])
-    for f in frames:
-        m = re.search(r"torch::autograd::generated::(\w+)::apply", f["name"])
+    ops = []  # (index, op name), innermost first
+    for i, f in enumerate(frames):
+        m = re.search(r"at::_ops::(\w+)::(call|redispatch)", f["name"])
         if m:
-            return m.group(1)
-    for f in frames:
-        m = re.search(r"(at::_ops::\w+)::(call|redispatch)", f["name"])
+            ops.append((i, m.group(1)))
+    for i, f in enumerate(frames):
+        m = re.search(r"torch::autograd::(?:generated::)?(\w+)::apply\b", f["name"])
         if m:
-            return m.group(1)
+            inner = [op for j, op in ops if j < i]
+            return "backward: %s > %s" % (m.group(1), inner[-1]) if inner else "backward: %s" % m.group(1)
+    if ops:
+        # on the autograd engine's thread, an op with no node above it is still backward's
+        engine = any("torch::autograd::Engine::" in f["name"] for f in frames)
+        return "%s: %s" % ("backward" if engine else "op", ops[-1][1])
     return None
 
 

@@ -151,7 +151,7 @@ describe("testing.row derived fields", function()
       "ops", "annotations", "step", "module", "python", "thread", "free_op", "free_ops", "free_step", "stack",
       "category", "modules", "frame", "step_ts",
       "context", "free_context", "ops_open_at_free", "same_step", "has_addr", "series_id",
-      "frames", "block_bytes", "stream", "compile_context", "user_metadata", "segment" }, testing.fields)
+      "frames", "block_bytes", "stream", "compile_context", "user_metadata", "segment", "free_frames" }, testing.fields)
   end)
 
   it("makes a before-trace row a free", function()

@@ -29,6 +29,12 @@
 -- The step is hmem's: the ProfilerStep#N slice the process was running at the allocation and
 -- at its free, on any of its threads (so the autograd thread has steps too); row.same_step
 -- compares the slices, not only their numbers.
+-- Memory snapshots have no ops and no steps: an allocation is "freed in the same op" when
+-- its free's stack (row.free_frames) still holds the op that made it (lifetime.stack_same_op:
+-- the maker's at::_ops::NAME::call frame, as lifetime.maker picks it, and every frame outside
+-- it), which needs stacks recorded with C++ frames (_record_memory_history(stacks="all"));
+-- anything else freed is "freed later (no step)". A free of memory allocated before
+-- recording began is "before trace", as on a trace.
 -- Cost: the category depends on the cache_by fields alone (lifetime.view: each op a factory
 -- or not, in order), so hmem calls classify once per distinct combination, whatever the op
 -- names. Figures per trace shape: README Performance.
@@ -77,19 +83,32 @@ local function is_step(name)
 end
 lifetime.is_step = is_step
 
--- The position in ops (outermost first) of the op that made the allocation, 0 for none.
-function lifetime.maker(ops)
+-- The position of the op that made an allocation in a list of ops walked from the innermost
+-- (list[first], by step): the innermost that is not a factory, else the outermost factory;
+-- 0 for none. op(entry) says whether an entry is an op (nil: not one) and a factory.
+local function maker_in(list, first, step, op)
   local outer_factory = 0
-  for i = #ops, 1, -1 do
-    local name = ops[i]
-    if not is_step(name) then
-      if not factory[name] then
-        return i
-      end
+  for i = first, first + step * (#list - 1), step do
+    local is_factory = op(list[i])
+    if is_factory == false then
+      return i
+    elseif is_factory then
       outer_factory = i
     end
   end
   return outer_factory
+end
+
+local function trace_op(name)
+  if is_step(name) then
+    return nil
+  end
+  return factory[name] == true
+end
+
+-- The position in ops (outermost first) of the op that made the allocation, 0 for none.
+function lifetime.maker(ops)
+  return maker_in(ops, #ops, -1, trace_op)
 end
 
 -- The ops as lifetime sees them: factories and other ops (row.view; a pack that composes
@@ -119,17 +138,81 @@ function lifetime.step_relation(row)
   return same and "same" or "outlives"
 end
 
--- Whether a freed allocation was freed before the op that made it returned.
+-- A factory of lifetime.factory named as a snapshot's C++ frames name it, at::_ops::NAME
+-- with the overload after the op's name (empty_memory_format, zeros_like, new_empty_strided):
+-- the name, then the name without each trailing _part.
+local function factory_op(name)
+  while true do
+    if factory["aten::" .. name] then
+      return true
+    end
+    local shorter = name:match("^(.+)_[^_]*$")
+    if not shorter then
+      return false
+    end
+    name = shorter
+  end
+end
+
+local function frame_op(frame)
+  local op = frame.name:match("^at::_ops::([%w_]+)::call%(")
+  if op then
+    return factory_op(op)
+  end
+end
+
+-- The position in a snapshot's stack (innermost first) of the op that made an allocation,
+-- as lifetime.maker tells it from ops (its at::_ops::NAME::call frames), or 0 when the stack
+-- shows no op (a stack recorded without C++ frames).
+function lifetime.stack_maker(frames)
+  return maker_in(frames, 1, 1, frame_op)
+end
+
+local function same_frame(a, b)
+  return a.name == b.name and a.file == b.file and a.line == b.line
+end
+
+-- Whether a snapshot's allocation was freed before the op that made it returned: the
+-- free's stack (row.free_frames) holds the maker's frame (lifetime.stack_maker) and every
+-- frame outside it, as the allocation's stack does. The same op called again from the same
+-- line has the same frames, but what it frees there is what its earlier call returned to
+-- Python, which Python frees outside the op.
+function lifetime.stack_same_op(row)
+  local frames = row.frames
+  local m = #frames > 0 and lifetime.stack_maker(frames) or 0
+  if m == 0 then
+    return false
+  end
+  local free = row.free_frames
+  local k = #frames - m + 1 -- the maker's frame and those outside it
+  if #free < k then
+    return false
+  end
+  for j = 0, k - 1 do
+    if not same_frame(frames[#frames - j], free[#free - j]) then
+      return false
+    end
+  end
+  return true
+end
+
+-- Whether a freed allocation was freed before the op that made it returned: by the ops'
+-- times on a trace, by the stacks of a snapshot (which has no ops).
 function lifetime.same_op(row)
   local open = row.ops_open_at_free
-  if open == nil or open == 0 then
+  if open == nil then
     return false
+  end
+  if open == 0 then -- no op ran at its free, or a snapshot: its stacks say
+    return lifetime.stack_same_op(row)
   end
   local k = lifetime.maker_of(row)
   return k > 0 and open >= k
 end
 
-lifetime.cache_by = { "before_trace", "has_addr", "kind", "view", "ops_open_at_free", "same_step" }
+-- frames and free_frames: hmem keys them on the interned stack (equal stacks, one key; every
+-- row of a trace, which has no stacks, the same key).
+lifetime.cache_by = { "before_trace", "has_addr", "kind", "view", "ops_open_at_free", "same_step", "frames", "free_frames" }
 
 function lifetime.classify(row)
   if row.before_trace then

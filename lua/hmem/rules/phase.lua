@@ -25,6 +25,15 @@
 --   "other"      everything else: data loading and input copies outside the forward, the loss
 --                and metrics after backward, memory allocated outside any step
 --
+-- Memory snapshots have no ops, threads or module slices, only record_function annotations
+-- (Optimizer.step#... when recorded): a row that no annotation marks takes the phase its
+-- stack shows (row.frames, phase.stack_facts): a frame under torch/optim/ "optimizer"; the
+-- autograd engine's C++ frames, a node's apply (BmmBackward0::apply) or the Python entry
+-- to backward (torch/autograd/__init__.py backward, _engine_run_backward) "backward"; an
+-- nn.Module call (torch/nn/modules/module.py _call_impl) with a forward frame "forward";
+-- else "other" (no ProfilerStep, so no fallback). hmem keys its memo on the stack
+-- (cache_by "frames": one key for every row of a trace, which has no frames).
+--
 -- How: row.ops, row.annotations, row.thread and row.module (the explicit markers, no state),
 -- worked out once per row.context (phase.explicit, for packs that compose phase); the ProfilerStep fallback keeps, per series
 -- (row.series_id: file and device), when each step's first unmarked allocation and the latest
@@ -120,6 +129,59 @@ function phase.is_autograd_thread(thread)
   return thread ~= nil and find(lower(thread), "autograd", 1, true) ~= nil
 end
 
+-- What a memory snapshot's stack says (row.frames or row.free_frames: {file=, line=, name=},
+-- innermost first), where a snapshot has no ops, threads or module slices: the phase its
+-- frames show, whether the optimizer's or a module's zero_grad, AccumulateGrad, or a
+-- module's __init__, reset_parameters or _apply is on it. Paths split at / and \.
+--   optimizer  a frame of a file under torch/optim/ (an optimizer's step, zero_grad, its
+--              hooks: PyTorch wraps every Optimizer subclass's step there)
+--   backward   the autograd engine's C++ frames (torch::autograd::Engine::evaluate_function,
+--              thread_main), a node's apply (torch::autograd::generated::BmmBackward0::apply,
+--              torch::autograd::AccumulateGrad::apply), or the Python entry to it:
+--              torch/autograd/__init__.py backward, _engine_run_backward, torch/_tensor.py
+--              backward
+--   forward    an nn.Module call (torch/nn/modules/module.py _call_impl or
+--              _wrapped_call_impl) with a frame named forward
+-- Tested in that order. A stack recorded without C++ frames (stacks="python") shows nothing
+-- for what the autograd engine's thread allocates: its stack is empty.
+function phase.stack_facts(frames)
+  local optimizer, backward, call, fwd, zero, acc, init = false, false, false, false, false, false, false
+  for i = 1, #frames do
+    local f = frames[i]
+    local file, name = f.file, f.name
+    if find(file, "\\", 1, true) then
+      file = file:gsub("\\", "/")
+    end
+    if find(file, "torch/optim/", 1, true) then
+      optimizer = true
+    elseif find(name, "torch::autograd::", 1, true) == 1 and (find(name, "::apply(", 1, true)
+          or find(name, "Engine::evaluate_function", 1, true) or find(name, "Engine::thread_main", 1, true)) then
+      backward = true
+    elseif name == "_engine_run_backward" or (name == "backward" and (find(file, "torch/autograd/__init__.py", 1, true)
+          or find(file, "torch/_tensor.py", 1, true))) then
+      backward = true
+    elseif name == "_call_impl" or name == "_wrapped_call_impl" then
+      call = call or find(file, "torch/nn/modules/module.py", 1, true) ~= nil
+    elseif name == "forward" then
+      fwd = true
+    end
+    if name == "zero_grad" then
+      zero = true
+    elseif name == "__init__" or name == "reset_parameters" or name == "_apply" then
+      init = true
+    end
+    acc = acc or find(name, "AccumulateGrad", 1, true) ~= nil
+  end
+  local p = optimizer and "optimizer" or backward and "backward" or (call and fwd) and "forward" or nil
+  return { phase = p, zero_grad = zero, accumulate = acc, init = init, empty = #frames == 0 }
+end
+
+-- The phase a row's stack shows (phase.stack_facts), or nil: traces have no frames.
+function phase.of_frames(row)
+  local frames = row.frames
+  return #frames > 0 and phase.stack_facts(frames).phase or nil
+end
+
 local function explicit(row)
   local ops, ann = row.ops, row.annotations
   if any(ops, is_optimizer) or any(ann, is_optimizer) then
@@ -201,7 +263,7 @@ end
 -- state: call it once for every row, in order. Only backward rows and rows without markers
 -- read their time.
 function phase.detect(row)
-  local p = phase.explicit(row)
+  local p = phase.explicit(row) or phase.of_frames(row)
   if p == "optimizer" then
     return p, true
   elseif p == "backward" then
@@ -242,12 +304,13 @@ function phase.detect(row)
 end
 
 -- The answer depends on the explicit markers (phase.explicit, worked out by hmem once per
--- context), the step slice and the series (file and device), and on the series' state,
+-- context), a snapshot's stack (frames: hmem keys it on the interned stack, one key for
+-- every trace row), the step slice and the series (file and device), and on the series' state,
 -- which only backward rows and a series' first forward marker change: backward rows are
 -- never remembered, and both clear the memo when it holds a fallback "forward" that they
 -- turn into "other". So hmem calls classify about once per step, series and marker, and for
 -- each backward allocation.
-phase.cache_by = { phase.explicit, "step_ts", "step", "series_id" }
+phase.cache_by = { phase.explicit, "step_ts", "step", "series_id", "frames" }
 
 function phase.classify(row)
   local p, _, settled = phase.detect(row)

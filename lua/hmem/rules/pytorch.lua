@@ -56,6 +56,30 @@
 --                      unless it is freed in zero_grad or AccumulateGrad ("gradient") or
 --                      in backward ("activation": saved by a forward the trace missed).
 --
+-- Memory snapshots have no ops, threads or module slices: a row without ops reads its stack
+-- (row.frames) through hmem.rules.phase.stack_facts where the rules above read op names, and
+-- its free's stack (row.free_frames) where they read the free's ops:
+--   the phase: a record_function annotation first, else the stack's (torch/optim/ frames
+--   optimizer; the autograd engine's frames, a node's apply or torch.autograd.backward
+--   backward; nn.Module's _call_impl with a forward frame forward);
+--   "temporary"       freed inside the op that made it (hmem.rules.lifetime.stack_same_op);
+--   "gradient"        backward: never freed, made in AccumulateGrad, or freed by zero_grad,
+--                     AccumulateGrad, the optimizer or other Python code (its free's stack has
+--                     Python frames and no engine frame);
+--   "autograd detail" backward: freed by the engine (engine frames, or an empty stack: the
+--                     engine's thread has no Python frame);
+--   "activation"      forward memory freed by the engine (saved for backward), which also
+--                     tells that the file's backward runs;
+--   "parameter"       never freed and made under a module's __init__, reset_parameters or
+--                     _apply frame (model.to(device));
+--   a free of memory allocated before recording is a "gradient" when its stack (the free's)
+--   holds zero_grad or AccumulateGrad, an "activation" when it is backward's, else "unknown".
+-- Without steps, what outlives a step cannot be told: freed optimizer memory is "temporary",
+-- and a gradient freed by the next step's zero_grad needs the free's Python stack. Stacks
+-- recorded without C++ frames (stacks="python") are empty on the engine's thread: those
+-- allocations keep what the annotations say. cache_by keys frames and free_frames on the
+-- interned stacks (one key for every row of a trace).
+--
 -- Checked against ground truth (tests/truth: an MLP 784-512-256-10 trained with Adam, and
 -- its inference, with and without with_stack/with_modules, the model built inside and
 -- before the trace): every category within 1% of the truth (the table: python3
@@ -270,7 +294,19 @@ local function backward_runs(file)
   end
 end
 
-local function freed_before_trace(f)
+-- A free of memory allocated before the trace: where it was freed (its ops, or on a
+-- snapshot its stack, which is the free's) says what it held.
+local function freed_before_trace(row, f)
+  if f.phase == nil and not f.grad_free then
+    local frames = row.frames
+    if #frames > 0 then
+      local s = phase.stack_facts(frames)
+      if s.zero_grad or s.accumulate then
+        return "gradient"
+      end
+      return s.phase == "backward" and "activation" or "unknown"
+    end
+  end
   if f.grad_free then
     return "gradient"
   end
@@ -299,9 +335,18 @@ local function free_facts(row)
   return g
 end
 
-local function backward(row, f, freed, outlives)
-  if not freed or f.accumulate or outlives then
+local function backward(row, f, freed, outlives, stack)
+  if not freed or f.accumulate or outlives or (stack and stack.accumulate) then
     return "gradient"
+  end
+  if stack then -- a snapshot: the free's stack, not its ops, says who freed it
+    local s = phase.stack_facts(row.free_frames)
+    if s.zero_grad or s.accumulate or s.phase == "optimizer" then
+      return "gradient"
+    end
+    -- freed by the engine (its frames, or no stack: the engine's thread has no Python
+    -- frame) or by Python code
+    return (s.empty or s.phase == "backward") and "autograd detail" or "gradient"
   end
   -- Freed outside any op: by Python code, such as zero_grad(set_to_none=True); the
   -- autograd engine frees its own buffers inside its nodes (evaluate_function).
@@ -314,9 +359,12 @@ end
 
 -- Forward memory, or memory with no marker: whether the file's backward has run decides
 -- between activation and forward output (backward_runs makes hmem forget the latter).
-local function forward(row, f, freed, outlives, explicit)
+local function forward(row, f, freed, outlives, explicit, stack)
   local file = row.file or ""
   local in_backward = freed and free_facts(row).backward
+  if stack and freed and not in_backward then -- a snapshot: freed by the engine (saved for backward)
+    in_backward = phase.stack_facts(row.free_frames).phase == "backward"
+  end
   if in_backward then
     backward_runs(file) -- saved for a backward: the file's backward runs
   end
@@ -332,7 +380,10 @@ local function forward(row, f, freed, outlives, explicit)
   return "activation"
 end
 
-pytorch.cache_by = { "has_addr", "kind", "before_trace", "view", "ops_open_at_free", "same_step", "free_view" }
+-- frames and free_frames: a snapshot's stacks, which hmem keys on the interned stack (one key
+-- for every row of a trace).
+pytorch.cache_by = { "has_addr", "kind", "before_trace", "view", "ops_open_at_free", "same_step", "free_view", "frames",
+  "free_frames" }
 
 function pytorch.classify(row)
   if not row.has_addr or (row.kind == "free" and not row.before_trace) then
@@ -340,8 +391,10 @@ function pytorch.classify(row)
   end
   local f = facts(row)
   if row.before_trace then
-    return freed_before_trace(f)
+    return freed_before_trace(row, f)
   end
+  -- a snapshot's row: no ops, its stack says what the markers would
+  local stack = f.no_ops and #row.frames > 0 and phase.stack_facts(row.frames) or nil
   if f.fsdp then
     if f.gather then
       return "parameter"
@@ -357,7 +410,7 @@ function pytorch.classify(row)
   end
   local same = row.same_step
   local outlives = freed and same == false
-  local p = f.phase
+  local p = f.phase or (stack and stack.phase)
   if p == "optimizer" then
     if not freed or outlives then
       return "optimizer state"
@@ -365,7 +418,10 @@ function pytorch.classify(row)
     return "temporary"
   elseif p == "backward" then
     backward_runs(row.file or "")
-    return backward(row, f, freed, outlives)
+    return backward(row, f, freed, outlives, stack)
+  end
+  if stack and not freed and stack.init then
+    return "parameter" -- made under a module's __init__, reset_parameters or _apply (.to(device))
   end
   if p == nil then
     if f.input and freed then
@@ -380,7 +436,7 @@ function pytorch.classify(row)
       return row.step == 0 and "parameter" or "input", false
     end
   end
-  return forward(row, f, freed, outlives, p == "forward")
+  return forward(row, f, freed, outlives, p == "forward", stack)
 end
 
 -- A note when memory allocated before the trace is most of a peak: no rule can see it.
