@@ -33,6 +33,7 @@ typedef struct hm_step {
 	int64_t *cat_end;   /* by category id, ncats: each category's bytes at end_ts */
 	int partial;        /* the window cuts the slice: start_ts and end_ts are the window's
 			     * edges on the cut sides, and the step is left out of the leak verdict */
+	int open;           /* a snapshot's step it ends in (no END): partial too, to the last event */
 } hm_step;
 
 /* One [OutOfMemory] event of a series' device (explain.c), in time order. */

@@ -2,6 +2,7 @@
 /* Steps, OOMs, the allocator's cache and the leak verdict (see explain.h). */
 #include "explain.h"
 #include "snapout.h"
+#include "snapshot.h"
 #include "fields.h"
 #include "timeline.h"
 
@@ -44,6 +45,7 @@ typedef struct stepslice {
 	int32_t n;
 	uint32_t slice;
 	int64_t ts, end;
+	int open; /* a snapshot's range with no END (snapshot.h) */
 } stepslice;
 
 static int cmp_stepslice(const void *a, const void *b)
@@ -75,7 +77,8 @@ static stepslice *step_slices(const hm_trace *t, size_t *count)
 	for (size_t i = 0; i < o->n; i++)
 		if (num[o->name[i]] >= 0) {
 			hm_grow(&v, &cap, n + 1, sizeof *v);
-			v[n++] = (stepslice){num[o->name[i]], (uint32_t)i, o->ts[i], END(o, i)};
+			v[n++] = (stepslice){num[o->name[i]], (uint32_t)i, o->ts[i], END(o, i),
+					     t->snap && !strcmp(t->names.str[o->cat[i]], HM_SNAP_OPEN_RANGE)};
 		}
 	free(num);
 	if (n)
@@ -140,6 +143,7 @@ static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, s
 	for (size_t i = 0; i < nss; i++) {
 		hm_step *st = &s->steps[i];
 		st->step = ss[i].n, st->start_ts = ss[i].ts, st->end_ts = ss[i].end;
+		st->partial = st->open = ss[i].open; /* the snapshot ends in it: no step's end */
 		if (f->windowed && (st->start_ts < f->win_from || st->end_ts > f->win_to)) {
 			st->partial = 1;
 			st->start_ts = st->start_ts < f->win_from ? f->win_from : st->start_ts;
@@ -309,7 +313,8 @@ static int cmp_maker(const void *a, const void *b)
 
 /* Who made the surviving bytes of the whole steps the verdict read, but the first (its
  * survivors are one-time state: weights, optimizer state) and the last (its survivors may
- * be its results): the innermost module when the trace has them, else the op. */
+ * be its results): the innermost module when the trace has them, else the op, else (a
+ * snapshot) the first user frame. */
 static void makers(const hm_file *f, hm_series *s, const size_t *whole, size_t nwhole)
 {
 	const hm_trace *t = f->t;
@@ -329,6 +334,8 @@ static void makers(const hm_file *f, hm_series *s, const size_t *whole, size_t n
 			hm_field_get(&r, HM_F_MODULE, NULL, &v);
 			if (v.type != HM_V_STR)
 				hm_field_get(&r, HM_F_OP, NULL, &v);
+			if (v.type != HM_V_STR) /* a snapshot's rows have frames, no op */
+				hm_field_get(&r, HM_F_FRAME, NULL, &v);
 			if (v.type != HM_V_STR)
 				v.s = "(no op)", v.len = 7;
 			uint32_t id = hm_strtab_intern(&names, v.s, v.len);
@@ -432,4 +439,48 @@ void hm_explain_note_mixed(hm_file *const *files, size_t n, int quiet)
 	hm_eprintf("hmem: note: %zu memory snapshot%s and %zu trace%s are reported side by side, not joined (matching a "
 		   "snapshot's entries to a trace's events by address and time is unverified)\n",
 		   snaps, snaps > 1 ? "s" : "", n - snaps, n - snaps > 1 ? "s" : "");
+}
+
+/* Why a series has no steps (README "Steps on snapshots"): steps come from ProfilerStep#N
+ * slices only, which torch.profiler names and numbers one per prof.step(); a snapshot's
+ * slices are its record_function ranges. Read from the store, so a merge says the same. */
+int hm_explain_steps_note(const hm_file *f, const hm_series *s, char *buf, size_t n)
+{
+	const hm_trace *t = f->t;
+	if (s->nsteps)
+		return 0;
+	size_t steps = 0, ranges = 0;
+	uint32_t other = UINT32_MAX;
+	for (size_t i = 0; i < t->sl.n; i++) {
+		if (step_number(t, t->sl.name[i]) >= 0)
+			steps++;
+		else if (t->sl.kind[i] == HM_SL_ANNOTATION && ranges++ == 0)
+			other = t->sl.name[i];
+	}
+	const char *what = t->snap ? "snapshot" : "trace";
+	size_t len = other == UINT32_MAX ? 0 : t->names.len[other];
+	if (len > 80) /* an example, cut on a character's first byte */
+		for (len = 80; len && (t->names.str[other][len] & 0xc0) == 0x80; len--)
+			;
+	const char *kind = t->snap ? "range" : "slice";
+	if (steps > 1)
+		snprintf(buf, n, "none of the %s's %zu ProfilerStep#N %ss overlaps the window", what, steps, kind);
+	else if (steps)
+		snprintf(buf, n, "the %s's one ProfilerStep#N %s is outside the window", what, kind);
+	else if (!t->snap)
+		snprintf(buf, n, "the trace has no ProfilerStep#N slice (torch.profiler.profile writes one at each "
+				 "prof.step() when it has a schedule)");
+	else if (!ranges)
+		snprintf(buf, n, "the snapshot has no record_function range (external_annotations, PyTorch 2.5 on, is "
+				 "absent or empty; ranges of other threads than _record_memory_history's need "
+				 "global_record_annotations=True)");
+	else if (ranges > 1)
+		snprintf(buf, n, "none of the snapshot's %zu record_function ranges (such as '%.*s') is a ProfilerStep#N, "
+				 "which torch.profiler.profile opens at each prof.step() when it has a schedule",
+			 ranges, (int)len, t->names.str[other]);
+	else
+		snprintf(buf, n, "the snapshot's one record_function range ('%.*s') is no ProfilerStep#N, which "
+				 "torch.profiler.profile opens at each prof.step() when it has a schedule",
+			 (int)len, t->names.str[other]);
+	return 1;
 }

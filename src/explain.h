@@ -25,6 +25,10 @@ const char *hm_leak_name(int leak);
  * the warning of each snapshot whose ring buffer overflowed (snapout.h). */
 void hm_explain_note_mixed(hm_file *const *files, size_t n, int quiet);
 
+/* Why series s of f has no steps, as one sentence in buf (n bytes): 1, or 0 (buf left
+ * alone) when it has steps. */
+int hm_explain_steps_note(const hm_file *f, const hm_series *s, char *buf, size_t n);
+
 /* Position in s of the last event at or before ts (ns), -1 when none. */
 long hm_explain_at(const hm_series *s, const hm_mem *m, int64_t ts);
 

@@ -248,7 +248,7 @@ static void json_steps(FILE *f, const hm_report *r, const hm_series *s)
 		fprintf(f, ", \"end_bytes\": %" PRId64 ", \"growth_bytes\": %" PRId64 ", \"survivors_bytes\": ", st->end_bytes,
 			st->growth_bytes);
 		hm_json_opt(f, st->survivors_bytes);
-		fprintf(f, ", \"partial\": %s", st->partial ? "true" : "false");
+		fprintf(f, ", \"partial\": %s, \"open\": %s", st->partial ? "true" : "false", st->open ? "true" : "false");
 		fputs(",\n     \"categories\": ", f);
 		json_cats(f, r, s, st->cat_end, "end_bytes");
 		putc('}', f);
@@ -274,6 +274,12 @@ void hm_json_explain(FILE *f, const hm_report *r, const hm_file *hf, const hm_se
 	}
 	fputs("]}", f);
 	json_steps(f, r, s);
+	char note[512];
+	fputs(",\n   \"steps_note\": ", f);
+	if (hm_explain_steps_note(hf, s, note, sizeof note))
+		put_str(f, note, strlen(note));
+	else
+		fputs("null", f);
 	json_ooms(f, r, hf, s);
 	hm_snap_json_series(f, hf, s);
 }
@@ -285,7 +291,12 @@ static double ms_since(const hm_trace *t, int64_t ts)
 
 static void summary_steps(FILE *f, const hm_file *hf, const hm_series *s)
 {
-	char b[5][32];
+	char b[5][32], note[512];
+	if (hf->t->snap && hm_explain_steps_note(hf, s, note, sizeof note)) { /* a trace's is in --json */
+		fputs("    no steps: ", f);
+		hm_fput_esc(f, note, strlen(note));
+		putc('\n', f);
+	}
 	if (!s->nsteps)
 		return;
 	fprintf(f, "    steps (%zu):\n    %6s %12s %12s %12s %12s %12s %12s\n", s->nsteps, "step", "start ms", "start", "peak",
@@ -299,18 +310,34 @@ static void summary_steps(FILE *f, const hm_file *hf, const hm_series *s)
 			else
 				hm_fmt_bytes(b[j], sizeof b[j], v[j]);
 		fprintf(f, "    %6" PRId32 " %12.3f %12s %12s %12s %12s %12s%s\n", st->step, ms_since(hf->t, st->start_ts), b[0],
-			b[1], b[2], b[3], b[4], st->partial ? "  partial (cut by the window)" : "");
+			b[1], b[2], b[3], b[4],
+			st->open ? "  open (the snapshot ends in it)" : st->partial ? "  partial (cut by the window)" : "");
 	}
+}
+
+/* The step a snapshot ends in, left out of the verdict like one a window cuts. */
+static void open_left_out(FILE *f, const hm_series *s)
+{
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].open)
+			fprintf(f, "    (step %" PRId32 ", which the snapshot ends in, left out of the verdict)\n", s->steps[i].step);
 }
 
 static void summary_leak(FILE *f, const hm_series *s)
 {
-	char b[32];
-	size_t partial = s->nsteps - s->leak_steps;
+	char b[32], why[96];
+	size_t open = 0;
+	for (size_t i = 0; i < s->nsteps; i++)
+		open += s->steps[i].open != 0;
+	size_t partial = s->nsteps - s->leak_steps - open; /* cut by the window */
 	if (s->leak == HM_LEAK_UNKNOWN) {
-		if (partial)
-			fprintf(f, "    leak: no verdict on fewer than %d whole steps (%zu here; %zu cut by the window left out)\n",
-				HM_LEAK_MIN_STEPS, s->leak_steps, partial);
+		if (partial || open) {
+			snprintf(why, sizeof why, partial && open ? "%zu cut by the window and the one the snapshot ends in"
+								 : partial ? "%zu cut by the window" : "the one the snapshot ends in",
+				 partial);
+			fprintf(f, "    leak: no verdict on fewer than %d whole steps (%zu here; %s left out)\n", HM_LEAK_MIN_STEPS,
+				s->leak_steps, why);
+		}
 		else if (s->nsteps)
 			fprintf(f, "    leak: no verdict on fewer than %d steps (%zu here)\n", HM_LEAK_MIN_STEPS, s->nsteps);
 		return;
@@ -319,6 +346,7 @@ static void summary_leak(FILE *f, const hm_series *s)
 		fprintf(f, "    leak: none (end of step does not grow every step, nor do allocations survive every step)\n");
 		if (partial)
 			fprintf(f, "    (%zu step%s cut by the window left out of the verdict)\n", partial, partial > 1 ? "s" : "");
+		open_left_out(f, s);
 		return;
 	}
 	hm_fmt_bytes(b, sizeof b, s->leak_per_step);
@@ -334,6 +362,7 @@ static void summary_leak(FILE *f, const hm_series *s)
 	fputc('\n', f);
 	if (partial)
 		fprintf(f, "    (%zu step%s cut by the window left out of the verdict)\n", partial, partial > 1 ? "s" : "");
+	open_left_out(f, s);
 }
 
 static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s, const hm_oom *o)

@@ -592,14 +592,15 @@ static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_repor
 /* One series as the page's script reads it: point 0 is the state at the trace's first
  * timestamp (before the first memory event), then the kept events; times are ns from the
  * trace's start, values exact bytes, categories and reserved as their changes. */
-/* Step bands and OOM markers for the chart: "steps":[[start,end,N(,1 when partial)],...] and
+/* Step bands and OOM markers for the chart: "steps":[[start,end,N(,1 when partial; 2 when a
+ * snapshot ends in it)],...] and
  * "ooms":[[t,bytes],...], times in ns since t0 as "t". */
 static void explain_json(FILE *f, const hm_series *s, int64_t t0)
 {
 	fputs(",\"steps\":[", f);
 	for (size_t i = 0; i < s->nsteps; i++)
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRId32 "%s]", i ? "," : "", s->steps[i].start_ts - t0,
-			s->steps[i].end_ts - t0, s->steps[i].step, s->steps[i].partial ? ",1" : "");
+			s->steps[i].end_ts - t0, s->steps[i].step, s->steps[i].open ? ",2" : s->steps[i].partial ? ",1" : "");
 	fputs("],\"ooms\":[", f);
 	for (size_t i = 0; i < s->nooms; i++)
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", i ? "," : "", s->ooms[i].ts - t0, s->ooms[i].bytes);

@@ -58,6 +58,8 @@ static void push_steps(lua_State *L, const hm_strtab *cats, const hm_series *s)
 		set_int(L, "survivors_bytes", st->survivors_bytes);
 		lua_pushboolean(L, st->partial);
 		lua_setfield(L, -2, "partial");
+		lua_pushboolean(L, st->open);
+		lua_setfield(L, -2, "open");
 		push_cats(L, cats, s, st->cat_end, "end_bytes");
 		lua_setfield(L, -2, "categories");
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
@@ -144,6 +146,13 @@ int hm_lua_explain_field(lua_State *L, const hm_strtab *cats, const hm_file *f, 
 		push_ooms(L, cats, f, s);
 	else if (!strcmp(key, "leak"))
 		push_leak(L, s);
+	else if (!strcmp(key, "steps_note")) {
+		char note[512];
+		if (hm_explain_steps_note(f, s, note, sizeof note))
+			lua_pushstring(L, note);
+		else
+			lua_pushnil(L);
+	}
 	else if (!strcmp(key, "reserved_unallocated_at_peak") || !strcmp(key, "max_reserved_unallocated")) {
 		v = key[0] == 'r' ? s->reserved_unallocated_at_peak : s->max_reserved_unallocated;
 		if (v == HM_NONE)

@@ -48,7 +48,7 @@ static const char schema[] =
 	" PRIMARY KEY(idx, device, category));"
 	"CREATE TABLE steps(idx INTEGER, device TEXT, pos INTEGER, step INTEGER, start_ts_ns INTEGER, end_ts_ns INTEGER,"
 	" start_bytes INTEGER, peak_bytes INTEGER, peak_ts_ns INTEGER, end_bytes INTEGER, growth_bytes INTEGER,"
-	" survivors_bytes INTEGER, PRIMARY KEY(idx, device, pos));"
+	" survivors_bytes INTEGER, partial INTEGER, open INTEGER, PRIMARY KEY(idx, device, pos));"
 	"CREATE TABLE ooms(idx INTEGER, device TEXT, pos INTEGER, ts_ns INTEGER, bytes INTEGER, total_allocated INTEGER,"
 	" total_reserved INTEGER, reserved_unallocated INTEGER, capacity INTEGER, allocated INTEGER, freed_after INTEGER,"
 	" op TEXT, step INTEGER, step_ts_ns INTEGER, thread TEXT, device_free INTEGER, frame TEXT, frames_total INTEGER,"
@@ -390,8 +390,9 @@ static void put_explain(db *d, const explain_st *x, int64_t idx, const hm_file *
 	const hm_trace *t = f->t;
 	for (size_t i = 0; i < s->nsteps; i++) {
 		const hm_step *st = &s->steps[i];
-		row(d, x->steps, "itiiiiiiiiii", idx, s->device, I(i), I(st->step), st->start_ts, st->end_ts, st->start_bytes,
-		    st->peak_bytes, st->peak_ts, st->end_bytes, st->growth_bytes, st->survivors_bytes);
+		row(d, x->steps, "itiiiiiiiiiiii", idx, s->device, I(i), I(st->step), st->start_ts, st->end_ts, st->start_bytes,
+		    st->peak_bytes, st->peak_ts, st->end_bytes, st->growth_bytes, st->survivors_bytes, I(st->partial != 0),
+		    I(st->open != 0));
 	}
 	for (size_t i = 0; i < s->nooms; i++) {
 		const hm_oom *o = &s->ooms[i];
@@ -436,7 +437,7 @@ static void put_files(db *d, const hm_report *r)
 	sqlite3_stmt *ss = prep(d, "INSERT INTO series VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_stmt *sc = prep(d, "INSERT INTO series_categories VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_stmt *bl = prep(d, "INSERT INTO store VALUES(?, ?, ?)");
-	explain_st x = {prep(d, "INSERT INTO steps VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+	explain_st x = {prep(d, "INSERT INTO steps VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
 			prep(d, "INSERT INTO ooms VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
 			prep(d, "INSERT INTO snapshot_segments VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")};
 	for (size_t i = 0; i < r->nfiles && d->rc == 0; i++) {

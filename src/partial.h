@@ -16,8 +16,9 @@
 /* 2: the options that shape results are rows of the options table, not one string (issue 24).
  * 3: a snapshot's rows carry their segment and origin, its counts the untimed entries (issue 25).
  * 4: the tables steps, ooms and snapshot_segments (issue 28).
- * 5: an OOM carries how many memory events come before it in its file (issue 26). */
-#define HM_PARTIAL_FORMAT "5"
+ * 5: an OOM carries how many memory events come before it in its file (issue 26).
+ * 6: the steps table says which steps are partial or open (issue 25). */
+#define HM_PARTIAL_FORMAT "6"
 
 /* One option of a run that shapes its results (--set, --top, --steps, --from, --to): a row
  * of the options table, its name and its value exactly as given (a --set value may hold

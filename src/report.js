@@ -254,10 +254,10 @@
       if (b <= a) return;
       var band = el("rect", { "class": "step" + (j % 2 ? " odd" : ""), x: a, y: m.t, width: b - a, height: H - m.t - m.b,
         "data-step": st[2] }, plot);
-      /* st[3]: 1 when a window (--from/--to) cuts the step */
+      /* st[3]: 1 when a window (--from/--to) cuts the step, 2 when a snapshot ends in it */
       var label = "step " + st[2] + (st[3] ? " (partial)" : ""), w = 7 + 6 * label.length;
       el("title", {}, band).textContent = label + ": +" + fmtMs(st[0]) + " to +" + fmtMs(st[1]) + " ms" +
-        (st[3] ? ", cut by the window" : "");
+        (st[3] === 2 ? ", the snapshot ends in it" : st[3] ? ", cut by the window" : "");
       if (o.small || b - a < w) return;
       var tab = el("g", { "class": "steptab", "data-step-index": j, "data-finding": "step-" + j }, plot);
       el("rect", { x: a, y: m.t, width: w, height: 13 }, tab);
@@ -1069,7 +1069,8 @@
       var sc = html("td", "num", null, tr);
       fig(sc, p + ".step", st.step);
       /* A step a window cuts (hmem's --from/--to) says so, as the summary does. */
-      if ("partial" in st) fig(sc, p + ".partial", st.partial, st.partial ? " partial (cut by the window)" : "");
+      if ("partial" in st) fig(sc, p + ".partial", st.partial, st.open ? " open (the snapshot ends in it)" :
+        st.partial ? " partial (cut by the window)" : "");
       fig(html("td", "num", null, tr), p + ".start_ts", st.start_ts, "+" + fmtMs(band[0]));
       ["start_bytes", "peak_bytes"].forEach(function (k) { fig(html("td", "num", null, tr), p + "." + k, st[k]); });
       fig(html("td", "num", null, tr), p + ".peak_ts", st.peak_ts, "+" + fmtMs(msOf(s, st.peak_ts)));

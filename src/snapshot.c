@@ -865,6 +865,8 @@ static int read_annotations(sx *x, hm_pkv anns)
 			continue;
 		x->t->events++, x->t->count[HM_EV_HOST_SLICE]++;
 		x->work++;
+		if (hm_pk_get(x->p, a, x->k.time_us) != HM_PK_ABSENT) /* as a trace's slices: a step may start first */
+			hm_store_saw_ts(x->t, clock);
 		uint32_t *slot = um_slot(&latest, name, 1);
 		if (!*slot)
 			latest.n++;
@@ -882,7 +884,9 @@ static int read_annotations(sx *x, hm_pkv anns)
 	}
 	for (size_t j = 0; j < open && rc == 0; j++)
 		if (!st[j].closed)
-			hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name, cat, x->thread, HM_SL_ANNOTATION);
+			hm_store_add_slice(x->t, st[j].ts, last - st[j].ts, st[j].name,
+					   hm_store_name(x->t, HM_SNAP_OPEN_RANGE, sizeof HM_SNAP_OPEN_RANGE - 1), x->thread,
+					   HM_SL_ANNOTATION);
 	free(st);
 	x->work += latest.probes;
 	free(latest.key), free(latest.val);

@@ -13,6 +13,11 @@
 
 #include "trace.h"
 
+/* The category of a record_function range the snapshot has no END of (it was taken during
+ * the range), where the others have "user_annotation": a ProfilerStep#N of it is a step the
+ * snapshot ends in, partial (explain.c). */
+#define HM_SNAP_OPEN_RANGE "user_annotation (open at the snapshot)"
+
 /* An hm_reader_fn for trace.c's readers[] table (magic: the PROTO opcode, 0x80). */
 int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code);
 

@@ -49,6 +49,8 @@ def same(col, want, got):
     """A JSON value (Decimal for a number with a point) against the column's."""
     if want is None or got is None:
         return want is None and got is None
+    if isinstance(want, bool):  # true and false are 1 and 0
+        return got == int(want) and type(got) is int
     if col in TIMES:
         ns = decimal.Decimal(want) * 1000
         return ns == ns.to_integral_value() and int(ns) == got

@@ -49,10 +49,10 @@ $ R=$PWD; cd $T/ids && cp good.db x.db && lua5.4 $R/tests/partial_tool.lua poke 
 hmem: skipped x.db: the store of snap.pickle is damaged: snapshot stack 0: frame id 2139062143 of 7 frames (0 events read before the error are not used)
 ? 0
 $ R=$PWD; cd $T/ids && cp good.db x.db && lua5.4 $R/tests/partial_tool.lua poke x.db 0 snap.frames 4 7f7f7f7f && hmem merge size x.db --json x.json 2>&1 | grep damaged
-hmem: skipped x.db: the store of snap.pickle is damaged: snapshot frame 0: a name id beyond its 21 names (0 events read before the error are not used)
+hmem: skipped x.db: the store of snap.pickle is damaged: snapshot frame 0: a name id beyond its 22 names (0 events read before the error are not used)
 ? 0
 $ R=$PWD; cd $T/ids && cp good.db x.db && lua5.4 $R/tests/partial_tool.lua fill x.db 0 snap.stack_frame 7f7f7f7f && hmem merge size x.db --json x.json 2>&1 | grep damaged
-hmem: skipped x.db: the store of snap.pickle is damaged: snapshot stack 0: a name id beyond its 21 names (0 events read before the error are not used)
+hmem: skipped x.db: the store of snap.pickle is damaged: snapshot stack 0: a name id beyond its 22 names (0 events read before the error are not used)
 ? 0
 $ R=$PWD; cd $T/ids && cp good.db x.db && lua5.4 $R/tests/partial_tool.lua poke x.db 0 snap.ooms 28 7f7f7f7f && hmem merge size x.db --json x.json 2>&1 | grep damaged
 hmem: skipped x.db: the store of snap.pickle is damaged: snapshot OOM 0: its time, stack id or event index is out of range (0 events read before the error are not used)

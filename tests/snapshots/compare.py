@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """hmem against the independent reference (tests/snapshots/reference.py) on every snapshot: the
-real ones of tests/data/snapshots and those tests/snapshots/gen.py writes (issue 25).
+real ones of tests/data/snapshots and those tests/snapshots/gen.py and steps25.py write (issue 25).
 
   compare.py [HMEM]        (HMEM: the hmem to run, default ./hmem)
 
@@ -101,6 +101,16 @@ FIGURES = [
      lambda d: [[x["step"], x["start_us"], x["end_us"], x["start_bytes"], x["peak_bytes"], x["peak_us"], x["end_bytes"]] for x in d["steps"]],
      lambda s: [[x.get("step"), num(x.get("start_ts")), num(x.get("end_ts")), x.get("start_bytes"), x.get("peak_bytes"),
                  num(x.get("peak_ts")), x.get("end_bytes")] for x in s.get("steps") or []]),
+    ("ProfilerStep steps' growth and survivors [step, growth bytes, survivors bytes]", "series[].steps[]",
+     lambda d: [[x["step"], x["growth_bytes"], x["survivors_bytes"]] for x in d["steps"]],
+     lambda s: [[x.get("step"), x.get("growth_bytes"), x.get("survivors_bytes")] for x in s.get("steps") or []]),
+    ("leak verdict [verdict, steps, per step bytes]", "series[].leak",
+     lambda d: [d["leak"]["verdict"], d["leak"]["steps"], d["leak"]["per_step_bytes"]],
+     lambda s: [(s.get("leak") or {}).get(k) for k in ("verdict", "steps", "per_step_bytes")]),
+    ("steps, or why there are none (exactly one of steps[] and steps_note)", "series[].steps_note",
+     lambda d: "steps" if d["steps"] else "a reason",
+     lambda s: "steps" if s.get("steps") and s.get("steps_note") is None else
+     "a reason" if not s.get("steps") and isinstance(s.get("steps_note"), str) else "both or neither"),
     ("memory_viz stats internal free", "series[].snapshot.at_end.internal_free_bytes", lambda d: d["memviz_stats"]["free_internal"], lambda s: at_end(s, "internal_free_bytes")),
     ("memory_viz stats external free", "series[].snapshot.at_end.external_free_bytes", lambda d: d["memviz_stats"]["free_external"], lambda s: at_end(s, "external_free_bytes")),
     ("external free in partly used segments", "(no field)", lambda d: d["memviz_stats"]["external_free_in_used_segments"], lambda s: None),
@@ -120,6 +130,9 @@ HARD = {"segments at end", "reserved at end", "live requested at end", "active_a
         "rounding of live blocks at end", "reclaimable at end", "stranded at end", "allocated at end",
         "peak allocated", "peak time", "largest reserved", "allocated at each OOM", "OOMs", "each OOM's request", "each OOM's device_free", "reserved at each OOM",
         "ProfilerStep steps [step, start, end, start bytes, peak bytes, peak time, end bytes]", "window: peak time",
+        # issue 25 item 5: steps on snapshots
+        "ProfilerStep steps' growth and survivors [step, growth bytes, survivors bytes]",
+        "leak verdict [verdict, steps, per step bytes]", "steps, or why there are none (exactly one of steps[] and steps_note)",
         # issue 25 (items 2, 3 and 7), held since the totals ride on every event
         "allocated before the first entry", "its time", "largest reserved - allocated", "reserved - allocated at the peak",
         "reserved - allocated at each OOM", "window: allocated at end", "window: allocated at its opening", "window: peak",
@@ -189,7 +202,10 @@ def snapshots(tmp):
                 real.append(os.path.join(d, f))
     subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), tmp], check=True, capture_output=True)
     gen = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith("_p4.pickle"))
-    return real + gen + [with_steps(os.path.join(tmp, "2.5_p4.pickle"), os.path.join(tmp, "steps_2.5_p4.pickle"))]
+    # and the hand-made ones of tests/cli/snap25_steps.t: four steps that leak, and ranges none a step
+    subprocess.run([sys.executable, os.path.join(HERE, "steps25.py"), os.path.join(tmp, "steps25")], check=True)
+    hand = [os.path.join(tmp, "steps25", f) for f in ("steps.pickle", "nosteps.pickle", "open.pickle")]
+    return real + gen + [with_steps(os.path.join(tmp, "2.5_p4.pickle"), os.path.join(tmp, "steps_2.5_p4.pickle"))] + hand
 
 
 def with_steps(src, dst):

@@ -59,7 +59,11 @@ Steps: `annotations[]` pairs the `external_annotations` START/END records by nam
 function range; an END without START is dropped, a START without END lasts to the last entry);
 `steps[]` are the `ProfilerStep#N` ranges with, per device, `start_bytes` (allocated after the
 last entry before `start_us`), `peak_bytes`/`peak_us` (the largest state from the start to
-`end_us`), `end_bytes` (after the last entry at or before `end_us`).
+`end_us`), `end_bytes` (after the last entry at or before `end_us`), `growth_bytes` (end minus start) and
+`survivors_bytes` (the sizes of the step's `alloc` entries, by time, that no `free_completed`
+frees: each frees the newest unfreed alloc at its address) and `open` (no END: the snapshot was
+taken during the step, whose `end_us` is then the last entry's time); `leak` is the verdict over
+them, defined at `leak()` below.
 """
 import gzip
 import json
@@ -388,12 +392,24 @@ def device_report(snap, dev, segments, entries, ranges, since=None):
         "memviz_stats": memviz_stats(segs),
         "live_blocks": live,
     }
+    # the alloc entries never freed in the trace: each free_completed frees the newest unfreed
+    # alloc at its address (as the baseline's pairing above)
+    never_freed, open_at = set(), {}
+    for i, e in enumerate(entries):
+        if e["action"] == "alloc":
+            open_at.setdefault(e["addr"], []).append(i)
+            never_freed.add(i)
+        elif e["action"] == "free_completed" and open_at.get(e["addr"]):
+            never_freed.discard(open_at[e["addr"]].pop())
     steps = []
     for rg in ranges:
         m = re.match(r"ProfilerStep#(\d+)$", rg["name"] or "")
         if not m or not has_time:
             continue
         start, stop = rg["start_us"], rg["end_us"]
+        is_open = stop is None  # the snapshot was taken during it: it lasts to the last entry
+        if is_open and entries:
+            stop = max(e["time_us"] for e in entries)
         before = [s for s in states if s[0] < 0 or entries[s[0]]["time_us"] < start]
         inside = [s for s in states if s[0] >= 0 and start <= entries[s[0]]["time_us"] and (stop is None or entries[s[0]]["time_us"] <= stop)]
         start_state = before[-1]
@@ -401,13 +417,36 @@ def device_report(snap, dev, segments, entries, ranges, since=None):
         for s in inside:
             if s[1] > best[1]:
                 best = s
+        made = [i for i in range(len(entries)) if entries[i]["action"] == "alloc" and i in never_freed and
+                start <= entries[i]["time_us"] and (stop is None or entries[i]["time_us"] <= stop)]
+        end_bytes = (inside[-1] if inside else start_state)[1]
         steps.append({"step": int(m.group(1)), "start_us": start, "end_us": stop,
                       "start_bytes": start_state[1], "peak_bytes": best[1],
                       "peak_us": start if best is start_state else entries[best[0]]["time_us"],
-                      "end_bytes": (inside[-1] if inside else start_state)[1]})
+                      "end_bytes": end_bytes, "growth_bytes": end_bytes - start_state[1],
+                      "survivors_bytes": sum(entries[i]["size"] for i in made), "open": is_open})
     report["steps"] = steps
+    report["leak"] = leak(steps)
     report["window"] = window(entries, states, since)
     return report
+
+
+def leak(steps):
+    """The leak verdict over the steps (in start order) but those the snapshot ends in (no END:
+    no step's end to judge): "unknown" on fewer than three;
+    "growth" when end_bytes grows from every step to the next (per step: from the first
+    step's end to the last's, over the steps between, rounded toward zero); "survivors" when
+    every step but the last leaves alloc entries never freed (per step: their mean); else
+    "none"."""
+    steps = [x for x in steps if not x["open"]]
+    if len(steps) < 3:
+        return {"verdict": "unknown", "steps": len(steps), "per_step_bytes": None}
+    d = len(steps) - 1
+    if all(y["end_bytes"] > x["end_bytes"] for x, y in zip(steps, steps[1:])):
+        return {"verdict": "growth", "steps": len(steps), "per_step_bytes": int((steps[-1]["end_bytes"] - steps[0]["end_bytes"]) / d)}
+    if all(x["survivors_bytes"] > 0 for x in steps[:-1]):
+        return {"verdict": "survivors", "steps": len(steps), "per_step_bytes": sum(x["survivors_bytes"] for x in steps[:-1]) // d}
+    return {"verdict": "none", "steps": len(steps), "per_step_bytes": None}
 
 
 def main(argv):
