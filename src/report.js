@@ -1069,8 +1069,9 @@
       var sc = html("td", "num", null, tr);
       fig(sc, p + ".step", st.step);
       /* A step a window cuts (hmem's --from/--to) says so, as the summary does. */
-      if ("partial" in st) fig(sc, p + ".partial", st.partial, st.open ? " open (the snapshot ends in it)" :
-        st.partial ? " partial (cut by the window)" : "");
+      if ("partial" in st) fig(sc, p + ".partial", st.partial, st.open ? "" : st.partial ? " partial (cut by the window)" : "");
+      /* A step a snapshot ends in (its ProfilerStep has no END) is open, and partial too. */
+      if ("open" in st) fig(sc, p + ".open", st.open, st.open ? " open (the snapshot ends in it)" : "");
       fig(html("td", "num", null, tr), p + ".start_ts", st.start_ts, "+" + fmtMs(band[0]));
       ["start_bytes", "peak_bytes"].forEach(function (k) { fig(html("td", "num", null, tr), p + "." + k, st[k]); });
       fig(html("td", "num", null, tr), p + ".peak_ts", st.peak_ts, "+" + fmtMs(msOf(s, st.peak_ts)));
