@@ -19,11 +19,11 @@ trap 'rm -rf "$tmp"' EXIT
 help=$(./hmem --help)
 
 # A fake hmem first on PATH, which notes each call; and a pack that loops on HMEM_PATH.
-mkdir -p "$tmp/bin" "$tmp/packs" "$tmp/work/a dir" "$tmp/work/rules dir"
+mkdir -p "$tmp/bin" "$tmp/packs" "$tmp/cwd/a dir" "$tmp/cwd/rules dir"
 printf '#!/bin/sh\necho "$@" >> "%s/called"\nsleep 5\n' "$tmp" >"$tmp/bin/hmem"
 chmod +x "$tmp/bin/hmem"
 printf 'while true do end\n' >"$tmp/packs/looping.lua"
-cd "$tmp/work" || exit 1
+cd "$tmp/cwd" || exit 1
 touch "my trace.json" "my trace 2.json.gz" "my notes.txt" "my rules.lua" "other.json"
 
 # The completions bash offers for the words given (the last is completed), one per line,
