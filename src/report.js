@@ -843,7 +843,8 @@
     pending_free_bytes: "in blocks pending a free", free_bytes: "in free blocks", largest_free_bytes: "the largest free block",
     internal_waste_bytes: "internal waste (live blocks' rounded minus requested bytes)",
     internal_free_bytes: "internal free (memory_viz stats: allocated blocks' rounding)",
-    external_free_bytes: "external free (memory_viz stats: every block not allocated)"
+    external_free_bytes: "external free (memory_viz stats: every block not allocated)",
+    external_free_in_used_segments_bytes: "of it in segments holding an allocated block"
   };
   var INTS = { segments: true, blocks: true, step: true, steps: true, frames_total: true };
   function isBytes(k) { return !INTS[k] && !/_ts$/.test(k) && (/bytes/.test(k) || /reserved_unallocated/.test(k) || k in LABELS); }

@@ -143,21 +143,26 @@ void hm_snap_summary_oom(FILE *f, const hm_file *hf, const hm_oom *o)
  * active_allocated; internal free is, over those, size - requested_size ("free because we
  * rounded the size of the allocation"); external free is the size of every other block,
  * free or pending a free, in any segment ("the gaps between allocations in a segment");
- * and total_allocated + internal + external = total_reserved. waste and internal are
- * HM_NONE when a live block does not say what it asked for. */
+ * and total_allocated + internal + external = total_reserved. external_used is the part of
+ * external free in segments holding an allocated block (the gaps its stats call "external
+ * free in partly used segments"; the rest is whole segments holding no allocated block,
+ * which the allocator could release). waste and internal are HM_NONE when a live block
+ * does not say what it asked for. */
 typedef struct endsum {
 	hm_segstate g;
-	int64_t allocated, pending, free, largest_free, waste, gaps, internal, external;
+	int64_t allocated, pending, free, largest_free, waste, gaps, internal, external, external_used;
 } endsum;
 
 static endsum end_of(const hm_snap *sn, int32_t dev)
 {
-	endsum e = {hm_snapseg_end(sn, dev), 0, 0, 0, 0, 0, 0, 0, 0};
+	endsum e = {hm_snapseg_end(sn, dev), 0, 0, 0, 0, 0, 0, 0, 0, 0};
 	size_t first, n = hm_snapseg_of(sn, dev, &first);
 	for (size_t i = first; i < first + n; i++) {
 		const hm_snapseg *g = &sn->segs[i];
 		e.allocated += g->allocated, e.pending += g->pending, e.free += g->inactive;
 		e.external += g->pending + g->inactive;
+		if (g->allocated)
+			e.external_used += g->pending + g->inactive;
 		if (g->allocated + g->pending)
 			e.gaps += g->inactive;
 		if (g->largest_free > e.largest_free)
@@ -191,7 +196,8 @@ void hm_snap_json_series(FILE *f, const hm_file *hf, const hm_series *s)
 	hm_json_opt(f, e.waste);
 	fputs(", \"internal_free_bytes\": ", f);
 	hm_json_opt(f, e.internal);
-	fprintf(f, ", \"external_free_bytes\": %" PRId64, e.external);
+	fprintf(f, ", \"external_free_bytes\": %" PRId64 ", \"external_free_in_used_segments_bytes\": %" PRId64, e.external,
+		e.external_used);
 	fputs("},\n    \"segments\": [", f);
 	size_t from, n = hm_snapseg_of(sn, s->dev_id, &from);
 	for (size_t i = from; i < from + n; i++) {
@@ -238,7 +244,8 @@ void hm_snap_summary_series(FILE *f, const hm_file *hf, const hm_series *s)
 		hm_fmt_bytes(b[4], sizeof b[4], e.internal);
 		fprintf(f, "internal free %s, ", b[4]);
 	}
-	fprintf(f, "external free %s\n", b[5]);
+	hm_fmt_bytes(b[4], sizeof b[4], e.external_used);
+	fprintf(f, "external free %s (%s of it in segments holding an allocated block)\n", b[5], b[4]);
 }
 
 /* Where the times of a snapshot's entries come from: "time_us" (each has it), "entry_number"

@@ -40,7 +40,7 @@ $ hmem run size $T/h/ring25.pickle --json - | lua5.4 tests/jget.lua series.1.sna
 ? 0
 $ hmem run size $T/h/ring25.pickle | grep 'at the end'
     segments at the end: 3 holding 5.00 MiB = 1.62 MiB requested by live blocks + 131.84 KiB their rounding + 1.25 MiB free blocks in segments holding one + 2.00 MiB reclaimable (segments holding none)
-    blocks at the end: 768.00 KiB allocated, 1.00 MiB pending a free, 3.25 MiB free (the largest 2.00 MiB); memory_viz stats: internal free 84.41 KiB, external free 4.25 MiB
+    blocks at the end: 768.00 KiB allocated, 1.00 MiB pending a free, 3.25 MiB free (the largest 2.00 MiB); memory_viz stats: internal free 84.41 KiB, external free 4.25 MiB (256.00 KiB of it in segments holding an allocated block)
 ? 0
 # The same on the real snapshots, against memory_viz's arithmetic in Python.
 $ for f in tests/data/snapshots/docubox_dump_snapshot.pickle tests/data/snapshots/sketchkv2_my_snapshot.pickle; do python3 tests/snapshots/replay25.py $f | sed -n 9,10p > $T/want; hmem run -q size $f --json - | lua5.4 tests/snapshots/figures25.lua | sed -n 9,10p | diff $T/want - && cat $T/want; done

@@ -46,7 +46,7 @@ $ hmem run size $T/s/oom.pickle --json - | lua5.4 tests/jget.lua series.1.snapsh
 # cannot tell it.
 $ hmem run size $T/s/oom.pickle | sed -n '/segments at the end/,$p'
     segments at the end: 2 holding 4.00 MiB = 976.56 KiB requested by live blocks + 47.44 KiB their rounding + 1.00 MiB free blocks in segments holding one + 2.00 MiB reclaimable (segments holding none)
-    blocks at the end: 1.00 MiB allocated, 0 B pending a free, 3.00 MiB free (the largest 2.00 MiB); memory_viz stats: internal free 47.44 KiB, external free 3.00 MiB
+    blocks at the end: 1.00 MiB allocated, 0 B pending a free, 3.00 MiB free (the largest 2.00 MiB); memory_viz stats: internal free 47.44 KiB, external free 3.00 MiB (1.00 MiB of it in segments holding an allocated block)
     no steps: the snapshot has no record_function range (external_annotations, PyTorch 2.5 on, is absent or empty; ranges of other threads than _record_memory_history's need global_record_annotations=True)
     OUT OF MEMORY at +0.040 ms (ts 140.0): asked for 4.00 MiB
       allocated 2.38 MiB, reserved 4.00 MiB (1.62 MiB reserved but unallocated: cached by the allocator, which it could not release); 1.43 MiB freed after it

@@ -113,7 +113,7 @@ FIGURES = [
      "a reason" if not s.get("steps") and isinstance(s.get("steps_note"), str) else "both or neither"),
     ("memory_viz stats internal free", "series[].snapshot.at_end.internal_free_bytes", lambda d: d["memviz_stats"]["free_internal"], lambda s: at_end(s, "internal_free_bytes")),
     ("memory_viz stats external free", "series[].snapshot.at_end.external_free_bytes", lambda d: d["memviz_stats"]["free_external"], lambda s: at_end(s, "external_free_bytes")),
-    ("external free in partly used segments", "(no field)", lambda d: d["memviz_stats"]["external_free_in_used_segments"], lambda s: None),
+    ("external free in partly used segments", "series[].snapshot.at_end.external_free_in_used_segments_bytes", lambda d: d["memviz_stats"]["external_free_in_used_segments"], lambda s: at_end(s, "external_free_in_used_segments_bytes")),
 ]
 
 # The same file with `--from ts:TS`, TS the time of its middle entry of device 0 (item 3 of issue 25).
@@ -136,7 +136,7 @@ HARD = {"segments at end", "reserved at end", "live requested at end", "active_a
         # issue 25 (items 2, 3 and 7), held since the totals ride on every event
         "allocated before the first entry", "its time", "largest reserved - allocated", "reserved - allocated at the peak",
         "reserved - allocated at each OOM", "window: allocated at end", "window: allocated at its opening", "window: peak",
-        "memory_viz stats internal free", "memory_viz stats external free",
+        "memory_viz stats internal free", "memory_viz stats external free", "external free in partly used segments",
         # issue 25 item 1: every live block is a row
         "rows (allocations)", "(before trace) at end"}
 
