@@ -15,6 +15,9 @@
 #define MAX_DEVICE 65534
 #define HOST (MAX_DEVICE + 1) /* the slot of pinned host memory in sx.devs (snaphost.h) */
 
+/* The members of a trace entry that read_device reads (entry, below). */
+enum { F_TIME, F_SIZE, F_ADDR, F_STREAM, F_DFREE, NINT, F_ACTION = NINT, F_FRAMES, F_CC, F_UM, NFIELDS };
+
 enum action { A_ALLOC, A_FREE_REQUESTED, A_FREE_COMPLETED, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UNMAP, A_OOM, A_OTHER };
 
 /* The key names, each looked up once in the pickle's strings. */
@@ -110,19 +113,49 @@ typedef struct sx {
 	size_t nops, capops;
 	uint32_t *by_dev; /* indices of blks, by device (index_blocks) */
 	uint8_t *reached; /* per container of the pickle: read already as an entry, list or block */
+	uint8_t *rec_reached; /* per record (by its position / 4): read already as an entry */
+	hm_strtab priv;   /* the frames lists of entries, as their elements' handles (entry_hook) */
+	uint32_t *pub_of; /* by id in priv: its stack id + 1, once read */
+	size_t cap_pub;
+	uint8_t *field_of; /* by string id of the pickle: which entry key it is (entry_hook), + 1 */
+	size_t cap_field;
+	hm_pkv *kv;       /* an entry dict's pairs, copied (entry_of_dict) */
+	size_t capkv;
+	unsigned char rec[128]; /* the record entry_hook made last */
+	int64_t enc[NINT + 1];  /* the values of the records made (encode): the integers, the offset */
+	uint64_t nrec;
+	int64_t dec[NINT + 1];  /* the same while they are read (decode), and the record that follows */
+	hm_pkv dec_next;
 	uint64_t work;    /* steps of the loops over blocks, segments and annotations (debug) */
 } sx;
 
+static int vfail(sx *x, uint64_t off, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static int vfail(sx *x, uint64_t off, const char *fmt, va_list ap)
+{
+	int n = snprintf(x->err, x->errsz, "%s:%llu: memory snapshot: ", x->path, (unsigned long long)off);
+	if (n >= 0 && (size_t)n < x->errsz)
+		vsnprintf(x->err + n, x->errsz - (size_t)n, fmt, ap);
+	return -1;
+}
+
+/* A message at the byte offset of the opcode that made the value at (fail), or at off. */
 static int fail(sx *x, hm_pkv at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(sx *x, hm_pkv at, const char *fmt, ...)
 {
-	int n = snprintf(x->err, x->errsz, "%s:%llu: memory snapshot: ", x->path, (unsigned long long)hm_pk_at(x->p, at));
-	if (n >= 0 && (size_t)n < x->errsz) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(x->err + n, x->errsz - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(x, hm_pk_at(x->p, at), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int fail_at(sx *x, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_at(sx *x, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(x, off, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -348,39 +381,66 @@ static uint32_t user_frame(sx *x, const uint32_t *ids, size_t n)
 	return k > 0 ? hm_store_name(t, b, (size_t)k < sizeof b ? (size_t)k : sizeof b - 1) : UINT32_MAX;
 }
 
-/* The stack of a frames list (interned), or UINT32_MAX when there is none; -1 on error
- * (through *bad). */
-static uint32_t stack_id(sx *x, hm_pkv list, int *bad)
+/* The stack of the frame dicts frames[0, n) (its element i from at(i)), interned;
+ * UINT32_MAX - 1 on error. */
+static uint32_t stack_of(sx *x, hm_pkv list, const unsigned char *frames, size_t n)
 {
-	if (list == HM_PK_ABSENT || hm_pk_type(list) == HM_PK_NONE)
-		return UINT32_MAX;
-	if (hm_pk_type(list) != HM_PK_LIST && hm_pk_type(list) != HM_PK_TUPLE) {
-		*bad = fail(x, list, "'frames' is not a list");
-		return UINT32_MAX;
-	}
-	uint32_t *slot = um_slot(&x->stack_of, hm_pk_same(x->p, list), 1); /* once per distinct list */
-	if (*slot)
-		return *slot - 1;
-	x->stack_of.n++;
-	size_t n = hm_pk_len(x->p, list), k = 0;
+	size_t k = 0;
 	hm_grow(&x->tmp, &x->captmp, n + 1, sizeof *x->tmp);
 	for (size_t i = 0; i < n; i++) {
-		uint32_t f = frame_id(x, hm_pk_item(x->p, list, i));
-		if (f == UINT32_MAX - 1) {
-			*bad = -1;
-			return UINT32_MAX;
-		}
+		hm_pkv h;
+		if (frames)
+			memcpy(&h, frames + i * sizeof h, sizeof h);
+		else
+			h = hm_pk_item(x->p, list, i);
+		uint32_t f = frame_id(x, h);
+		if (f == UINT32_MAX - 1)
+			return UINT32_MAX - 1;
 		if (f != UINT32_MAX)
 			x->tmp[k++] = f;
 	}
 	hm_snap *sn = x->s;
 	size_t known = sn->stacks.n;
 	uint32_t id = hm_strtab_intern(&sn->stacks, (const char *)x->tmp, k * sizeof *x->tmp);
-	*slot = id + 1;
 	if (sn->stacks.n > known) {
 		hm_grow(&sn->stack_frame, &x->cap_stack_frame, (size_t)id + 1, sizeof *sn->stack_frame);
 		sn->stack_frame[id] = user_frame(x, x->tmp, k);
 	}
+	return id;
+}
+
+/* The stack of a frames list (interned), or UINT32_MAX when there is none; -1 on error
+ * (through *bad). A list the reader took while it read the pickle (a token, entry_hook)
+ * is found by its elements, kept in priv. */
+static uint32_t stack_id(sx *x, hm_pkv list, int *bad)
+{
+	if (list == HM_PK_ABSENT || hm_pk_type(list) == HM_PK_NONE)
+		return UINT32_MAX;
+	uint64_t tok = hm_pk_token(list);
+	uint32_t *slot, id;
+	if (tok != UINT64_MAX) {
+		slot = &x->pub_of[tok];
+		if (*slot)
+			return *slot - 1;
+		id = stack_of(x, HM_PK_ABSENT, (const unsigned char *)x->priv.str[tok], x->priv.len[tok] / sizeof(hm_pkv));
+		slot = &x->pub_of[tok];
+	} else {
+		if (hm_pk_type(list) != HM_PK_LIST && hm_pk_type(list) != HM_PK_TUPLE) {
+			*bad = fail(x, list, "'frames' is not a list");
+			return UINT32_MAX;
+		}
+		slot = um_slot(&x->stack_of, hm_pk_same(x->p, list), 1); /* once per distinct list */
+		if (*slot)
+			return *slot - 1;
+		x->stack_of.n++;
+		id = stack_of(x, list, NULL, hm_pk_len(x->p, list));
+		slot = um_slot(&x->stack_of, hm_pk_same(x->p, list), 1);
+	}
+	if (id == UINT32_MAX - 1) {
+		*bad = -1;
+		return UINT32_MAX;
+	}
+	*slot = id + 1;
 	return id;
 }
 
@@ -542,29 +602,316 @@ static enum action action_of(const char *a)
 	return A_OTHER;
 }
 
-/* The time of an entry in ns: time_us when present, else a clock of its own (1 us per
- * entry after the last time seen), so order is kept and the timeline stays readable; the
- * entries without one are counted in *untimed when it is not NULL. */
-static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
+/* The time of an entry in ns (rc: get_int's for its time_us, us; off: where it was made):
+ * time_us when present, else a clock of its own (1 us per entry after the last time seen),
+ * so order is kept and the timeline stays readable; the entries without one are counted in
+ * *untimed when it is not NULL. */
+static int clock_of(sx *x, uint64_t off, int rc, int64_t us, int64_t *clock, uint64_t *untimed)
 {
-	int64_t us;
-	int rc = get_int(x, e, x->k.time_us, "time_us", &us);
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
 		if (us > HM_STORE_TS_LIMIT / 1000 || us < -HM_STORE_TS_LIMIT / 1000)
-			return fail(x, e, "time_us %lld is out of range (times within +-2^62 ns)", (long long)us);
+			return fail_at(x, off, "time_us %lld is out of range (times within +-2^62 ns)", (long long)us);
 		*clock = us * 1000;
 	} else if ((*clock += 1000) >= HM_STORE_TS_LIMIT) {
 		/* Checked at each step: 2^62 ns of untimed entries are out of reach, but one entry
 		 * timed at the limit and one untimed after it are not, and a time past 2^62 would
 		 * wrap a lifetime. */
-		return fail(x, e, "an entry without 'time_us', 1 us after one at %lld ns, is past the clock's range "
-				  "(times within +-2^62 ns)", (long long)(*clock - 1000));
+		return fail_at(x, off, "an entry without 'time_us', 1 us after one at %lld ns, is past the clock's range "
+				       "(times within +-2^62 ns)", (long long)(*clock - 1000));
 	} else if (untimed) {
 		++*untimed;
 	}
 	return 0;
+}
+
+static int entry_ts(sx *x, hm_pkv e, int64_t *clock, uint64_t *untimed)
+{
+	int64_t us = 0;
+	int rc = get_int(x, e, x->k.time_us, "time_us", &us);
+	return clock_of(x, hm_pk_at(x->p, e), rc, us, clock, untimed);
+}
+
+/* What read_device reads of a trace entry. PyTorch's snapshots hold millions of entries:
+ * each is made into a record of a few bytes (entry_hook) as soon as its dict is read, so
+ * that the pickle's tree never holds them whole; a dict the reader could not take (one
+ * reached through the memo) is read the same way when it is met (entry_of_dict). */
+static const char *const entry_keys[NFIELDS] = {"time_us", "size", "addr", "stream", "device_free", "action", "frames",
+						 "compile_context", "user_metadata"};
+
+typedef struct entry {
+	uint64_t at;        /* the byte offset of the opcode that made the dict */
+	uint8_t action;     /* enum action */
+	uint8_t st[NINT];   /* per integer member: 0 absent or None, 1 an integer (v), 2 not an integer */
+	int64_t v[NINT];
+	uint8_t frames;     /* 0 absent or None, 1 a list (stack: its id in priv), 2 not a list */
+	uint32_t stack;
+	uint64_t frames_at; /* frames 2: where its value was made */
+	uint32_t cc, um;    /* string ids of the pickle; UINT32_MAX: absent, or not a string */
+} entry;
+
+/* An integer member as get_int reads it (0 with *out set, 1 absent or None, -1 with the
+ * message), from the entry. */
+static int entry_int(sx *x, const entry *e, int f, int64_t *out)
+{
+	if (e->st[f] == 2)
+		return fail_at(x, e->at, "'%s' is not an integer", entry_keys[f]);
+	if (e->st[f] == 1)
+		*out = e->v[f];
+	return e->st[f] == 1 ? 0 : 1;
+}
+
+static int entry_size(sx *x, const entry *e, int64_t *out)
+{
+	int rc = entry_int(x, e, F_SIZE, out);
+	if (rc == 0 && (*out < 0 || *out > HM_STORE_MEM_LIMIT))
+		return fail_at(x, e->at, "'size' of %lld bytes is out of range (0 to 2^60)", (long long)*out);
+	return rc;
+}
+
+/* Which entry key the pickle's string id is (NFIELDS: none), found once per string. */
+static int field_of(sx *x, const hm_pk *p, hm_pkv key)
+{
+	uint32_t id = hm_pk_str_id(key);
+	if (id == UINT32_MAX)
+		return NFIELDS;
+	if (id >= x->cap_field) {
+		size_t old = x->cap_field;
+		hm_grow(&x->field_of, &x->cap_field, (size_t)id + 1, 1);
+		memset(x->field_of + old, 0, x->cap_field - old);
+	}
+	if (!x->field_of[id]) {
+		size_t n;
+		const char *s = hm_pk_str(p, key, &n);
+		int f = 0;
+		while (f < NFIELDS && strcmp(s, entry_keys[f]))
+			f++;
+		x->field_of[id] = (uint8_t)(f + 1);
+	}
+	return x->field_of[id] - 1;
+}
+
+/* The frames list of an entry as its elements' handles in priv: its id there, and whether
+ * it is new. The list never changes after (hm_pk_reduce), and is taken when nothing else
+ * reaches it. -1 when the handles pass the pickle's bound. */
+static int priv_stack(sx *x, hm_pk *p, uint64_t off, hm_pkv list, uint32_t *id)
+{
+	size_t n = hm_pk_len(p, list);
+	hm_grow(&x->kv, &x->capkv, n + 1, sizeof *x->kv);
+	for (size_t i = 0; i < n; i++)
+		x->kv[i] = hm_pk_item(p, list, i);
+	size_t known = x->priv.n;
+	*id = hm_strtab_intern(&x->priv, (const char *)x->kv, n * sizeof *x->kv);
+	int fresh = x->priv.n > known;
+	if (fresh) {
+		if (hm_pk_charge(p, off, n * sizeof *x->kv + 16) < 0)
+			return -1;
+		size_t old = x->cap_pub;
+		hm_grow(&x->pub_of, &x->cap_pub, x->priv.n, sizeof *x->pub_of);
+		memset(x->pub_of + old, 0, (x->cap_pub - old) * sizeof *x->pub_of);
+	}
+	hm_pk_reduce(p, list, *id, fresh);
+	return 0;
+}
+
+/* An entry from its pairs kv[0, 2n) (the last of a key wins, as in Python); -1 on error. A
+ * frames list is read into priv (take: taken from the pickle when it can be). */
+static int entry_of_pairs(sx *x, hm_pk *p, uint64_t at, const hm_pkv *kv, size_t n, entry *e)
+{
+	*e = (entry){.at = at, .action = A_OTHER, .cc = UINT32_MAX, .um = UINT32_MAX};
+	hm_pkv fr = HM_PK_ABSENT;
+	for (size_t i = 0; i < n; i++) {
+		int f = field_of(x, p, kv[2 * i]);
+		hm_pkv v = kv[2 * i + 1];
+		size_t len;
+		const char *str;
+		if (f < NINT) {
+			e->st[f] = hm_pk_type(v) == HM_PK_NONE ? 0 : hm_pk_int(p, v, &e->v[f]) < 0 ? 2 : 1;
+		} else if (f == F_ACTION) {
+			str = hm_pk_str(p, v, &len);
+			e->action = (uint8_t)action_of(str ? str : "");
+		} else if (f == F_FRAMES) {
+			fr = v;
+		} else if (f == F_CC || f == F_UM) {
+			*(f == F_CC ? &e->cc : &e->um) = hm_pk_str_id(v);
+		}
+	}
+	enum hm_pk_type t = hm_pk_type(fr);
+	if (fr == HM_PK_ABSENT || t == HM_PK_NONE) {
+		e->frames = 0;
+	} else if (t == HM_PK_TOKEN) {
+		e->frames = 1, e->stack = (uint32_t)hm_pk_token(fr);
+	} else if (t == HM_PK_LIST || t == HM_PK_TUPLE) {
+		e->frames = 1;
+		if (priv_stack(x, p, at, fr, &e->stack) < 0)
+			return -1;
+	} else {
+		e->frames = 2, e->frames_at = hm_pk_at(p, fr);
+	}
+	return 0;
+}
+
+static void put_varint(unsigned char **b, uint64_t v)
+{
+	while (v >= 0x80)
+		*(*b)++ = (unsigned char)(v | 0x80), v >>= 7;
+	*(*b)++ = (unsigned char)v;
+}
+
+static uint64_t get_varint(const unsigned char **b)
+{
+	uint64_t v = 0;
+	for (int s = 0;; s += 7) {
+		unsigned c = *(*b)++;
+		v |= (uint64_t)(c & 0x7f) << s;
+		if (!(c & 0x80))
+			return v;
+	}
+}
+
+/* Signed integers as varints of their zigzag. */
+#define ZIG(v) (((uint64_t)(v) << 1) ^ (uint64_t)((v) >> 63))
+#define UNZIG(u) ((int64_t)((u) >> 1) ^ -(int64_t)((u) & 1))
+
+/* Every RECORD_ALONE-th record stands alone: one read out of order starts there
+ * (hm_pk_record_anchor) and takes at most that many steps. */
+#define RECORD_ALONE 64
+
+/* The record of an entry (at most 3 + 9 * 10 bytes): a byte of action and frames state, two
+ * of the integers' states (and whether it stands alone), then varints: the offset and each
+ * integer present as the difference from the last record's (last: those values, updated;
+ * zeros for a record that stands alone, alone), the stack, the strings. Entries follow
+ * each other in the file, so the differences are small: about 15 bytes an entry. */
+static size_t encode(const entry *e, unsigned char *b0, int64_t *last, int alone)
+{
+	unsigned char *b = b0;
+	*b++ = (unsigned char)(e->action | e->frames << 4 | (e->cc != UINT32_MAX) << 6 | (e->um != UINT32_MAX) << 7);
+	unsigned st = (unsigned)alone << 10;
+	for (int f = 0; f < NINT; f++)
+		st |= (unsigned)e->st[f] << (2 * f);
+	*b++ = (unsigned char)st, *b++ = (unsigned char)(st >> 8);
+	if (alone)
+		memset(last, 0, (NINT + 1) * sizeof *last);
+	put_varint(&b, ZIG((int64_t)(e->at - (uint64_t)last[NINT])));
+	last[NINT] = (int64_t)e->at;
+	for (int f = 0; f < NINT; f++)
+		if (e->st[f] == 1) {
+			put_varint(&b, ZIG((int64_t)((uint64_t)e->v[f] - (uint64_t)last[f])));
+			last[f] = e->v[f];
+		}
+	if (e->frames)
+		put_varint(&b, e->frames == 1 ? e->stack : e->frames_at);
+	if (e->cc != UINT32_MAX)
+		put_varint(&b, e->cc);
+	if (e->um != UINT32_MAX)
+		put_varint(&b, e->um);
+	return (size_t)(b - b0);
+}
+
+static void decode(const unsigned char *b, entry *e, int64_t *last)
+{
+	unsigned h = *b++, st = b[0] | (unsigned)b[1] << 8;
+	b += 2;
+	*e = (entry){.action = (uint8_t)(h & 15), .frames = (uint8_t)(h >> 4 & 3), .cc = UINT32_MAX, .um = UINT32_MAX};
+	if (st >> 10 & 1)
+		memset(last, 0, (NINT + 1) * sizeof *last);
+	uint64_t u = get_varint(&b);
+	e->at = (uint64_t)last[NINT] + (uint64_t)UNZIG(u);
+	last[NINT] = (int64_t)e->at;
+	for (int f = 0; f < NINT; f++) {
+		e->st[f] = (uint8_t)(st >> (2 * f) & 3);
+		if (e->st[f] == 1) {
+			u = get_varint(&b);
+			e->v[f] = (int64_t)((uint64_t)last[f] + (uint64_t)UNZIG(u));
+			last[f] = e->v[f];
+		}
+	}
+	if (e->frames == 1)
+		e->stack = (uint32_t)get_varint(&b);
+	else if (e->frames == 2)
+		e->frames_at = get_varint(&b);
+	if (h & 64)
+		e->cc = (uint32_t)get_varint(&b);
+	if (h & 128)
+		e->um = (uint32_t)get_varint(&b);
+}
+
+/* The reader's hook (unpickle.h): a dict with an "action" key is a trace entry (PyTorch's
+ * other dicts, snapshot, segment, block, frame, annotation, settings, have none), kept as
+ * its record. */
+static int entry_hook(void *ctx, hm_pk *p, uint64_t off, const hm_pkv *kv, size_t n, const void **rec, size_t *len)
+{
+	sx *x = ctx;
+	size_t i = 0;
+	while (i < n && field_of(x, p, kv[2 * i]) != F_ACTION)
+		i++;
+	if (i == n)
+		return 0;
+	entry e;
+	if (entry_of_pairs(x, p, off, kv, n, &e) < 0)
+		return -1;
+	int alone = x->nrec++ % RECORD_ALONE == 0;
+	*len = encode(&e, x->rec, x->enc, alone);
+	*rec = x->rec;
+	return alone ? 2 : 1;
+}
+
+/* The entry of a record: read after the one before it, else from the last record that
+ * stands alone before it. */
+static void decode_record(sx *x, hm_pkv v, entry *e)
+{
+	size_t len;
+	if (v != x->dec_next)
+		for (hm_pkv w = hm_pk_record_anchor(x->p, v); w != v; w = hm_pk_record_next(x->p, w))
+			decode(hm_pk_record(x->p, w, &len), e, x->dec);
+	decode(hm_pk_record(x->p, v, &len), e, x->dec);
+	x->dec_next = hm_pk_record_next(x->p, v);
+}
+
+/* Trace entry i of a device's list: a record, or a dict the reader did not take; -1 when
+ * it is neither or is met a second time (once). */
+static int get_entry(sx *x, hm_pkv list, size_t i, int64_t d, int first, entry *e)
+{
+	hm_pkv v = hm_pk_item(x->p, list, i);
+	size_t len;
+	if (hm_pk_record(x->p, v, &len)) {
+		decode_record(x, v, e);
+		uint64_t bit = (v & ((UINT64_C(1) << 60) - 1)) / 4;
+		if (first && (x->rec_reached[bit / 8] >> (bit % 8) & 1))
+			return fail_at(x, e->at, "the trace entry made here is reached a second time through the memo (a memory "
+						 "snapshot shares only frames; each entry, trace list, segment and block is its own)");
+		if (first)
+			x->rec_reached[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		return 0;
+	}
+	if (hm_pk_type(v) != HM_PK_DICT)
+		return fail(x, list, "trace entry %zu of device %lld is not a dict", i, (long long)d);
+	if (first && once(x, v, "the trace entry"))
+		return -1;
+	size_t n = hm_pk_len(x->p, v);
+	hm_grow(&x->kv, &x->capkv, 2 * n + 1, sizeof *x->kv);
+	for (size_t k = 0; k < n; k++)
+		x->kv[2 * k] = hm_pk_key(x->p, v, k), x->kv[2 * k + 1] = hm_pk_value(x->p, v, k);
+	return entry_of_pairs(x, (hm_pk *)x->p, hm_pk_at(x->p, v), x->kv, n, e);
+}
+
+/* An entry's stack (stack_id). */
+static uint32_t entry_stack(sx *x, const entry *e, int *bad)
+{
+	if (e->frames == 2) {
+		*bad = fail_at(x, e->frames_at, "'frames' is not a list");
+		return UINT32_MAX;
+	}
+	return e->frames ? stack_id(x, hm_pk_token_of(e->stack), bad) : UINT32_MAX;
+}
+
+/* A string of an entry (a string id of the pickle) interned in the trace's names. */
+static uint32_t entry_name(sx *x, uint32_t id)
+{
+	size_t n;
+	const char *s = id == UINT32_MAX ? NULL : hm_pk_str_of(x->p, id, &n);
+	return s ? hm_store_name(x->t, s, n) : UINT32_MAX;
 }
 
 /* The snapshot's columns, room for c rows (store.h hm_snap). */
@@ -706,18 +1053,15 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 		}
 		clock = -1000;
 		for (size_t i = 0; i < n; i++) {
-			hm_pkv e = hm_pk_item(x->p, list, i);
-			if (hm_pk_type(e) != HM_PK_DICT)
-				return fail(x, list, "trace entry %zu of device %lld is not a dict", i, (long long)d);
-			if (pass == 0 && once(x, e, "the trace entry"))
+			entry e;
+			if (get_entry(x, list, i, d, pass == 0, &e) < 0)
 				return -1;
-			enum action a = action_of(get_str(x, e, x->k.action));
-			int64_t size = 0, addr = 0, stream = HM_NONE, dfree = HM_NONE;
-			int has_addr;
-			if (entry_ts(x, e, &clock, pass ? &x->s->untimed : NULL) < 0 || get_size(x, e, x->k.size, "size", &size) < 0 ||
-			    (has_addr = get_int(x, e, x->k.addr, "addr", &addr)) < 0 ||
-			    get_int(x, e, x->k.stream, "stream", &stream) < 0 ||
-			    get_int(x, e, x->k.device_free, "device_free", &dfree) < 0)
+			enum action a = (enum action)e.action;
+			int64_t size = 0, addr = 0, stream = HM_NONE, dfree = HM_NONE, us = 0;
+			int has_addr, timed = entry_int(x, &e, F_TIME, &us);
+			if (clock_of(x, e.at, timed, us, &clock, pass ? &x->s->untimed : NULL) < 0 ||
+			    entry_size(x, &e, &size) < 0 || (has_addr = entry_int(x, &e, F_ADDR, &addr)) < 0 ||
+			    entry_int(x, &e, F_STREAM, &stream) < 0 || entry_int(x, &e, F_DFREE, &dfree) < 0)
 				return -1;
 			if (first == HM_NONE)
 				first = clock;
@@ -740,7 +1084,7 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			if (a == A_OOM) {
 				hm_snap *s = x->s;
 				hm_grow(&s->ooms, &s->capooms, s->nooms + 1, sizeof *s->ooms);
-				uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
+				uint32_t st = entry_stack(x, &e, &bad);
 				hm_snapoom *so = &s->ooms[s->nooms++];
 				memset(so, 0, sizeof *so); /* padding too: a partial stores the records as they are */
 				so->ts = clock, so->bytes = size, so->device_free = dfree, so->dev = dev_id_of(d);
@@ -766,19 +1110,18 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 				continue;
 			}
 			if ((x->traffic += (uint64_t)size) > HM_STORE_MEM_LIMIT)
-				return fail(x, e, "the sizes add up to more than 2^60 bytes");
+				return fail_at(x, e.at, "the sizes add up to more than 2^60 bytes");
 			hm_mem_event me = {clock, change, has_segs ? allocated : HM_NONE, has_segs ? reserved : HM_NONE, HM_NONE,
 					   (uint64_t)addr, has_addr == 0, dev_type_of(d), dev_id_of(d), x->thread};
 			hm_store_add_mem(x->t, &me);
 			hm_store_saw_ts(x->t, clock);
 			x->t->count[HM_EV_MEMORY]++;
-			uint32_t st = stack_id(x, hm_pk_get(x->p, e, x->k.frames), &bad);
+			uint32_t st = entry_stack(x, &e, &bad);
 			if (bad)
 				return -1;
 			/* the alloc that made a block still live at the end: its block, segment */
 			const blk *made = b && change > 0 && b->last == 1 && b->last_i == i ? b : NULL;
-			add_snap_row(x, HM_SNAP_ENTRY, made, stream, st, get_name(x, e, x->k.compile_context),
-				     get_name(x, e, x->k.user_metadata));
+			add_snap_row(x, HM_SNAP_ENTRY, made, stream, st, entry_name(x, e.cc), entry_name(x, e.um));
 		}
 	}
 	replay(x, d, oom0);
@@ -893,18 +1236,33 @@ static int read_annotations(sx *x, hm_pkv anns)
 	return rc;
 }
 
+static void free_sx(sx *x)
+{
+	free(x->reached), free(x->rec_reached), free(x->by_dev);
+	free(x->frame_of.key), free(x->frame_of.val), free(x->stack_of.key), free(x->stack_of.val);
+	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp), free(x->ops);
+	hm_strtab_free(&x->priv);
+	free(x->pub_of), free(x->field_of), free(x->kv);
+	free(x);
+}
+
 int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code)
 {
 	/* The keys whose values hmem reads as strings: other long strings are dropped. */
 	static const char *const keep[] = {"action", "state", "stage", "filename", "name", "compile_context",
 					   "user_metadata", NULL};
 	*code = HM_EXIT_INPUT;
-	hm_pk *p = hm_pk_load(in->path, in->src, in->text, in->len, keep, err, errsz);
-	if (!p)
-		return -1;
 	sx *x = hm_xcalloc(1, sizeof *x);
-	*x = (sx){.t = t, .p = p, .path = in->path, .err = err, .errsz = errsz, .max_dev = -1};
+	*x = (sx){.t = t, .path = in->path, .err = err, .errsz = errsz, .max_dev = -1};
+	hm_pk_hook hook = {x, entry_hook};
+	hm_pk *p = hm_pk_load_with(in->path, in->src, in->text, in->len, keep, &hook, err, errsz);
+	if (!p) {
+		free_sx(x);
+		return -1;
+	}
+	x->p = p;
 	x->reached = hm_xcalloc(hm_pk_containers(p) + 1, 1);
+	x->rec_reached = hm_xcalloc(hm_pk_record_end(p) / 32 + 1, 1);
 	KEYS(ATOM)
 	t->snap = x->s = hm_xcalloc(1, sizeof *x->s);
 	t->has_trace_events = 1;
@@ -942,10 +1300,7 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 		hm_eprintf("hmem: debug: %s: snapshot work %llu (look-ups %llu, loops %llu), dropped string bytes %llu\n",
 			   in->path, (unsigned long long)(hm_pk_work(p) + x->work), (unsigned long long)hm_pk_work(p),
 			   (unsigned long long)x->work, (unsigned long long)hm_pk_dropped(p));
-	free(x->reached), free(x->by_dev);
-	free(x->frame_of.key), free(x->frame_of.val), free(x->stack_of.key), free(x->stack_of.val);
-	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp), free(x->ops);
-	free(x);
+	free_sx(x);
 	hm_pk_free(p);
 	return rc;
 }

@@ -25,7 +25,20 @@ typedef struct cont {
 	uint64_t dict : 1;
 	uint64_t shared : 2; /* SH_ITEMS, SH_KEYS: the array is not the container's own (see room) */
 	uint64_t indexed : 1; /* a dict of more than INDEX_MIN pairs: its hash is in hm_pk.idx */
+	uint64_t run : 1;     /* a list of records, one after the other as they were made: no items,
+			       * its first and last are in run[] (see add_run) */
+	uint32_t memo;        /* the memo index it was put at (with MEMOIZED), for hm_pk_reduce */
+	uint32_t refs;        /* REF_*: how it may be reached besides where it was made */
 } cont;
+
+/* A container's refs: put in the memo once (MEMOIZED) or more (MEMO_MANY), pushed again by
+ * a BINGET (GOT), read by a hook and never to change (FROZEN). One made, memoized once and
+ * never got is reached only where it was made and through its memo slot: a hook may take
+ * it (hm_pk_reduce, the hook's dicts) and its node is used again. */
+#define MEMOIZED 1u
+#define MEMO_MANY 2u
+#define GOT 4u
+#define FROZEN 8u
 
 /* Containers live in chunks of CHUNK: the array of them never moves nor doubles. */
 #define CHUNK_BITS 16
@@ -74,8 +87,33 @@ struct getcache {
 /* The handle of a long string the reader dropped: hm_pk_str gives NULL. */
 #define DROPPED (TAG(HM_PK_STR) | UINT32_MAX)
 
+/* The bytes of the dicts a hook kept as records (hm_pk_hook), in blocks of RBLOCK: a
+ * record's handle holds its position (block * RBLOCK + offset). */
+#define RBLOCK_BITS 22
+#define RBLOCK ((size_t)1 << RBLOCK_BITS)
+
+/* Where hm_pk_item last was in a list of records, the run from first (a read goes on from
+ * there; the records from one are always the same). */
+struct cursor {
+	hm_pkv first;
+	size_t i;
+	hm_pkv v;
+};
+
 struct hm_pk {
 	hm_strtab strs;
+	struct cursor *cur;
+	hm_pkv (*runs)[2];      /* by run list: its first and last record (see add_run) */
+	size_t nruns, capruns;
+	unsigned char **rblocks; /* records (see RBLOCK) */
+	size_t nrblocks, caprblocks, rused;
+	uint64_t *anchors;       /* positions of the records that stand alone (hm_pk_hook) */
+	size_t nanchors, capanchors;
+	uint32_t *free_nodes;    /* containers taken by a hook, whose nodes new ones use */
+	size_t nfree, capfree;
+	struct rd *rd;           /* while hm_pk_load runs: its state (hm_pk_reduce) */
+	hm_pkv *roots;           /* the elements of lists a hook took: checked at the end as if */
+	size_t nroots, caproots; /* still in the tree (see check) */
 	shtab shared;
 	arena arena;
 	dindex *idx;
@@ -94,6 +132,7 @@ struct hm_pk {
 
 /* The byte source and the parse state. */
 typedef struct rd {
+	const hm_pk_hook *hook;
 	const char *name;
 	hm_src *src;
 	const unsigned char *buf; /* src: own, growable (own); text: the caller's */
@@ -192,6 +231,11 @@ static int spend(rd *r, uint64_t off, uint64_t bytes);
 static hm_pkv new_cont(rd *r, enum hm_pk_type t, uint64_t at)
 {
 	hm_pk *p = r->p;
+	if (p->nfree) { /* the node of a container a hook took */
+		size_t i = p->free_nodes[--p->nfree];
+		p->chunks[i / CHUNK][i % CHUNK] = (cont){.at = at, .dict = t == HM_PK_DICT};
+		return TAG(t) | i;
+	}
 	if (p->nconts % CHUNK == 0) {
 		hm_grow(&p->chunks, &p->capchunks, p->nconts / CHUNK + 1, sizeof *p->chunks);
 		p->chunks[p->nconts / CHUNK] = hm_xrealloc(NULL, CHUNK * sizeof **p->chunks);
@@ -313,13 +357,75 @@ static int repeats(const hm_pkv *a, size_t n, enum hm_pk_type t, size_t step)
 	return 1;
 }
 
+/* A container a hook read never changes afterwards: what it read is what the file holds. */
+static int frozen(rd *r, uint64_t off, const cont *k)
+{
+	if (!(k->refs & FROZEN))
+		return 0;
+	return fail(r, off, "a list read as a trace entry's frames (the container made at byte %llu) is changed after the "
+			    "entry (hmem reads each entry as it completes)", (unsigned long long)k->at);
+}
+
+/* Whether v[0, n) are records, each made right after the one before it (after *after when
+ * it is not HM_PK_ABSENT). */
+static int in_order(const hm_pk *p, hm_pkv after, const hm_pkv *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (hm_pk_type(v[i]) != HM_PK_RECORD || (after != HM_PK_ABSENT && hm_pk_record_next(p, after) != v[i]))
+			return 0;
+		after = v[i];
+	}
+	return 1;
+}
+
+/* A list of a device's trace entries holds records made one after another: it keeps only
+ * its first and last (a run, in hm_pk.runs; items holds the run's index) and its length,
+ * not 8 bytes an entry. A list that stops being one gets its items (unrun). Returns 1 when
+ * v[0, n) went into the run. */
+static int add_run(rd *r, cont *k, hm_pkv list, const hm_pkv *v, size_t n)
+{
+	hm_pk *p = r->p;
+	if (hm_pk_type(list) != HM_PK_LIST || !r->hook)
+		return 0;
+	if (k->run && in_order(p, p->runs[(uintptr_t)k->items][1], v, n)) {
+		p->runs[(uintptr_t)k->items][1] = v[n - 1];
+		k->n += (uint32_t)n;
+		return 1;
+	}
+	if (k->run || k->n || k->cap || !in_order(p, HM_PK_ABSENT, v, n))
+		return 0;
+	hm_grow(&p->runs, &p->capruns, p->nruns + 1, sizeof *p->runs);
+	p->runs[p->nruns][0] = v[0], p->runs[p->nruns][1] = v[n - 1];
+	k->items = (hm_pkv *)(uintptr_t)p->nruns++;
+	k->run = 1, k->shared = SH_ITEMS | SH_KEYS, k->n = (uint32_t)n;
+	r->kept += sizeof *p->runs;
+	return 1;
+}
+
+/* A run's items, made (see add_run). */
+static void unrun(rd *r, uint64_t off, cont *k)
+{
+	hm_pkv *items = hm_xrealloc(NULL, (k->n ? k->n : 1) * sizeof *items);
+	hm_pkv w = r->p->runs[(uintptr_t)k->items][0];
+	for (uint32_t i = 0; i < k->n; i++, w = hm_pk_record_next(r->p, w))
+		items[i] = w;
+	k->items = items, k->cap = k->n, k->run = 0, k->shared = 0;
+	spend(r, off, k->n * sizeof *items);
+}
+
 static int add_items(rd *r, uint64_t off, hm_pkv c, const hm_pkv *v, size_t n)
 {
 	cont *k = cont_of(r->p, c);
 	if (n == 0) /* (TUPLE of an empty MARK: items may still be NULL) */
 		return 0;
+	if (frozen(r, off, k))
+		return -1;
 	if ((uint64_t)k->n + n > (UINT64_C(1) << 31))
 		return fail(r, off, "a container of more than 2^31 elements");
+	if (add_run(r, k, c, v, n))
+		return 0;
+	if (k->run)
+		unrun(r, off, k);
 	if (spend(r, off, n * sizeof *v))
 		return -1;
 	if (k->n == 0 && k->cap == 0) { /* the first filling: shared, or in the arena */
@@ -448,9 +554,73 @@ static int need_items(rd *r, uint64_t off, size_t n, const char *what)
 	return 0;
 }
 
-/* Pairs for a dict, checked: keys are scalars (a list or dict key cannot be hashed). */
-static int set_pairs(rd *r, uint64_t off, hm_pkv dict, const hm_pkv *kv, size_t n)
+/* The memo slot of idx, or NULL when it was never set. */
+static hm_pkv *memo_slot(rd *r, uint64_t idx);
+
+/* A container a hook took: the slot of the memo that holds it (it is memoized at most
+ * once and was never got, so nothing else reaches it) holds what replaces it, and its node
+ * goes to the free list for the next container made. */
+static void release(rd *r, hm_pkv v, hm_pkv by)
 {
+	hm_pk *p = r->p;
+	cont *k = cont_of(p, v);
+	hm_pkv *slot = k->refs & MEMOIZED ? memo_slot(r, k->memo) : NULL;
+	if (slot && *slot == v)
+		*slot = by;
+	if (!(k->shared & SH_ITEMS))
+		free(k->items);
+	if (k->dict && !(k->shared & SH_KEYS))
+		free(k->keys);
+	*k = (cont){.shared = SH_ITEMS | SH_KEYS};
+	hm_grow(&p->free_nodes, &p->capfree, p->nfree + 1, sizeof *p->free_nodes);
+	p->free_nodes[p->nfree++] = (uint32_t)PAYLOAD(v);
+}
+
+/* Whether a container can be taken by a hook: reached only where it was made (and its
+ * memo slot), never changed before. */
+static int takeable(const cont *k)
+{
+	return !(k->refs & (MEMO_MANY | GOT | FROZEN));
+}
+
+/* The bytes of a record, after their length (a varint), in the blocks of records. */
+static hm_pkv put_record(rd *r, uint64_t off, const void *rec, size_t len)
+{
+	hm_pk *p = r->p;
+	size_t need = len + 2;
+	if (!p->nrblocks || p->rused % RBLOCK + need + 1 > RBLOCK) { /* (a 0 after the last record of a block) */
+		if (p->nrblocks)
+			p->rblocks[p->rused / RBLOCK][p->rused % RBLOCK] = 0;
+		hm_grow(&p->rblocks, &p->caprblocks, p->nrblocks + 1, sizeof *p->rblocks);
+		p->rblocks[p->nrblocks++] = hm_xrealloc(NULL, RBLOCK);
+		p->rused = (p->nrblocks - 1) * RBLOCK;
+	}
+	unsigned char *b = p->rblocks[p->rused / RBLOCK] + p->rused % RBLOCK;
+	hm_pkv v = TAG(HM_PK_RECORD) | p->rused;
+	b[0] = (unsigned char)(len & 0x7f) | (len > 0x7f ? 0x80 : 0);
+	size_t h = 1;
+	if (len > 0x7f)
+		b[h++] = (unsigned char)(len >> 7);
+	memcpy(b + h, rec, len);
+	p->rused += h + len;
+	r->kept += h + len;
+	(void)off;
+	return v;
+}
+
+/* Python's pickle writes a dict's pairs in SETITEMS of BATCH: a first one of fewer holds
+ * them all. */
+#define BATCH 1000
+
+/* Pairs for a dict, checked: keys are scalars (a list or dict key cannot be hashed). *where
+ * is the dict, where it stands on the stack: a dict that a hook keeps as a record (all its
+ * pairs at once, the dict reached from nowhere else) is replaced there by the record. */
+static int set_pairs(rd *r, uint64_t off, hm_pkv *where, const hm_pkv *kv, size_t n)
+{
+	hm_pkv dict = *where;
+	if (hm_pk_type(dict) == HM_PK_RECORD)
+		return fail(r, off, "a trace entry gets more items after its first SETITEMS (hmem reads each entry as it "
+				    "completes; Python's pickle fills a dict of fewer than %d keys at once)", BATCH);
 	if (hm_pk_type(dict) != HM_PK_DICT)
 		return fail(r, off, "setting items of something that is not a dict");
 	if (n % 2)
@@ -458,6 +628,26 @@ static int set_pairs(rd *r, uint64_t off, hm_pkv dict, const hm_pkv *kv, size_t 
 	for (size_t i = 0; i < n; i += 2)
 		if (hm_pk_type(kv[i]) >= HM_PK_LIST)
 			return fail(r, off, "a dict key must be a string or a number");
+	cont *k = cont_of(r->p, dict);
+	if (r->hook && n && n / 2 < BATCH && k->n == 0 && k->cap == 0 && takeable(k)) {
+		const void *rec;
+		size_t len;
+		int rc = r->hook->dict(r->hook->ctx, r->p, k->at, kv, n / 2, &rec, &len);
+		if (rc < 0)
+			return -1;
+		if (rc >= 1) {
+			if (len > 16000 || len < 3 || spend(r, off, len + 2))
+				return len > 16000 || len < 3 ? fail(r, off, "a record of %zu bytes", len) : -1;
+			hm_pkv v = put_record(r, off, rec, len);
+			if (rc == 2) {
+				hm_grow(&r->p->anchors, &r->p->capanchors, r->p->nanchors + 1, sizeof *r->p->anchors);
+				r->p->anchors[r->p->nanchors++] = PAYLOAD(v);
+			}
+			release(r, dict, v);
+			*where = v;
+			return 0;
+		}
+	}
 	return add_pairs(r, off, dict, kv, n / 2);
 }
 
@@ -507,6 +697,9 @@ static int memo_put(rd *r, uint64_t off, uint64_t idx)
 {
 	if (r->sp == 0)
 		return fail(r, off, "memoizing with an empty stack");
+	cont *k = cont_of(r->p, r->stack[r->sp - 1]);
+	if (k) /* (idx < 2^28, checked below before it matters) */
+		k->refs |= k->refs & MEMOIZED ? MEMO_MANY : MEMOIZED, k->memo = (uint32_t)idx;
 	if (idx >= HM_PK_MAX_MEMO || idx > off)
 		return fail(r, off, "memo index %llu out of range", (unsigned long long)idx);
 	if (idx >= r->capmemo && idx <= 2 * (uint64_t)r->memo_len + 1024) {
@@ -524,11 +717,20 @@ static int memo_put(rd *r, uint64_t off, uint64_t idx)
 	return 0;
 }
 
-static int memo_get(rd *r, uint64_t off, uint64_t idx)
+static hm_pkv *memo_slot(rd *r, uint64_t idx)
 {
 	hm_pkv *slot = idx < r->capmemo ? &r->memo[idx] : sparse_slot(r, idx, 0);
-	if (!slot || *slot == HM_PK_ABSENT)
+	return slot && *slot != HM_PK_ABSENT ? slot : NULL;
+}
+
+static int memo_get(rd *r, uint64_t off, uint64_t idx)
+{
+	hm_pkv *slot = memo_slot(r, idx);
+	if (!slot)
 		return fail(r, off, "memo index %llu was never set", (unsigned long long)idx);
+	cont *k = cont_of(r->p, *slot);
+	if (k)
+		k->refs |= GOT;
 	push(r, *slot);
 	return 0;
 }
@@ -685,7 +887,7 @@ static int step(rd *r)
 		if (need_items(r, off, 3, "SETITEM"))
 			return -1;
 		r->sp -= 2;
-		return set_pairs(r, off, r->stack[r->sp - 1], r->stack + r->sp, 2);
+		return set_pairs(r, off, &r->stack[r->sp - 1], r->stack + r->sp, 2);
 	case 'u': /* SETITEMS */
 	case 'e': /* APPENDS */
 		if (pop_mark(r, off, &k))
@@ -695,7 +897,7 @@ static int step(rd *r)
 		v = r->stack[k - 1];
 		n = r->sp - k;
 		r->sp = k;
-		return op == 'u' ? set_pairs(r, off, v, r->stack + k, n) : append(r, off, v, r->stack + k, n);
+		return op == 'u' ? set_pairs(r, off, &r->stack[k - 1], r->stack + k, n) : append(r, off, v, r->stack + k, n);
 	case 'a': /* APPEND */
 		if (need_items(r, off, 2, "APPEND"))
 			return -1;
@@ -707,7 +909,7 @@ static int step(rd *r)
 		if (pop_mark(r, off, &k))
 			return -1;
 		v = new_cont(r, op == 't' ? HM_PK_TUPLE : op == 'l' ? HM_PK_LIST : HM_PK_DICT, off);
-		if ((op == 'd' ? set_pairs(r, off, v, r->stack + k, r->sp - k) : add_items(r, off, v, r->stack + k, r->sp - k)))
+		if ((op == 'd' ? set_pairs(r, off, &v, r->stack + k, r->sp - k) : add_items(r, off, v, r->stack + k, r->sp - k)))
 			return -1;
 		r->sp = k;
 		push(r, v);
@@ -786,6 +988,10 @@ static int check(rd *r, hm_pkv v, int depth)
 	}
 	if (depth >= HM_PK_MAX_DEPTH)
 		return fail(r, c->at, "containers nested more than %d deep", HM_PK_MAX_DEPTH);
+	if (c->run) { /* records: no container below */
+		c->color = 2, c->height = 0;
+		return 0;
+	}
 	/* A shared array of frames met before: its elements are done, the same height. */
 	size_t slot = (size_t)(hm_pk_hash((uint64_t)(uintptr_t)c->items) & 255);
 	if (c->n && r->seen[slot] == c->items && depth + r->seen_h[slot] <= HM_PK_MAX_DEPTH) {
@@ -837,8 +1043,14 @@ static uint32_t *index_dict(const cont *c)
 hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, const char *const *keep, char *err,
 		  size_t errsz)
 {
+	return hm_pk_load_with(name, src, text, len, keep, NULL, err, errsz);
+}
+
+hm_pk *hm_pk_load_with(const char *name, hm_src *src, const char *text, size_t len, const char *const *keep,
+		       const hm_pk_hook *hook, char *err, size_t errsz)
+{
 	rd r = {0};
-	r.name = name, r.src = src, r.err = err, r.errsz = errsz, r.keep = keep;
+	r.name = name, r.src = src, r.err = err, r.errsz = errsz, r.keep = keep, r.hook = hook;
 	if (src) {
 		r.cap = 1u << 20;
 		r.own = hm_xrealloc(NULL, r.cap);
@@ -850,6 +1062,8 @@ hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, c
 	r.p = hm_xcalloc(1, sizeof *r.p);
 	r.p->work = hm_xcalloc(1, sizeof *r.p->work);
 	r.p->gc = hm_xcalloc(1, sizeof *r.p->gc);
+	r.p->cur = hm_xcalloc(1, sizeof *r.p->cur);
+	r.p->rd = &r;
 	hm_grow(&r.stack, &r.capstack, 64, sizeof *r.stack); /* never NULL, even for an empty MARK */
 	int rc = 0;
 	if (avail(&r, 1) == 0 && r.buf[r.lo] != 0x80)
@@ -863,6 +1077,12 @@ hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, c
 		rc = -1;
 	if (rc == 1)
 		rc = check(&r, r.p->root, 0);
+	/* The frames of entries a hook took, at their place: root, device_traces, the device's
+	 * list, the entry, its frames list. */
+	for (size_t i = 0; rc == 0 && i < r.p->nroots; i++)
+		rc = check(&r, r.p->roots[i], 5);
+	free(r.p->roots);
+	r.p->roots = NULL, r.p->rd = NULL;
 	for (size_t i = 0; rc == 0 && i < r.p->nconts; i++) {
 		cont *c = node(r.p, i);
 		if (c->dict && c->n > INDEX_MIN) {
@@ -904,6 +1124,9 @@ void hm_pk_free(hm_pk *p)
 	free(p->arena.blocks);
 	free(p->shared.arr), free(p->shared.len);
 	free(p->work), free(p->gc);
+	for (size_t i = 0; i < p->nrblocks; i++)
+		free(p->rblocks[i]);
+	free(p->rblocks), free(p->free_nodes), free(p->roots), free(p->anchors), free(p->cur), free(p->runs);
 	for (size_t i = 0; i * CHUNK < p->nconts; i++)
 		free(p->chunks[i]);
 	free(p->chunks);
@@ -957,6 +1180,12 @@ const char *hm_pk_str(const hm_pk *p, hm_pkv v, size_t *len)
 	return p->strs.str[id];
 }
 
+const char *hm_pk_str_of(const hm_pk *p, uint32_t id, size_t *len)
+{
+	*len = p->strs.len[id];
+	return p->strs.str[id];
+}
+
 uint32_t hm_pk_str_id(hm_pkv v)
 {
 	return hm_pk_type(v) == HM_PK_STR && v != DROPPED ? (uint32_t)PAYLOAD(v) : UINT32_MAX;
@@ -970,7 +1199,16 @@ size_t hm_pk_len(const hm_pk *p, hm_pkv v)
 
 hm_pkv hm_pk_item(const hm_pk *p, hm_pkv v, size_t i)
 {
-	return cont_of(p, v)->items[i];
+	const cont *c = cont_of(p, v);
+	if (!c->run)
+		return c->items[i];
+	struct cursor *k = p->cur; /* records are read one after another: going on costs one step */
+	hm_pkv first = p->runs[(uintptr_t)c->items][0];
+	if (k->first != first || k->i > i)
+		*k = (struct cursor){first, 0, first};
+	for (; k->i < i; k->i++)
+		k->v = hm_pk_record_next(p, k->v);
+	return k->v;
 }
 
 hm_pkv hm_pk_key(const hm_pk *p, hm_pkv v, size_t i)
@@ -1059,7 +1297,8 @@ uint64_t hm_pk_hash(uint64_t x)
 
 uint64_t hm_pk_same(const hm_pk *p, hm_pkv v)
 {
-	return (uint64_t)(uintptr_t)cont_of(p, v)->items;
+	const cont *c = cont_of(p, v);
+	return c->run ? (uint64_t)(uintptr_t)c : (uint64_t)(uintptr_t)c->items;
 }
 
 uint32_t hm_pk_node(hm_pkv v)
@@ -1082,4 +1321,83 @@ size_t hm_pk_containers(const hm_pk *p)
 size_t hm_pk_strings(const hm_pk *p)
 {
 	return p->strs.n;
+}
+
+hm_pkv hm_pk_reduce(hm_pk *p, hm_pkv list, uint64_t token, int fresh)
+{
+	rd *r = p->rd;
+	cont *k = cont_of(p, list);
+	if (!r || !k || k->dict)
+		return list;
+	if (fresh && k->n && !k->run) {
+		hm_grow(&p->roots, &p->caproots, p->nroots + k->n, sizeof *p->roots);
+		memcpy(p->roots + p->nroots, k->items, k->n * sizeof *k->items);
+		p->nroots += k->n;
+		r->kept += k->n * sizeof *k->items;
+	}
+	if (!takeable(k)) {
+		k->refs |= FROZEN;
+		return list;
+	}
+	hm_pkv v = hm_pk_token_of(token);
+	release(r, list, v);
+	return v;
+}
+
+int hm_pk_charge(hm_pk *p, uint64_t off, uint64_t bytes)
+{
+	return p->rd ? spend(p->rd, off, bytes) : 0;
+}
+
+const unsigned char *hm_pk_record(const hm_pk *p, hm_pkv v, size_t *len)
+{
+	if (hm_pk_type(v) != HM_PK_RECORD)
+		return NULL;
+	uint64_t at = PAYLOAD(v);
+	const unsigned char *b = p->rblocks[at / RBLOCK] + at % RBLOCK;
+	*len = b[0] & 0x7f;
+	if (b[0] & 0x80)
+		*len |= (size_t)b[1] << 7;
+	return b + (b[0] & 0x80 ? 2 : 1);
+}
+
+uint64_t hm_pk_token(hm_pkv v)
+{
+	return hm_pk_type(v) == HM_PK_TOKEN ? PAYLOAD(v) : UINT64_MAX;
+}
+
+hm_pkv hm_pk_token_of(uint64_t token)
+{
+	return TAG(HM_PK_TOKEN) | (token & PAYLOAD(~UINT64_C(0)));
+}
+
+uint64_t hm_pk_record_end(const hm_pk *p)
+{
+	return (uint64_t)p->nrblocks * RBLOCK;
+}
+
+hm_pkv hm_pk_record_anchor(const hm_pk *p, hm_pkv v)
+{
+	uint64_t at = PAYLOAD(v);
+	size_t lo = 0, hi = p->nanchors;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (p->anchors[mid] <= at)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return TAG(HM_PK_RECORD) | (p->nanchors ? p->anchors[lo] : 0);
+}
+
+hm_pkv hm_pk_record_next(const hm_pk *p, hm_pkv v)
+{
+	size_t len;
+	const unsigned char *b = hm_pk_record(p, v, &len);
+	uint64_t next = PAYLOAD(v) + (size_t)(b - (p->rblocks[PAYLOAD(v) / RBLOCK] + PAYLOAD(v) % RBLOCK)) + len;
+	if (next >= p->rused)
+		return HM_PK_ABSENT;
+	if (next % RBLOCK == 0 || p->rblocks[next / RBLOCK][next % RBLOCK] == 0)
+		next = (next / RBLOCK + 1) * RBLOCK;
+	return TAG(HM_PK_RECORD) | next;
 }

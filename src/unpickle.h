@@ -29,7 +29,9 @@ typedef struct hm_pk hm_pk;
 
 enum hm_pk_type {
 	HM_PK_NONE, HM_PK_BOOL, HM_PK_INT, HM_PK_BIGINT, HM_PK_FLOAT, HM_PK_STR,
-	HM_PK_LIST, HM_PK_TUPLE, HM_PK_DICT
+	HM_PK_LIST, HM_PK_TUPLE, HM_PK_DICT,
+	HM_PK_RECORD, /* a dict a hook kept as bytes of its own (hm_pk_hook, hm_pk_record) */
+	HM_PK_TOKEN   /* a list a hook read into a number of its own (hm_pk_reduce, hm_pk_token) */
 };
 
 /* Bounds (README "Snapshots"): a string of at most 1 GiB; at most 64 nested containers
@@ -51,6 +53,55 @@ enum hm_pk_type {
 hm_pk *hm_pk_load(const char *name, hm_src *src, const char *text, size_t len, const char *const *keep, char *err,
 		  size_t errsz);
 void hm_pk_free(hm_pk *p);
+
+/* A reader that turns what it reads into a few bytes as the pickle is read, so that the
+ * tree never holds it whole (a snapshot's trace entries: millions of dicts). dict is called
+ * when a dict gets its first pairs (kv: key, value, ... n pairs; off: the byte offset of
+ * the opcode that made the dict), fewer than 1000 (Python's pickle sets them all at once,
+ * so no pair comes later), if nothing but the place it was made reaches it (it is
+ * memoized at most once and was never fetched with BINGET). A later SETITEM(S) into a dict
+ * kept as a record is an error. It returns 1 to keep the dict
+ * as a record instead (*rec, *len: bytes it owns until its next call, at most 16,000),
+ * which takes the dict's place on the stack and in the memo (its handle is HM_PK_RECORD:
+ * hm_pk_record gives the bytes), 2 to keep it as a record that stands alone (see
+ * hm_pk_record_anchor); 0 to keep the dict; -1 on error (set by hm_pk_charge).
+ * While it runs it may read kv's values with the functions below, and take a list it
+ * read with hm_pk_reduce. */
+typedef struct hm_pk_hook {
+	void *ctx;
+	int (*dict)(void *ctx, hm_pk *p, uint64_t off, const hm_pkv *kv, size_t n, const void **rec, size_t *len);
+} hm_pk_hook;
+
+/* hm_pk_load with a hook (NULL: none). */
+hm_pk *hm_pk_load_with(const char *name, hm_src *src, const char *text, size_t len, const char *const *keep,
+		       const hm_pk_hook *hook, char *err, size_t errsz);
+
+/* In a hook: list (a value of the dict being kept) was read as token. The list may never
+ * change after (an opcode that would change it is an error). When nothing but the dict
+ * and the memo reaches it, it is taken: its slot of the memo holds the token instead (a
+ * later BINGET gives it, HM_PK_TOKEN), its node is used again, and the token is returned;
+ * else the list. fresh: the hook had not seen these elements before (the tree's checks,
+ * cycles and depth, then cover them at the end as if the list were still in the tree). */
+hm_pkv hm_pk_reduce(hm_pk *p, hm_pkv list, uint64_t token, int fresh);
+/* In a hook: bytes the hook keeps, counted in the tree's bound (see hm_pk_load); -1 (the
+ * error set) when they pass it. */
+int hm_pk_charge(hm_pk *p, uint64_t off, uint64_t bytes);
+/* A record's bytes and length (3 to 16,000); NULL when v is not a record. */
+const unsigned char *hm_pk_record(const hm_pk *p, hm_pkv v, size_t *len);
+/* Records are kept in the order the hook made them, and a hook may make each one from the
+ * one before it (deltas), but for those made standing alone (dict returned 2): a record
+ * made from those before it is read by going on from the last record that stands alone at
+ * or before it (hm_pk_record_anchor; the first record made, when none does), record after
+ * record (hm_pk_record_next: HM_PK_ABSENT after the last). */
+hm_pkv hm_pk_record_anchor(const hm_pk *p, hm_pkv v);
+hm_pkv hm_pk_record_next(const hm_pk *p, hm_pkv v);
+/* A token's number; UINT64_MAX when v is not a token. */
+uint64_t hm_pk_token(hm_pkv v);
+/* The token of a number (as hm_pk_reduce makes it). */
+hm_pkv hm_pk_token_of(uint64_t token);
+/* Above the position of every record (a record's position: its handle's low 60 bits; two
+ * records are at least 4 apart), for a caller's marks per record. */
+uint64_t hm_pk_record_end(const hm_pk *p);
 
 /* The value STOP returned. */
 hm_pkv hm_pk_root(const hm_pk *p);
@@ -82,6 +133,8 @@ uint32_t hm_pk_atom(const hm_pk *p, const char *key);
 hm_pkv hm_pk_get(const hm_pk *p, hm_pkv dict, uint32_t atom);
 /* The same from a string id of the pickle (the id of a string handle). */
 uint32_t hm_pk_str_id(hm_pkv v);
+/* The string of an id hm_pk_str_id gave. */
+const char *hm_pk_str_of(const hm_pk *p, uint32_t id, size_t *len);
 
 /* A container's index, below hm_pk_containers (UINT32_MAX for other values): a caller's
  * marks per container (which ones it has read) are indexed by it. */

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Whether two hmem binaries read memory snapshots alike (a change to the snapshot reader meant
-# to keep every output as it is): per snapshot, the summary, --json, --timeline and the
-# allocations CSV of the size and pytorch packs, with the exit code and standard error.
+# to keep every output as it is): per snapshot, the summary, --json, --timeline, --html,
+# --perfetto, the events CSV and the allocations CSV of the size and pytorch packs, with the
+# exit code and standard error.
 #
 #   tests/snapshots/same.sh OLD_HMEM NEW_HMEM SNAPSHOT...
 #
@@ -23,9 +24,11 @@ for s in "$@"; do
 			rm -rf "$d" && mkdir -p "$d"
 			(
 				cd "$d" || exit 1
-				"$bin" run "$p" "$sa" --summary --json j.json --timeline t.csv > run.out 2> run.err
+				"$bin" run "$p" "$sa" --summary --json j.json --timeline t.csv --html r.html --perfetto p.json > run.out 2> run.err
 				echo $? > run.rc
 				"$bin" allocations "$p" "$sa" > alloc.csv 2> alloc.err
+				echo $? >> run.rc
+				"$bin" events "$p" "$sa" > events.csv 2> events.err
 				echo $? >> run.rc
 			)
 		done
