@@ -115,6 +115,7 @@ typedef struct sx {
 	uint8_t *reached; /* per container of the pickle: read already as an entry, list or block */
 	uint8_t *rec_reached; /* per record (by its position / 4): read already as an entry */
 	hm_strtab priv;   /* the frames lists of entries, as their elements' handles (entry_hook) */
+	umap priv_of;     /* a frames list's elements (hm_pk_same) -> its id in priv + 1 */
 	uint32_t *pub_of; /* by id in priv: its stack id + 1, once read */
 	size_t cap_pub;
 	uint8_t *field_of; /* by string id of the pickle: which entry key it is (entry_hook), + 1 */
@@ -697,6 +698,13 @@ static int field_of(sx *x, const hm_pk *p, hm_pkv key)
  * reaches it. -1 when the handles pass the pickle's bound. */
 static int priv_stack(sx *x, hm_pk *p, uint64_t off, hm_pkv list, uint32_t *id)
 {
+	uint32_t *slot = um_slot(&x->priv_of, hm_pk_same(p, list), 1); /* the same elements: found once */
+	if (*slot) {
+		*id = *slot - 1;
+		hm_pk_reduce(p, list, *id, 0);
+		return 0;
+	}
+	x->priv_of.n++;
 	size_t n = hm_pk_len(p, list);
 	hm_grow(&x->kv, &x->capkv, n + 1, sizeof *x->kv);
 	for (size_t i = 0; i < n; i++)
@@ -711,6 +719,7 @@ static int priv_stack(sx *x, hm_pk *p, uint64_t off, hm_pkv list, uint32_t *id)
 		hm_grow(&x->pub_of, &x->cap_pub, x->priv.n, sizeof *x->pub_of);
 		memset(x->pub_of + old, 0, (x->cap_pub - old) * sizeof *x->pub_of);
 	}
+	*um_slot(&x->priv_of, hm_pk_same(p, list), 1) = *id + 1;
 	hm_pk_reduce(p, list, *id, fresh);
 	return 0;
 }
@@ -1242,6 +1251,7 @@ static void free_sx(sx *x)
 	free(x->frame_of.key), free(x->frame_of.val), free(x->stack_of.key), free(x->stack_of.val);
 	free(x->block_at.key), free(x->block_at.val), free(x->blks), free(x->tmp), free(x->ops);
 	hm_strtab_free(&x->priv);
+	free(x->priv_of.key), free(x->priv_of.val);
 	free(x->pub_of), free(x->field_of), free(x->kv);
 	free(x);
 }

@@ -583,6 +583,13 @@ static int takeable(const cont *k)
 	return !(k->refs & (MEMO_MANY | GOT | FROZEN));
 }
 
+/* A list is taken only when its items are the arena's or shared (its first filling): its
+ * hm_pk_same stays its elements' until hm_pk_free, as the hook may keep it. */
+static int list_takeable(const cont *k)
+{
+	return takeable(k) && (k->shared & SH_ITEMS) && !k->run;
+}
+
 /* The bytes of a record, after their length (a varint), in the blocks of records. */
 static hm_pkv put_record(rd *r, uint64_t off, const void *rec, size_t len)
 {
@@ -1335,7 +1342,7 @@ hm_pkv hm_pk_reduce(hm_pk *p, hm_pkv list, uint64_t token, int fresh)
 		p->nroots += k->n;
 		r->kept += k->n * sizeof *k->items;
 	}
-	if (!takeable(k)) {
+	if (!list_takeable(k)) {
 		k->refs |= FROZEN;
 		return list;
 	}

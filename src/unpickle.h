@@ -12,7 +12,9 @@
  * dicts of many keys are hashed for look-ups, strings are interned once (a key or a file name repeated a million times is one string),
  * containers are arrays of handles in an arena of exact sizes, and the arrays that repeat
  * (a dict's keys, a frames list's frames) are kept once. A shared object (a frame dict referenced from many
- * stacks through the memo) is one node reached from many places.
+ * stacks through the memo) is one node reached from many places. A reader may take dicts as
+ * their pairs are set (hm_pk_hook: a snapshot's trace entries become records of a few bytes),
+ * so that the tree never holds millions of them.
  *
  * Ownership: hm_pk_load returns a tree the caller owns and frees with hm_pk_free; strings
  * and containers read from it stay valid until then. */
@@ -141,7 +143,7 @@ const char *hm_pk_str_of(const hm_pk *p, uint32_t id, size_t *len);
 uint32_t hm_pk_node(hm_pkv v);
 
 /* A list's or tuple's elements as a key (v a list or tuple): two with the same key have the
- * same elements. The frames lists of a snapshot repeat (a code path's stack is pickled anew
+ * same elements (a list hm_pk_reduce took keeps its key's meaning until hm_pk_free). The frames lists of a snapshot repeat (a code path's stack is pickled anew
  * each time it allocates) and hm_pk_load keeps each such array once, so a reader that works
  * out what a frames list means can do it once per key, not once per list. */
 uint64_t hm_pk_same(const hm_pk *p, hm_pkv v);
