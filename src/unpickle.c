@@ -92,18 +92,16 @@ struct getcache {
 #define RBLOCK_BITS 22
 #define RBLOCK ((size_t)1 << RBLOCK_BITS)
 
-/* Where hm_pk_item last was in a list of records, the run from first (a read goes on from
- * there; the records from one are always the same). */
-struct cursor {
-	hm_pkv first;
+/* A list of records (see add_run): its first and last, and where hm_pk_item last was in it
+ * (item i is v: a read goes on from there). */
+struct run {
+	hm_pkv first, last, v;
 	size_t i;
-	hm_pkv v;
 };
 
 struct hm_pk {
 	hm_strtab strs;
-	struct cursor *cur;
-	hm_pkv (*runs)[2];      /* by run list: its first and last record (see add_run) */
+	struct run *runs;       /* by run list (see add_run) */
 	size_t nruns, capruns;
 	unsigned char **rblocks; /* records (see RBLOCK) */
 	size_t nrblocks, caprblocks, rused;
@@ -387,15 +385,15 @@ static int add_run(rd *r, cont *k, hm_pkv list, const hm_pkv *v, size_t n)
 	hm_pk *p = r->p;
 	if (hm_pk_type(list) != HM_PK_LIST || !r->hook)
 		return 0;
-	if (k->run && in_order(p, p->runs[(uintptr_t)k->items][1], v, n)) {
-		p->runs[(uintptr_t)k->items][1] = v[n - 1];
+	if (k->run && in_order(p, p->runs[(uintptr_t)k->items].last, v, n)) {
+		p->runs[(uintptr_t)k->items].last = v[n - 1];
 		k->n += (uint32_t)n;
 		return 1;
 	}
 	if (k->run || k->n || k->cap || !in_order(p, HM_PK_ABSENT, v, n))
 		return 0;
 	hm_grow(&p->runs, &p->capruns, p->nruns + 1, sizeof *p->runs);
-	p->runs[p->nruns][0] = v[0], p->runs[p->nruns][1] = v[n - 1];
+	p->runs[p->nruns] = (struct run){v[0], v[n - 1], v[0], 0};
 	k->items = (hm_pkv *)(uintptr_t)p->nruns++;
 	k->run = 1, k->shared = SH_ITEMS | SH_KEYS, k->n = (uint32_t)n;
 	r->kept += sizeof *p->runs;
@@ -406,7 +404,7 @@ static int add_run(rd *r, cont *k, hm_pkv list, const hm_pkv *v, size_t n)
 static void unrun(rd *r, uint64_t off, cont *k)
 {
 	hm_pkv *items = hm_xrealloc(NULL, (k->n ? k->n : 1) * sizeof *items);
-	hm_pkv w = r->p->runs[(uintptr_t)k->items][0];
+	hm_pkv w = r->p->runs[(uintptr_t)k->items].first;
 	for (uint32_t i = 0; i < k->n; i++, w = hm_pk_record_next(r->p, w))
 		items[i] = w;
 	k->items = items, k->cap = k->n, k->run = 0, k->shared = 0;
@@ -1069,7 +1067,6 @@ hm_pk *hm_pk_load_with(const char *name, hm_src *src, const char *text, size_t l
 	r.p = hm_xcalloc(1, sizeof *r.p);
 	r.p->work = hm_xcalloc(1, sizeof *r.p->work);
 	r.p->gc = hm_xcalloc(1, sizeof *r.p->gc);
-	r.p->cur = hm_xcalloc(1, sizeof *r.p->cur);
 	r.p->rd = &r;
 	hm_grow(&r.stack, &r.capstack, 64, sizeof *r.stack); /* never NULL, even for an empty MARK */
 	int rc = 0;
@@ -1133,7 +1130,7 @@ void hm_pk_free(hm_pk *p)
 	free(p->work), free(p->gc);
 	for (size_t i = 0; i < p->nrblocks; i++)
 		free(p->rblocks[i]);
-	free(p->rblocks), free(p->free_nodes), free(p->roots), free(p->anchors), free(p->cur), free(p->runs);
+	free(p->rblocks), free(p->free_nodes), free(p->roots), free(p->anchors), free(p->runs);
 	for (size_t i = 0; i * CHUNK < p->nconts; i++)
 		free(p->chunks[i]);
 	free(p->chunks);
@@ -1209,10 +1206,9 @@ hm_pkv hm_pk_item(const hm_pk *p, hm_pkv v, size_t i)
 	const cont *c = cont_of(p, v);
 	if (!c->run)
 		return c->items[i];
-	struct cursor *k = p->cur; /* records are read one after another: going on costs one step */
-	hm_pkv first = p->runs[(uintptr_t)c->items][0];
-	if (k->first != first || k->i > i)
-		*k = (struct cursor){first, 0, first};
+	struct run *k = &p->runs[(uintptr_t)c->items]; /* read in order: going on costs one step */
+	if (k->i > i)
+		k->i = 0, k->v = k->first;
 	for (; k->i < i; k->i++)
 		k->v = hm_pk_record_next(p, k->v);
 	return k->v;
