@@ -88,8 +88,10 @@ struct getcache {
 #define DROPPED (TAG(HM_PK_STR) | UINT32_MAX)
 
 /* The bytes of the dicts a hook kept as records (hm_pk_hook), in blocks of RBLOCK: a
- * record's handle holds its position (block * RBLOCK + offset). */
-#define RBLOCK_BITS 22
+ * record's handle holds its position (block * RBLOCK + offset). Blocks under 2 MiB are
+ * touched page by page (util.c gives bigger ones huge pages): a small snapshot's records
+ * cost what they hold. */
+#define RBLOCK_BITS 20
 #define RBLOCK ((size_t)1 << RBLOCK_BITS)
 
 /* A list of records (see add_run): its first and last, and where hm_pk_item last was in it
