@@ -309,12 +309,12 @@ static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
 	const hm_snap *s = t->snap;
 	uint32_t id = UINT32_MAX;
 	switch (field) {
-	case HM_F_BLOCK_BYTES: set_int(v, s->block_bytes[e]); return;
-	case HM_F_STREAM: set_int(v, s->stream[e]); return;
-	case HM_F_SEGMENT: set_int(v, s->segment[e]); return;
+	case HM_F_BLOCK_BYTES: set_int(v, hm_pack_get(&s->block_bytes, e)); return;
+	case HM_F_STREAM: set_int(v, hm_pack_get(&s->stream, e)); return;
+	case HM_F_SEGMENT: set_int(v, hm_pack_get(&s->segment, e)); return;
 	case HM_F_FRAME: id = s->stack[e] == UINT32_MAX ? UINT32_MAX : s->stack_frame[s->stack[e]]; break;
-	case HM_F_COMPILE_CONTEXT: id = s->compile_ctx[e]; break;
-	case HM_F_USER_METADATA: id = s->user_meta[e]; break;
+	case HM_F_COMPILE_CONTEXT: id = (uint32_t)hm_pack_get(&s->compile_ctx, e); break;
+	case HM_F_USER_METADATA: id = (uint32_t)hm_pack_get(&s->user_meta, e); break;
 	}
 	if (id != UINT32_MAX)
 		set_name(v, t, id);

@@ -284,6 +284,16 @@ static void put_pack(db *d, sqlite3_stmt *st, int64_t idx, const char *name, con
 	free(v);
 }
 
+/* A packed column of uint32 ids as the plain uint32 column it stands for. */
+static void put_pack32(db *d, sqlite3_stmt *st, int64_t idx, const char *name, const hm_pack *p)
+{
+	uint32_t *v = hm_xrealloc(NULL, (p->n + 1) * sizeof *v);
+	for (size_t i = 0; i < p->n; i++)
+		v[i] = (uint32_t)hm_pack_get(p, i);
+	row(d, st, "itb", idx, name, (const void *)v, p->n * sizeof *v);
+	free(v);
+}
+
 /* Every column of a trace's store, and the category of each memory event. The analysis
  * has dropped the store's device columns (each event's device is its series'): they are
  * written back from the series, so a merge reads the trace as it was read. */
@@ -322,10 +332,10 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	put_strtab(d, st, idx, "threads", &t->threads);
 	const hm_snap *sn = t->snap;
 	if (sn) {
-		COL("snap.block_bytes", sn->block_bytes, n), COL("snap.stream", sn->stream, n);
-		COL("snap.segment", sn->segment, n), COL("snap.origin", sn->origin, n);
-		COL("snap.stack", sn->stack, n), COL("snap.compile_ctx", sn->compile_ctx, n);
-		COL("snap.user_meta", sn->user_meta, n), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
+		put_pack(d, st, idx, "snap.block_bytes", &sn->block_bytes), put_pack(d, st, idx, "snap.stream", &sn->stream);
+		put_pack(d, st, idx, "snap.segment", &sn->segment), COL("snap.origin", sn->origin, n);
+		COL("snap.stack", sn->stack, n), put_pack32(d, st, idx, "snap.compile_ctx", &sn->compile_ctx);
+		put_pack32(d, st, idx, "snap.user_meta", &sn->user_meta), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
 		COL("snap.segs", sn->segs, sn->nsegs), COL("snap.ooms", sn->ooms, sn->nooms);
 		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries, I(sn->untimed)};
 		COL("snap.counts", sc, 6);
@@ -883,18 +893,22 @@ static void get_strtab(const blobs *b, const char *name, hm_strtab *t, int *bad)
 		*bad = 1;
 }
 
+static void get_pack(const blobs *b, const char *name, size_t n, hm_pack *p, int *bad);
+
 static void get_snap(const blobs *b, hm_trace *t, int *bad)
 {
 	size_t n = t->mem.n;
 	hm_snap *s = t->snap = hm_xcalloc(1, sizeof *s);
 	s->cap = n;
-	s->block_bytes = column(b, "snap.block_bytes", n, sizeof *s->block_bytes, bad);
-	s->stream = column(b, "snap.stream", n, sizeof *s->stream, bad);
-	s->segment = column(b, "snap.segment", n, sizeof *s->segment, bad);
+	get_pack(b, "snap.block_bytes", n, &s->block_bytes, bad);
+	get_pack(b, "snap.stream", n, &s->stream, bad);
+	get_pack(b, "snap.segment", n, &s->segment, bad);
 	s->origin = column(b, "snap.origin", n, sizeof *s->origin, bad);
 	s->stack = column(b, "snap.stack", n, sizeof *s->stack, bad);
-	s->compile_ctx = column(b, "snap.compile_ctx", n, sizeof *s->compile_ctx, bad);
-	s->user_meta = column(b, "snap.user_meta", n, sizeof *s->user_meta, bad);
+	uint32_t *ids[2] = {column(b, "snap.compile_ctx", n, sizeof **ids, bad), column(b, "snap.user_meta", n, sizeof **ids, bad)};
+	for (size_t i = 0; i < n && !*bad; i++)
+		hm_pack_add(&s->compile_ctx, ids[0][i]), hm_pack_add(&s->user_meta, ids[1][i]);
+	free(ids[0]), free(ids[1]);
 	get_strtab(b, "snap.frames", &s->frames, bad);
 	get_strtab(b, "snap.stacks", &s->stacks, bad);
 	s->stack_frame = column(b, "snap.stack_frame", s->stacks.n, sizeof *s->stack_frame, bad);
@@ -1060,10 +1074,11 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 	for (size_t i = 0; i < m->n; i++) {
 		if (sn->stack[i] != UINT32_MAX && sn->stack[i] >= sn->stacks.n)
 			BAD("snapshot entry %zu: stack id %u of %zu stacks", i, (unsigned)sn->stack[i], sn->stacks.n);
-		if ((sn->compile_ctx[i] != UINT32_MAX && sn->compile_ctx[i] >= nnames) ||
-		    (sn->user_meta[i] != UINT32_MAX && sn->user_meta[i] >= nnames))
+		uint32_t cc = (uint32_t)hm_pack_get(&sn->compile_ctx, i), um = (uint32_t)hm_pack_get(&sn->user_meta, i);
+		if ((cc != UINT32_MAX && cc >= nnames) || (um != UINT32_MAX && um >= nnames))
 			BAD("snapshot entry %zu: a name id beyond its %zu names", i, nnames);
-		if (!NONE_OR(sn->block_bytes[i], sn->block_bytes[i] >= 0 && sn->block_bytes[i] <= HM_STORE_MEM_LIMIT))
+		int64_t bb = hm_pack_get(&sn->block_bytes, i);
+		if (!NONE_OR(bb, bb >= 0 && bb <= HM_STORE_MEM_LIMIT))
 			BAD("snapshot entry %zu: block size beyond 2^60 bytes", i);
 		if (sn->origin[i] > HM_SNAP_BLOCK)
 			BAD("snapshot entry %zu: origin %u is not hmem's", i, (unsigned)sn->origin[i]);

@@ -926,13 +926,8 @@ static uint32_t entry_name(sx *x, uint32_t id)
 /* The snapshot's columns, room for c rows (store.h hm_snap). */
 static void grow_rows(hm_snap *s, size_t c)
 {
-	s->block_bytes = hm_xrealloc(s->block_bytes, c * sizeof *s->block_bytes);
-	s->segment = hm_xrealloc(s->segment, c * sizeof *s->segment);
 	s->origin = hm_xrealloc(s->origin, c * sizeof *s->origin);
-	s->stream = hm_xrealloc(s->stream, c * sizeof *s->stream);
 	s->stack = hm_xrealloc(s->stack, c * sizeof *s->stack);
-	s->compile_ctx = hm_xrealloc(s->compile_ctx, c * sizeof *s->compile_ctx);
-	s->user_meta = hm_xrealloc(s->user_meta, c * sizeof *s->user_meta);
 	s->cap = c;
 }
 
@@ -964,9 +959,9 @@ static void add_snap_row(sx *x, enum hm_snap_origin origin, const blk *b, int64_
 	size_t i = x->t->mem.n - 1;
 	if (i >= s->cap)
 		grow_rows(s, s->cap ? s->cap * 2 : 1024);
-	s->block_bytes[i] = b ? b->size : HM_NONE, s->segment[i] = b ? (int64_t)b->seg : HM_NONE;
-	s->origin[i] = (uint8_t)origin, s->stream[i] = stream, s->stack[i] = stack;
-	s->compile_ctx[i] = cc, s->user_meta[i] = um;
+	hm_pack_add(&s->block_bytes, b ? b->size : HM_NONE), hm_pack_add(&s->segment, b ? (int64_t)b->seg : HM_NONE);
+	hm_pack_add(&s->stream, stream), hm_pack_add(&s->compile_ctx, cc), hm_pack_add(&s->user_meta, um);
+	s->origin[i] = (uint8_t)origin, s->stack[i] = stack;
 }
 
 /* An entry that changes the device's segments or live blocks, kept for the replay. */

@@ -123,7 +123,9 @@ void hm_store_free_snap(hm_snap *s)
 {
 	if (!s)
 		return;
-	free(s->block_bytes), free(s->segment), free(s->origin), free(s->stream), free(s->stack), free(s->compile_ctx), free(s->user_meta);
+	hm_pack_free(&s->block_bytes), hm_pack_free(&s->segment), hm_pack_free(&s->stream);
+	hm_pack_free(&s->compile_ctx), hm_pack_free(&s->user_meta);
+	free(s->origin), free(s->stack);
 	hm_strtab_free(&s->frames);
 	hm_strtab_free(&s->stacks);
 	free(s->stack_frame);

@@ -281,12 +281,14 @@ enum hm_snap_origin { HM_SNAP_ENTRY, HM_SNAP_BASELINE, HM_SNAP_BLOCK };
 
 typedef struct hm_snap {
 	size_t cap;                 /* of the columns below, indexed like hm_mem */
-	int64_t *block_bytes;       /* the rounded block size, where the segments tell; HM_NONE */
-	int64_t *segment;           /* the address of that block's segment; HM_NONE */
-	int64_t *stream;            /* HM_NONE where absent */
+	hm_pack block_bytes;        /* the rounded block size, where the segments tell; HM_NONE */
+	hm_pack segment;            /* the address of that block's segment; HM_NONE */
+	hm_pack stream;             /* HM_NONE where absent (packed, pack.h: the first two are set
+				     * only on rows of live blocks, the stream seldom changes) */
 	uint8_t *origin;            /* enum hm_snap_origin */
 	uint32_t *stack;            /* id in stacks; UINT32_MAX: no frames recorded */
-	uint32_t *compile_ctx, *user_meta; /* ids in hm_trace.names; UINT32_MAX: absent */
+	hm_pack compile_ctx, user_meta; /* ids in hm_trace.names; UINT32_MAX: absent (packed: few
+				     * distinct, most rows have none) */
 	hm_strtab frames;           /* each the bytes of one hm_frame */
 	hm_strtab stacks;           /* each the uint32_t frame ids, innermost first, filtered */
 	uint32_t *stack_frame;      /* by stack id: its first user frame as "file(line): name"
