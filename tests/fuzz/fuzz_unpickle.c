@@ -75,8 +75,8 @@ static void check_store(const hm_trace *t)
 		abort();
 	for (size_t i = 0; i < m->n; i++) {
 		if (m->thread[i] >= t->threads.n || (s->stack[i] != UINT32_MAX && s->stack[i] >= s->stacks.n) ||
-		    (s->compile_ctx[i] != UINT32_MAX && s->compile_ctx[i] >= t->names.n) ||
-		    (s->user_meta[i] != UINT32_MAX && s->user_meta[i] >= t->names.n))
+		    ((uint32_t)hm_pack_get(&s->compile_ctx, i) != UINT32_MAX && (uint32_t)hm_pack_get(&s->compile_ctx, i) >= t->names.n) ||
+		    ((uint32_t)hm_pack_get(&s->user_meta, i) != UINT32_MAX && (uint32_t)hm_pack_get(&s->user_meta, i) >= t->names.n))
 			abort();
 		if (s->stack[i] != UINT32_MAX) {
 			const uint32_t *ids;
