@@ -628,7 +628,8 @@ static all_block all_allocations(contexts *ctx, hm_strtab *whos, const hm_report
 			memcpy(&u, &ad, 8), put_le(c_addr + 8 * i, u, 8);
 			memcpy(&u, &bb, 8), put_le(c_blk + 8 * i, u, 8);
 		}
-		put_le(c_from + 4 * i, before ? 0 : k + 1, 4);
+		/* a snapshot's live block no entry made is live from the start (analyze.h, before 2) */
+		put_le(c_from + 4 * i, before || s->before[k] == 2 ? 0 : k + 1, 4);
 		put_le(c_to + 4 * i, before ? k + 1 : s->partner[k] >= 0 ? (uint64_t)s->partner[k] + 1 : UINT32_MAX, 4);
 		put_le(c_ctx + 4 * i, context_of(ctx, hf, s, (uint32_t)k, &b), 4);
 		put_le(c_who + 4 * i, hm_strtab_intern(whos, who, strlen(who)), 4);
