@@ -531,27 +531,38 @@ local function same(a, b)
   return a == b
 end
 
-local function findings_case(rules, trace, opts)
-  opts = opts or {}
-  local pre = ("browser findings (%s on %s): "):format(rules:match("[^/]+$"), trace:match("([^/]+)/?$"))
-  local html, js = tmp .. "/f.html", tmp .. "/f.json"
+-- RULES on TRACE as a page and --json (tmp/NAME.html, tmp/NAME.json): the page's text, the
+-- --json report and the page's data; nil when hmem fails (a check, named with PRE).
+local function page_of(rules, trace, name, pre)
+  local html, js = tmp .. "/" .. name .. ".html", tmp .. "/" .. name .. ".json"
   if not check(os.execute(("hmem run -q %s %s --html %s --json %s"):format(rules, trace, html, js)), pre .. "hmem writes it") then
-    return
+    return nil
   end
-  local page, rep = read(html), cjson.decode(read(js))
-  local data = cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+  local page = read(html)
+  return page, cjson.decode(read(js)), cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+end
+-- PAGE with tests/browser_driver.js under window.HMEM_TEST = CFG, in Chromium: what the
+-- driver found, or nil when it did not run (a check, named with PRE).
+local function drive(page, cfg, name, pre)
   local driver = read("tests/browser_driver.js")
-  local p = page:gsub("</body>", function()
-    return "<script>window.HMEM_TEST = " .. cjson.encode({ mode = "findings" }) .. ";</script>\n<script>\n" .. driver ..
-      "</script>\n</body>"
-  end, 1)
-  write(tmp .. "/f_t.html", p)
-  local h = io.popen(("timeout 120 %s %s --dump-dom file://%s/f_t.html 2>/dev/null"):format(chromium, flags, tmp))
+  write(tmp .. "/" .. name .. "_t.html", (page:gsub("</body>", function()
+    return "<script>window.HMEM_TEST = " .. cjson.encode(cfg) .. ";</script>\n<script>\n" .. driver .. "</script>\n</body>"
+  end, 1)))
+  local h = io.popen(("timeout 120 %s %s --dump-dom file://%s/%s_t.html 2>/dev/null"):format(chromium, flags, tmp, name))
   local dom = h:read("a")
   h:close()
   local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
-  if not check(res ~= nil, pre .. "Chromium ran the page and the probe") then return end
-  res = cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
+  if not check(res ~= nil, pre .. "Chromium ran the page and the probe") then return nil end
+  return cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
+end
+
+local function findings_case(rules, trace, opts)
+  opts = opts or {}
+  local pre = ("browser findings (%s on %s): "):format(rules:match("[^/]+$"), trace:match("([^/]+)/?$"))
+  local page, rep, data = page_of(rules, trace, "f", pre)
+  if not page then return end
+  local res = drive(page, { mode = "findings" }, "f", pre)
+  if not res then return end
   check(#res.errors == 0, pre .. "no script error", table.concat(res.errors, "\n"))
   check(res.broken and #res.broken == 0 and #res.broken_multiples == 0,
     pre .. "no word is broken across lines, in the single view nor the small multiples",
@@ -701,18 +712,13 @@ end
 local function segview_case(rules, trace)
   local name = trace:match("([^/]+)$")
   local pre = ("browser segview (%s on %s): "):format(rules, name)
-  local html, js = tmp .. "/sv.html", tmp .. "/sv.json"
-  if not check(os.execute(("hmem run -q %s %s --html %s --json %s"):format(rules, trace, html, js)), pre .. "hmem writes it") then
-    return
-  end
-  local page, rep = read(html), cjson.decode(read(js))
-  local data = cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+  local page, rep, data = page_of(rules, trace, "sv", pre)
+  if not page then return end
   local h = io.popen(("hmem allocations -q %s %s"):format(rules, trace))
   local recs = csv.records(h:read("a"))
   h:close()
   local col = {}
   for i, nm in ipairs(recs[1]) do col[nm] = i end
-  local driver = read("tests/browser_driver.js")
   for i, js_s in ipairs(rep.series) do
     local ds = data.series[i]
     if not (js_s.snapshot and ds.segview and js_s.device:find("^cuda")) then goto next_series end
@@ -743,17 +749,8 @@ local function segview_case(rules, trace)
         if n > most then most, click = n, (ds.t[k] + ds.t[k + 1]) // 2 end
       end
     end
-    local cfg = { mode = "segview", series = i - 1, click_ns = click }
-    local p = page:gsub("</body>", function()
-      return "<script>window.HMEM_TEST = " .. cjson.encode(cfg) .. ";</script>\n<script>\n" .. driver .. "</script>\n</body>"
-    end, 1)
-    write(tmp .. "/sv_t.html", p)
-    local hh = io.popen(("timeout 120 %s %s --dump-dom file://%s/sv_t.html 2>/dev/null"):format(chromium, flags, tmp))
-    local dom = hh:read("a")
-    hh:close()
-    local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
-    if not check(res ~= nil, sp .. "Chromium ran the page and the probe") then goto next_series end
-    res = cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
+    local res = drive(page, { mode = "segview", series = i - 1, click_ns = click }, "sv", sp)
+    if not res then goto next_series end
     check(#res.errors == 0, sp .. "no script error", table.concat(res.errors, "\n"))
     local v = res.segview
     if not check(v and not v.missing and #v.moments > 0, sp .. "the allocator's view is there", cjson.encode(v)) then

@@ -28,18 +28,7 @@ import subprocess
 import sys
 import tempfile
 
-
-class Data(pickle.Unpickler):
-    def find_class(self, module, name):
-        raise pickle.UnpicklingError("a snapshot holds no classes: %s.%s" % (module, name))
-
-
-def load(path):
-    with open(path, "rb") as f:
-        s = Data(f).load()
-    if isinstance(s, list):  # 1.13: a list of segments
-        s = {"segments": s, "device_traces": []}
-    return s
+from who import load, real_snapshots  # the pickle read with no class allowed; the real snapshots
 
 
 def pool_of(seg):
@@ -150,18 +139,6 @@ def synthetic(tmp):
             pickle.dump(s, f, protocol=4)
         paths.append(p)
     return paths
-
-
-def real_snapshots():
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "snapshots")
-    dirs = [root] + [d for d in os.environ.get("HMEM_REAL_SNAPSHOTS", "").split(":") if d]
-    seen, out = set(), []
-    for d in dirs:
-        for name in sorted(os.listdir(d)):
-            if name.endswith(".pickle") and name not in seen:
-                seen.add(name)
-                out.append(os.path.join(d, name))
-    return out
 
 
 def main(argv):
