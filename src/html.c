@@ -428,10 +428,12 @@ static void text_add(text *t, const char *s, size_t n)
 	t->n += n;
 }
 
-/* The page's contexts (each distinct one once), and for the snapshot being written the
- * context of each of its stacks, made once however many rows share it. */
+/* The page's contexts, each distinct one once: a trace's as text (id 2i: tab's i), a
+ * snapshot's stack as the ids of its frame lines (id 2j + 1: stacks' j, uint32 ids in
+ * lines), so a frame many stacks share is in the page once. For the snapshot being
+ * written, the context of each of its stacks, made once however many rows share it. */
 typedef struct contexts {
-	hm_strtab tab;
+	hm_strtab tab, stacks, lines;
 	const hm_trace *t; /* whose stacks of[] holds */
 	uint32_t *of;      /* stack id -> context id + 1; 0: not made yet */
 } contexts;
@@ -444,7 +446,7 @@ static uint32_t frames_of(contexts *ctx, const hm_trace *t, uint32_t stack, text
 {
 	const hm_snap *sn = t->snap;
 	if (stack == UINT32_MAX || stack >= sn->stacks.n)
-		return hm_strtab_intern(&ctx->tab, "", 0);
+		return 2 * hm_strtab_intern(&ctx->tab, "", 0);
 	if (ctx->t != t) {
 		free(ctx->of);
 		ctx->of = hm_xcalloc(sn->stacks.n + 1, sizeof *ctx->of);
@@ -453,21 +455,26 @@ static uint32_t frames_of(contexts *ctx, const hm_trace *t, uint32_t stack, text
 	if (ctx->of[stack])
 		return ctx->of[stack] - 1;
 	const uint32_t *ids;
-	size_t n = hm_snap_stack(sn, stack, &ids);
+	size_t n = hm_snap_stack(sn, stack, &ids), m = 0;
+	uint32_t lid[HM_HTML_FRAMES + 1];
 	char line[64];
-	b->n = 0;
-	for (size_t i = 0; i < n && i < HM_HTML_FRAMES; i++) {
-		hm_frame fr = hm_snap_frame(sn, ids[i]);
-		if (fr.file < t->names.n)
-			text_add(b, t->names.str[fr.file], t->names.len[fr.file]);
-		text_add(b, line, (size_t)snprintf(line, sizeof line, "(%" PRId64 "): ", fr.line));
-		if (fr.name < t->names.n)
-			text_add(b, t->names.str[fr.name], t->names.len[fr.name]);
-		text_add(b, "\n", 1);
+	for (size_t i = 0; i <= n && i <= HM_HTML_FRAMES; i++) {
+		b->n = 0;
+		if (i == n || i == HM_HTML_FRAMES) {
+			if (n <= HM_HTML_FRAMES)
+				break;
+			text_add(b, line, (size_t)snprintf(line, sizeof line, "(%zu outer frames left out)", n - HM_HTML_FRAMES));
+		} else {
+			hm_frame fr = hm_snap_frame(sn, ids[i]);
+			if (fr.file < t->names.n)
+				text_add(b, t->names.str[fr.file], t->names.len[fr.file]);
+			text_add(b, line, (size_t)snprintf(line, sizeof line, "(%" PRId64 "): ", fr.line));
+			if (fr.name < t->names.n)
+				text_add(b, t->names.str[fr.name], t->names.len[fr.name]);
+		}
+		lid[m++] = hm_strtab_intern(&ctx->lines, b->p, b->n);
 	}
-	if (n > HM_HTML_FRAMES)
-		text_add(b, line, (size_t)snprintf(line, sizeof line, "(%zu outer frames left out)\n", n - HM_HTML_FRAMES));
-	uint32_t id = hm_strtab_intern(&ctx->tab, b->n ? b->p : "", b->n ? b->n - 1 : 0);
+	uint32_t id = 2 * hm_strtab_intern(&ctx->stacks, (const char *)lid, m * sizeof *lid) + 1;
 	ctx->of[stack] = id + 1;
 	return id;
 }
@@ -491,7 +498,7 @@ static uint32_t context_of(contexts *ctx, const hm_file *hf, const hm_series *s,
 		text_add(b, names->str[id], names->len[id]);
 		text_add(b, "\n", 1);
 	}
-	return hm_strtab_intern(&ctx->tab, b->n ? b->p : "", b->n ? b->n - 1 : 0);
+	return 2 * hm_strtab_intern(&ctx->tab, b->n ? b->p : "", b->n ? b->n - 1 : 0);
 }
 
 static void live_json(FILE *f, contexts *ctx, const hm_file *hf, const hm_series *s, const uint8_t *keep)
@@ -556,8 +563,9 @@ static void live_json(FILE *f, contexts *ctx, const hm_file *hf, const hm_series
  *   block: float64, the block's rounded size where the segments tell it (live at the end), -1
  *   from, to: uint32, the event positions + 1 between which it is live (the state after event
  *     k is live[k + 1]; the start is 0; to = 2^32 - 1: never freed)
- *   ctx, who: uint32, ids in the page's contexts and whos (its stack, one slice a line; who
- *     allocated it, as the summary says)
+ *   ctx, who: uint32, its stack (a context id: 2i, contexts[i], the enclosing slices one a
+ *     line; 2j + 1, stacks[j], a snapshot's frames as ids in frame_lines) and who allocated
+ *     it (an id in whos, as the summary says)
  *   step: int32 (-1: none), cat: uint16 (its category id).
  * A row is live at the state after event k when from <= k + 1 < to. */
 typedef struct all_block {
@@ -953,16 +961,27 @@ static void data_json(FILE *f, const hm_report *r, const colors *k, all_block *a
 			fputs(n ? ",\n" : "\n", f);
 			series_json(f, &ctx, &whos, &all[n], r, r->files[i], &r->files[i]->series[si]);
 		}
-	const hm_strtab *lists[] = {&ctx.tab, &whos};
-	for (int l = 0; l < 2; l++) {
-		fputs(l ? "],\n\"whos\":[" : "],\n\"contexts\":[", f);
+	const hm_strtab *lists[] = {&ctx.tab, &whos, &ctx.lines};
+	static const char *const names[] = {"contexts", "whos", "frame_lines"};
+	for (int l = 0; l < 3; l++) {
+		fprintf(f, "],\n\"%s\":[", names[l]);
 		for (size_t i = 0; i < lists[l]->n; i++) {
 			fputs(i ? ",\n" : "\n", f);
 			hm_json_str(f, lists[l]->str[i], lists[l]->len[i], 1);
 		}
 	}
+	fputs("],\n\"stacks\":[", f);
+	for (size_t i = 0; i < ctx.stacks.n; i++) {
+		const uint32_t *lid = (const uint32_t *)(const void *)ctx.stacks.str[i];
+		fputs(i ? ",[" : "[", f);
+		for (size_t j = 0; j < ctx.stacks.len[i] / sizeof *lid; j++)
+			fprintf(f, "%s%" PRIu32, j ? "," : "", lid[j]);
+		putc(']', f);
+	}
 	fputs("]}", f);
 	hm_strtab_free(&ctx.tab);
+	hm_strtab_free(&ctx.stacks);
+	hm_strtab_free(&ctx.lines);
 	free(ctx.of);
 	hm_strtab_free(&whos);
 }

@@ -589,7 +589,7 @@
       swatchOf({ cat: a[3], color: cat.color }, ct);
       ct.appendChild(document.createTextNode(cat.name));
       html("td", "num", a[5] < 0 ? "before the trace" : "+" + fmtMs(a[5]) + " ms", tr);
-      var lines = (data.contexts[a[4]] || "").split("\n").filter(function (x) { return x; });
+      var lines = ctxText(a[4]).split("\n").filter(function (x) { return x; });
       var w = html("td", "where", null, tr);
       if (!lines.length) w.textContent = "-";
       else if (lines.length === 1) html("b", null, lines[0], w);
@@ -650,10 +650,25 @@
     if (c.at[j] < 0) return "before the trace";
     return c.ft[j] < 0 ? "never freed" : fmtMs(c.ft[j] - c.at[j]) + " ms";
   }
+  /* A context's text (html.c contexts): id 2i, contexts[i]; id 2j + 1, the frame lines of
+   * stacks[j], one a line. Every id's text, once, for the search. */
+  function ctxText(id) {
+    if (!(id & 1)) return data.contexts[id >> 1] || "";
+    var st = (data.stacks || [])[id >> 1];
+    return st ? st.map(function (k) { return data.frame_lines[k]; }).join("\n") : "";
+  }
+  var ctxAll = null;
+  function allContexts() {
+    if (ctxAll) return ctxAll;
+    var n = 2 * Math.max(data.contexts.length, (data.stacks || []).length) + 2;
+    ctxAll = [];
+    for (var id = 0; id < n; id++) ctxAll.push(ctxText(id));
+    return ctxAll;
+  }
   /* A row's stack as the page keeps it (html.c context_of): a snapshot's frames, innermost
    * first; a trace's enclosing slices, outermost first. */
   function stackText(s, c, j) {
-    var lines = (data.contexts[c.ctx[j]] || "").split("\n").filter(function (x) { return x; });
+    var lines = ctxText(c.ctx[j]).split("\n").filter(function (x) { return x; });
     if (s.segview) return lines.length ? "frames (innermost first):\n" + lines.join("\n") : "no frames recorded";
     return lines.length ? "enclosing (outermost first):\n" + lines.join("\n") : "no enclosing slice";
   }
@@ -699,7 +714,7 @@
         for (var i = 0; i < list.length; i++) h[i] = (list[i] || "").toLowerCase().indexOf(q) >= 0 ? 1 : 0;
         return h;
       }
-      var w = hits(data.whos), x = hits(data.contexts), k = hits(data.categories.map(function (e) { return e.name; }));
+      var w = hits(data.whos), x = hits(allContexts()), k = hits(data.categories.map(function (e) { return e.name; }));
       return function (j) { return w[c.who[j]] || x[c.ctx[j]] || k[c.cat[j]]; };
     }
     /* The first n rows in the order chosen (ties: larger first, then as stored): a sorted
@@ -1167,7 +1182,7 @@
    * `stats`: internal free (the live blocks' rounding, where known) and external free (the
    * rest of the segments). A click on a block shows its frames. Each figure is an element
    * with data-view (its name) and data-v, each segment a row of the table under it. */
-  var SV_ROWS = 24, SV_ROW = 18, SV_BAR = 14, SV_LIST = 500;
+  var SV_ROWS = 8, SV_ROW = 18, SV_BAR = 14, SV_LIST = 500;
   var svState = null;
   function segviewSection(s, idx) {
     var sv = s.segview, sec = section("segview", "segview", "The allocator's state: segments and blocks");
@@ -1233,7 +1248,8 @@
     [["segments", st.segs.length, "segments"], ["reserved_bytes", st.reserved, "reserved by the segments"],
       ["requested_bytes", st.allocated, "allocated (requested by the live blocks)"], ["blocks", st.nblocks, "live blocks"],
       ["internal_free_bytes", st.internal, "internal free (memory_viz stats: the live blocks' rounding" +
-        (st.unsized ? ", of the " + (st.nblocks - st.unsized) + " whose size is known" : "") + ")"],
+        (st.unsized ? st.unsized === st.nblocks ? ": no live block's size is known then" : ", of the " +
+        (st.nblocks - st.unsized) + " blocks whose size is known" : "") + ")"],
       ["external_free_bytes", st.external, "external free (memory_viz stats: the rest of the segments)"]
     ].forEach(function (r) {
       var tr = html("tr", null, null, tb), e;
@@ -1289,20 +1305,25 @@
    * size (at least 3 px) on one scale, chosen so that the largest fits a line and the group
    * takes at most SV_ROWS lines. */
   function drawGroups(v, st) {
-    var s = v.s, c = s.cols, sv = s.segview, groups = {}, order = [];
+    var s = v.s, c = s.cols, sv = s.segview, groups = {}, order = [], sums = {};
+    /* PyTorch's pool (0, 0) is the caching allocator's own; any other is private: a CUDA
+     * graph's or a MemPool's. A segment given back says no pool. */
     st.segs.forEach(function (sg) {
-      var key = "stream " + (sv.st[sg.i] == null ? "?" : sv.st[sg.i]) + (sv.pl[sg.i] != null ? ", pool (" + sv.pl[sg.i] + ")" :
-        ", pool unknown");
-      if (!groups[key]) { groups[key] = []; order.push(key); }
+      var pl = sv.pl[sg.i], key = "stream " + (sv.st[sg.i] == null ? "?" : sv.st[sg.i]) + (pl == null ? ", pool unknown" :
+        pl === "0,0" ? ", the default pool" : ", private pool (" + pl + "): a CUDA graph's or a MemPool's");
+      if (!groups[key]) { groups[key] = []; order.push(key); sums[key] = 0; }
       groups[key].push(sg);
+      sums[key] += sg.size;
     });
+    order.sort(function (a, b) { return sums[b] - sums[a]; }); /* the most reserved first */
+    svLegend(v, st);
     var W = Math.max(Math.min(v.sec.clientWidth - 24, 1200), 300), dpr = window.devicePixelRatio || 1;
     order.forEach(function (key) {
       var list = groups[key], total = 0, max = 0;
       list.forEach(function (sg) { total += sg.size; max = Math.max(max, sg.size); });
       var gsec = html("div", "svgroup", null, v.groups);
       html("h4", null, key + ": " + list.length + " segment" + (list.length === 1 ? "" : "s") + ", " + fmtBytes(total), gsec);
-      var scale = Math.min(W / max, W * SV_ROWS / total), x = 0, row = 0;
+      var scale = Math.min(W / max, Math.max(W * SV_ROWS - 3 * list.length, W) / total), x = 0, row = 0;
       list.forEach(function (sg) {
         var w = Math.max(sg.size * scale, 3);
         if (x > 0 && x + w > W) { x = 0; row++; }
@@ -1321,13 +1342,15 @@
         g.fillStyle = "#f2f2f2";
         g.fillRect(sg.x, y, sg.w, SV_BAR);
         sg.blocks.forEach(function (b) {
-          var bx = sg.x + (c.addr[b] - sg.addr) * k, cat = data.categories[c.cat[b]];
+          var bx = sg.x + (c.addr[b] - sg.addr) * k, cat = data.categories[c.cat[b]], bw = c.bytes[b] * k;
           g.fillStyle = cat ? cat.color : "#888";
-          g.fillRect(bx, y, Math.max(c.bytes[b] * k, 0.5), SV_BAR);
+          g.fillRect(bx, y, Math.max(bw, 0.5), SV_BAR);
           if (c.blk[b] > c.bytes[b]) {
             g.fillStyle = "#f2a6a6";
-            g.fillRect(bx + c.bytes[b] * k, y, (c.blk[b] - c.bytes[b]) * k, SV_BAR);
+            g.fillRect(bx + bw, y, (c.blk[b] - c.bytes[b]) * k, SV_BAR);
           }
+          /* where a block starts, a white hairline: neighbours of one category stay two */
+          if (bw >= 4) { g.fillStyle = "#fff"; g.fillRect(bx, y, 1, SV_BAR); }
         });
         g.strokeStyle = "#777";
         g.lineWidth = 1;
@@ -1359,6 +1382,23 @@
       });
     });
   }
+  /* The colours of the view: each category with a live block then (and its bytes), the
+   * rounding, the free space. */
+  function svLegend(v, st) {
+    var c = v.s.cols, by = {}, ul = html("ul", "svlegend", null, v.groups);
+    st.segs.forEach(function (sg) { sg.blocks.forEach(function (b) { by[c.cat[b]] = (by[c.cat[b]] || 0) + c.bytes[b]; }); });
+    Object.keys(by).sort(function (a, b) { return by[b] - by[a]; }).forEach(function (k) {
+      var cat = data.categories[k] || { name: "-", color: "#888" }, li = html("li", null, null, ul);
+      swatchOf({ cat: +k, color: cat.color }, li);
+      li.appendChild(document.createTextNode(cat.name + " " + fmtBytes(by[k])));
+    });
+    var r = html("li", null, null, ul);
+    html("span", "sw", null, r).style.background = "#f2a6a6";
+    r.appendChild(document.createTextNode("rounding (internal free) " + fmtBytes(st.internal)));
+    var f = html("li", null, null, ul);
+    html("span", "sw", null, f).style.background = "#f2f2f2";
+    f.appendChild(document.createTextNode("free (external) " + fmtBytes(st.external)));
+  }
   function segText(sv, sg) {
     return "segment 0x" + sg.addr.toString(16) + ": " + fmtBytes(sg.size) + ", " + fmtBytes(sg.req) + " allocated in " +
       sg.blocks.length + " blocks, " + fmtBytes(sg.size - sg.req - sg.round) + " free; made " +
@@ -1376,7 +1416,8 @@
     swatchOf({ cat: c.cat[b], color: cat.color }, p);
     p.appendChild(document.createTextNode("block 0x" + c.addr[b].toString(16) + ": " + fmtBytes(c.bytes[b]) + " asked for" +
       (c.blk[b] >= 0 ? ", a block of " + fmtBytes(c.blk[b]) : "") + ", " + cat.name + ", allocated " +
-      (c.at[b] < 0 ? "before the trace" : "at +" + fmtMs(c.at[b]) + " ms") + ", " + lifeText(c, b) + "; by " +
+      (c.at[b] < 0 ? "before the trace" : "at +" + fmtMs(c.at[b]) + " ms") + ", " + (c.at[b] >= 0 && c.ft[b] >= 0 ?
+      "freed " + fmtMs(c.ft[b] - c.at[b]) + " ms later" : lifeText(c, b)) + "; by " +
       (data.whos[c.who[b]] || "-")));
     p.setAttribute("data-row", b);
     html("pre", null, stackText(s, c, b), v.pick);
