@@ -1323,12 +1323,14 @@
       list.forEach(function (sg) { total += sg.size; max = Math.max(max, sg.size); });
       var gsec = html("div", "svgroup", null, v.groups);
       html("h4", null, key + ": " + list.length + " segment" + (list.length === 1 ? "" : "s") + ", " + fmtBytes(total), gsec);
-      var scale = Math.min(W / max, Math.max(W * SV_ROWS - 3 * list.length, W) / total), x = 0, row = 0;
+      /* thousands of small segments: 1 px each at least and no gap, so the lines stay few */
+      var many = list.length * 5 > W * SV_ROWS * 4, minw = many ? 1 : 3, gap = many ? 0 : 2;
+      var scale = Math.min(W / max, Math.max(W * SV_ROWS - (minw + gap) * list.length, W) / total), x = 0, row = 0;
       list.forEach(function (sg) {
-        var w = Math.max(sg.size * scale, 3);
+        var w = Math.max(sg.size * scale, minw);
         if (x > 0 && x + w > W) { x = 0; row++; }
         sg.x = x, sg.w = w, sg.row = row;
-        x += w + 2;
+        x += w + gap;
       });
       var cv = html("canvas", null, null, gsec), H = (row + 1) * SV_ROW;
       cv.width = Math.round(W * dpr);
@@ -1432,7 +1434,9 @@
     ["address", "size", "blocks", "allocated", "rounding", "free", "stream", "pool", "made", "given back"].forEach(function (h, k) {
       html("th", k && k < 6 ? "num" : null, h, hr);
     });
-    st.segs.forEach(function (sg) {
+    /* laid out when unfolded: a snapshot may hold a hundred thousand small segments */
+    det.addEventListener("toggle", function () { if (det.open && !tb.querySelector("tr.svseg")) st.segs.forEach(segRow); });
+    function segRow(sg) {
       var tr = html("tr", "svseg", null, tb);
       [["addr", sg.addr], ["size", sg.size], ["blocks", sg.blocks.length], ["requested", sg.req], ["rounding", sg.round],
         ["free", sg.size - sg.req - sg.round]].forEach(function (f, k) {
@@ -1443,10 +1447,10 @@
       html("td", null, sv.pl[sg.i] == null ? "-" : "(" + sv.pl[sg.i] + ")", tr);
       html("td", null, sv.bt[sg.i] == null ? "before recording" : "+" + fmtMs(sv.bt[sg.i]) + " ms", tr);
       html("td", null, sv.dt[sg.i] == null ? "live at the end" : "+" + fmtMs(sv.dt[sg.i]) + " ms", tr);
-    });
+    }
     var bd = html("details", "svblocks", null, v.list), all = [];
     html("summary", null, st.nblocks - st.outside + " live blocks, in address order", bd);
-    st.segs.forEach(function (sg) { all.push.apply(all, sg.blocks); });
+    st.segs.forEach(function (sg) { for (var q = 0; q < sg.blocks.length; q++) all.push(sg.blocks[q]); });
     var shown = 0, bt = null, more = null;
     function fill() {
       if (!bt) {

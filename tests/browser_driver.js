@@ -74,6 +74,8 @@
         var m = { at: what, kp: +sec().getAttribute("data-kp"), state: sec().getAttribute("data-state"), figs: {}, segs: [],
           blocks: [], head: sec().querySelector("h4").textContent };
         sec().querySelectorAll("[data-view]").forEach(function (e) { m.figs[e.getAttribute("data-view")] = +e.getAttribute("data-v"); });
+        var sd = sec().querySelector("details.svsegs");
+        if (sd) { sd.open = true; sd.dispatchEvent(new Event("toggle")); }
         sec().querySelectorAll("tr.svseg").forEach(function (tr) {
           var g = {};
           ["addr", "size", "blocks", "requested", "rounding", "free"].forEach(function (k) { g[k] = +tr.getAttribute("data-" + k); });
@@ -108,6 +110,7 @@
         }
         /* at the peak, the first block drawn: the first canvas's bars, pixel by pixel */
         e.querySelector("button.svat[data-at=peak]").click();
+        if (e.getAttribute("data-state") === "no-replay") e.querySelector("button.svat[data-at=end]").click();
         var cv = e.querySelector(".svgroup canvas");
         if (cv) {
           var b = cv.getBoundingClientRect();
