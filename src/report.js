@@ -546,7 +546,12 @@
     if (i < 0) i = 0;
     state.clicked = d.t[i];
     placeClicked();
-    if (svState && svState.s === s) segviewAt(s.pk[i], s.events && tns === s.peak_t ? "peak" : "t");
+    if (svState && svState.s === s) {
+      segviewAt(s.pk[i], s.events && tns === s.peak_t ? "peak" : "t");
+      var go = html("button", "link svgo", "the allocator's segments and blocks then \u2193", liveBox);
+      go.type = "button";
+      go.addEventListener("click", function () { svState.sec.scrollIntoView({ block: "start" }); });
+    }
     html("h3", null, "Live at +" + fmtMs(d.t[i]) + " ms" + (i === peakIndex(d, s) ? " (the peak)" : "") + ": " +
       fmtBytes(d.total[i]) + " allocated", liveBox);
     if (!s.live) {
@@ -1237,7 +1242,7 @@
     var i = pointOfKp(s, kp);
     v.head.textContent = "At " + (at || "+" + fmtMs(d.t[i]) + " ms") + (at && what !== "end" && !/^oom/.test(what) ?
       " (+" + fmtMs(d.t[i]) + " ms)" : "") + ": " + st.segs.length + " segments, " + fmtBytes(st.reserved) + " reserved, " +
-      fmtBytes(st.allocated) + " allocated in " + st.nblocks + " blocks";
+      fmtBytes(st.allocated) + " allocated in " + st.nblocks + (st.nblocks === 1 ? " block" : " blocks");
     if (!sv.replay && kp !== sv.end_k) {
       v.sec.setAttribute("data-state", "no-replay");
       html("p", "note", "Not replayable: the snapshot's segment entries do not agree with its segments at the end (an " +
@@ -1403,7 +1408,7 @@
   }
   function segText(sv, sg) {
     return "segment 0x" + sg.addr.toString(16) + ": " + fmtBytes(sg.size) + ", " + fmtBytes(sg.req) + " allocated in " +
-      sg.blocks.length + " blocks, " + fmtBytes(sg.size - sg.req - sg.round) + " free; made " +
+      sg.blocks.length + (sg.blocks.length === 1 ? " block, " : " blocks, ") + fmtBytes(sg.size - sg.req - sg.round) + " free; made " +
       (sv.bt[sg.i] == null ? "before recording" : "at +" + fmtMs(sv.bt[sg.i]) + " ms") + ", " +
       (sv.dt[sg.i] == null ? "live at the end" : "given back at +" + fmtMs(sv.dt[sg.i]) + " ms") +
       (sv.m[sg.i] ? " (segment_map: part of an expandable segment)" : "");
