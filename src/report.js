@@ -1322,7 +1322,9 @@
     });
     order.sort(function (a, b) { return sums[b] - sums[a]; }); /* the most reserved first */
     svLegend(v, st);
-    var W = Math.max(Math.min(v.sec.clientWidth - 24, 1200), 300), dpr = window.devicePixelRatio || 1;
+    /* the width from the window's (the body is at most 1400 px): the section's own would make
+     * the browser lay out the whole page before the view is drawn */
+    var W = Math.max(Math.min(Math.min(window.innerWidth, 1400) - 80, 1200), 300), dpr = window.devicePixelRatio || 1;
     order.forEach(function (key) {
       var list = groups[key], total = 0, max = 0;
       list.forEach(function (sg) { total += sg.size; max = Math.max(max, sg.size); });
