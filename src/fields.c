@@ -1,5 +1,6 @@
 #include "fields.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,16 +69,14 @@ const char *hm_field_name(int field)
 	return field > 0 && field < HM_F_COUNT ? names[field] : "?";
 }
 
-const char *hm_field_names(void)
+size_t hm_field_names(char *buf, size_t cap)
 {
-	static char all[512];
-	if (!all[0])
-		for (int i = 1; i < HM_F_COUNT; i++) {
-			if (i > 1)
-				strcat(all, ", ");
-			strcat(all, names[i]);
-		}
-	return all;
+	size_t n = 0;
+	for (int i = 1; i < HM_F_COUNT; i++) {
+		int w = snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0, "%s%s", i > 1 ? ", " : "", names[i]);
+		n += (size_t)w;
+	}
+	return n;
 }
 
 static void set_int(hm_value *v, int64_t x)

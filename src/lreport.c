@@ -468,8 +468,11 @@ static int decl_field(lua_State *L, const char *agg, const char *what)
 	size_t n;
 	const char *f = lua_tolstring(L, -1, &n);
 	int id = hm_field_id(f, n);
-	if (!id)
-		luaL_error(L, "aggregate '%s': %s '%s' is not a row field (fields: %s)", agg, what, f, hm_field_names());
+	if (!id) {
+		char names[HM_FIELD_NAMES_CAP];
+		hm_field_names(names, sizeof names);
+		luaL_error(L, "aggregate '%s': %s '%s' is not a row field (fields: %s)", agg, what, f, names);
+	}
 	return id;
 }
 

@@ -122,8 +122,11 @@ static int row_index(lua_State *L)
 				break;
 			}
 	}
-	if (field == HM_F_NONE)
-		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_view_field_names());
+	if (field == HM_F_NONE) {
+		char names[HM_FIELD_NAMES_CAP];
+		hm_view_field_names(names, sizeof names);
+		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), names);
+	}
 	hm_value v;
 	if (field == HM_F_VIEW || field == HM_F_FREE_VIEW) {
 		int64_t id = hm_view_of(r->rows->view, L, &r->r, r->rows->ctx, field);

@@ -16,12 +16,10 @@ int hm_view_field(const char *name, size_t len)
 	return HM_F_NONE;
 }
 
-const char *hm_view_field_names(void)
+size_t hm_view_field_names(char *buf, size_t cap)
 {
-	static char all[640];
-	if (!all[0])
-		snprintf(all, sizeof all, "%s, view, free_view", hm_field_names());
-	return all;
+	size_t n = hm_field_names(buf, cap);
+	return n + (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0, ", view, free_view");
 }
 
 void hm_view_set(hm_view *v, lua_State *L, int idx)

@@ -4,6 +4,7 @@
  * mkdtemp directory that is removed at the end. */
 #define _GNU_SOURCE
 #include "analyze.h"
+#include "fields.h"
 #include "input.h"
 #include "jscan.h"
 #include "store.h"
@@ -2642,6 +2643,22 @@ static void test_trace_handoff(void)
 	sb_free(&b);
 }
 
+/* hm_field_names writes into the caller's buffer, bounded, and HM_FIELD_NAMES_CAP holds the
+ * whole list (issue 26: it was strcat into a static 512-byte buffer). */
+static void test_field_names(void)
+{
+	char all[HM_FIELD_NAMES_CAP], small[16];
+	size_t n = hm_field_names(all, sizeof all);
+	check(n < sizeof all && strlen(all) == n, "field names: the whole list fits in HM_FIELD_NAMES_CAP", "%zu bytes", n);
+	check(!strncmp(all, "ts, ts_ns, bytes, ", 18) && strstr(all, ", free_frames") && !strstr(all, ", ,"),
+	      "field names: every name, comma-separated", "%s", all);
+	memset(small, 'x', sizeof small);
+	size_t m = hm_field_names(small, 8);
+	check(m == n && !strcmp(small, "ts, ts_") && small[8] == 'x', "field names: cut to the buffer given, terminated, nothing past it",
+	      "%zu %.16s", m, small);
+	check(hm_field_names(NULL, 0) == n, "field names: the length alone with no buffer", "want %zu", n);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2650,6 +2667,7 @@ int main(void)
 	test_pack();
 	test_store();
 	test_format();
+	test_field_names();
 	test_strtab();
 	test_unpickle();
 	test_trace_generations();
