@@ -1,6 +1,7 @@
 /* What done(report) sees: the report as tables, series as userdata with methods, and
  * the group-bys declared with hmem.aggregate, computed here with C hash tables (Lua is
  * called only for key or where functions). */
+#define _GNU_SOURCE /* qsort_r */
 #include "lreport.h"
 #include "lbind.h"
 #include "lexplain.h"
@@ -422,13 +423,21 @@ static int numeric(lua_State *L, const hm_rowref *r, int field, const hm_report 
 	return ok;
 }
 
-static const agg_work *sort_w;
-static int cmp_group(const void *a, const void *b)
+/* Groups by their sum (by their count when the aggregation sums nothing: ctx's
+ * by_count), largest first, then in the order they were met. */
+typedef struct group_order {
+	const agg_work *w;
+	int by_count;
+} group_order;
+
+static int cmp_group(const void *a, const void *b, void *ctx)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const agg_work *w = sort_w;
-	double vx = w->dsum ? (w->sum_float ? w->dsum[x] : (double)w->isum[x]) : (double)w->count[x];
-	double vy = w->dsum ? (w->sum_float ? w->dsum[y] : (double)w->isum[y]) : (double)w->count[y];
+	const group_order *o = ctx;
+	const agg_work *w = o->w;
+	int sum = w->dsum && !o->by_count;
+	double vx = sum ? (w->sum_float ? w->dsum[x] : (double)w->isum[x]) : (double)w->count[x];
+	double vy = sum ? (w->sum_float ? w->dsum[y] : (double)w->isum[y]) : (double)w->count[y];
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
 	return x < y ? -1 : 1;
@@ -729,16 +738,9 @@ static void aggregate(lua_State *L, const hm_aggdecl *d, hm_report *rep, hm_agg 
 	size_t *order = lua_newuserdatauv(L, (w->ngroups + 1) * sizeof *order, 0);
 	for (size_t g = 0; g < w->ngroups; g++)
 		order[g] = g;
-	sort_w = w;
-	if (!d->sum) {
-		double *saved = w->dsum;
-		w->dsum = NULL;
-		if (w->ngroups)
-			qsort(order, w->ngroups, sizeof *order, cmp_group);
-		w->dsum = saved;
-	} else if (w->ngroups) {
-		qsort(order, w->ngroups, sizeof *order, cmp_group);
-	}
+	group_order go = {w, !d->sum};
+	if (w->ngroups)
+		qsort_r(order, w->ngroups, sizeof *order, cmp_group, &go);
 	size_t nrows = d->top > 0 && (size_t)d->top < w->ngroups ? (size_t)d->top : w->ngroups;
 	out->nkeys = w->nkeys;
 	out->ncols = w->nkeys + (d->count ? 1 : 0) + (d->sum ? 1 : 0) + (d->max ? 1 : 0);

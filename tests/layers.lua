@@ -152,4 +152,33 @@ check(binding.script, "the Makefile's LUA_SIDE is found (it names script.o)")
 check(#leaks == 0, "only the Lua binding (LUA_SIDE) includes lua.h, lauxlib.h or lualib.h", leaks[1])
 for i = 2, #leaks do print("#   " .. leaks[i]) end
 
+-- 4. No sort reads a file-scope variable for its context (issue 26): qsort_r carries it, so
+-- sorts on two threads, or a sort inside a sort, cannot see each other's.
+local shared = {}
+for _, f in ipairs(files) do
+  if f:match("%.c$") then
+    local vars = {}
+    for line in text[f]:gmatch("[^\n]+") do
+      if line:match("^static ") and not line:match("^static const [^*]*[%w_]+%s*[%[=;]") and not line:match("%(") then
+        local name = line:match("([%w_]+)%s*%b[]%s*[=;]") or line:match("([%w_]+)%s*[=;]")
+        if name then vars[#vars + 1] = name end
+      end
+    end
+    local seen = {}
+    for cmp in text[f]:gmatch("qsort%s*%b()") do
+      local fn = cmp:match(",%s*([%w_]+)%s*%)$")
+      if seen[fn] then fn = nil end
+      if fn then seen[fn] = true end
+      local body = fn and text[f]:match("\nstatic int " .. fn .. "%(.-\n}")
+      for _, v in ipairs(vars) do
+        if body and body:find("%f[%w_]" .. v .. "%f[^%w_]") then
+          shared[#shared + 1] = ("%s: %s, the comparator of a qsort, reads the file-scope %s (use qsort_r)"):format(f, fn, v)
+        end
+      end
+    end
+  end
+end
+check(#shared == 0, "no sort in " .. dir .. " takes its context from a file-scope variable", shared[1])
+for i = 2, #shared do print("#   " .. shared[i]) end
+
 os.exit(failed == 0 and 0 or 1)
