@@ -100,9 +100,10 @@ static void set_name(hm_value *v, const hm_trace *t, uint32_t id)
 /* pid or tid from the thread key "pid\x1ftid": an integer when it is one. */
 static void thread_part(hm_value *v, const hm_trace *t, uint32_t th, int part)
 {
-	const char *key = t->threads.str[th], *sep = memchr(key, 0x1f, t->threads.len[th]);
-	const char *s = part ? sep + 1 : key;
-	size_t n = part ? t->threads.len[th] - (size_t)(sep + 1 - key) : (size_t)(sep - key);
+	const char *key = t->threads.str[th], *tid;
+	size_t tl, pl = hm_thread_split(key, t->threads.len[th], &tid, &tl);
+	const char *s = part ? tid : key;
+	size_t n = part ? tl : pl;
 	int64_t x;
 	if (n == 0)
 		v->type = HM_V_NIL;
@@ -291,17 +292,6 @@ static size_t ops_open_at(const hm_file *f, uint32_t e, int64_t free_ts)
 	return ended == SIZE_MAX ? n : n - 1 - ended;
 }
 
-/* Whether two threads are of one process (thread keys are "pid\x1ftid"). */
-static int same_pid(const hm_trace *t, uint32_t a, uint32_t b)
-{
-	if (a == b)
-		return 1;
-	const char *x = t->threads.str[a], *y = t->threads.str[b];
-	const char *sx = memchr(x, 0x1f, t->threads.len[a]), *sy = memchr(y, 0x1f, t->threads.len[b]);
-	return sx - x == sy - y && memcmp(x, y, (size_t)(sx - x)) == 0;
-
-}
-
 /* A snapshot's own fields (store.h hm_snap), nil where the snapshot does not say. */
 static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
 {
@@ -437,7 +427,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
 			v->i = fe != UINT32_MAX && hm_step_of(f, fe) == hm_step_of(f, e) &&
 			       hm_step_ts_of(f, fe) == hm_step_ts_of(f, e) &&
-			       same_pid(t, m->thread[e], m->thread[fe]);
+			       hm_thread_same_pid(&t->threads, m->thread[e], m->thread[fe]);
 		}
 		break;
 	case HM_F_HAS_ADDR: v->type = HM_V_BOOL, v->i = m->has_addr[e] != 0; break;

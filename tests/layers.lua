@@ -181,4 +181,19 @@ end
 check(#shared == 0, "no sort in " .. dir .. " takes its context from a file-scope variable", shared[1])
 for i = 2, #shared do print("#   " .. shared[i]) end
 
+-- 5. A thread key ("pid\x1ftid", store.h) is split in one place, hm_thread_split (util.c);
+-- partial.c only checks that a key read back has the separator (issue 26).
+local splits = {}
+for _, f in ipairs(files) do
+  if f ~= "util.c" and f ~= "partial.c" then
+    for call in text[f]:gmatch("memchr%s*%b()") do
+      if call:find("0x1f", 1, true) or call:find("\\x1f", 1, true) or call:find("\\037", 1, true) then
+        splits[#splits + 1] = f .. " splits a thread key itself: " .. call .. " (use hm_thread_split)"
+      end
+    end
+  end
+end
+check(#splits == 0, "thread keys are split only by hm_thread_split", splits[1])
+for i = 2, #splits do print("#   " .. splits[i]) end
+
 os.exit(failed == 0 and 0 or 1)
