@@ -16,6 +16,12 @@ local function check(ok, name, detail)
   end
 end
 
+-- One result for a list of findings: ok when it is empty, else each finding on a line.
+local function check_none(found, name)
+  check(#found == 0, name, found[1])
+  for i = 2, #found do print("#   " .. found[i]) end
+end
+
 local function read(path)
   local f = assert(io.open(path))
   local s = f:read("a")
@@ -78,8 +84,7 @@ for _, f in ipairs(files) do
     end
   end
 end
-check(#wrong == 0, "every function a header declares is defined in its own .c", wrong[1])
-for i = 2, #wrong do print("#   " .. wrong[i]) end
+check_none(wrong, "every function a header declares is defined in its own .c")
 
 -- 2. No circle of calls between units: an edge from u to v when a file of u calls a
 -- function defined in a file of v (calls through function pointers are not seen).
@@ -149,8 +154,7 @@ for _, f in ipairs(files) do
   end
 end
 check(binding.script, "the Makefile's LUA_SIDE is found (it names script.o)")
-check(#leaks == 0, "only the Lua binding (LUA_SIDE) includes lua.h, lauxlib.h or lualib.h", leaks[1])
-for i = 2, #leaks do print("#   " .. leaks[i]) end
+check_none(leaks, "only the Lua binding (LUA_SIDE) includes lua.h, lauxlib.h or lualib.h")
 
 -- 4. No sort reads a file-scope variable for its context (issue 26): qsort_r carries it, so
 -- sorts on two threads, or a sort inside a sort, cannot see each other's.
@@ -178,8 +182,7 @@ for _, f in ipairs(files) do
     end
   end
 end
-check(#shared == 0, "no sort in " .. dir .. " takes its context from a file-scope variable", shared[1])
-for i = 2, #shared do print("#   " .. shared[i]) end
+check_none(shared, "no sort in " .. dir .. " takes its context from a file-scope variable")
 
 -- 5. A thread key ("pid\x1ftid", store.h) is split in one place, hm_thread_split (util.c);
 -- partial.c only checks that a key read back has the separator (issue 26).
@@ -193,7 +196,6 @@ for _, f in ipairs(files) do
     end
   end
 end
-check(#splits == 0, "thread keys are split only by hm_thread_split", splits[1])
-for i = 2, #splits do print("#   " .. splits[i]) end
+check_none(splits, "thread keys are split only by hm_thread_split")
 
 os.exit(failed == 0 and 0 or 1)
