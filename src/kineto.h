@@ -10,9 +10,9 @@
 #ifndef HM_KINETO_H
 #define HM_KINETO_H
 
-#include "trace.h"
+#include "reader.h"
 
-/* Read in into t (see hm_reader_fn in trace.h). */
+/* Read in into t (see hm_reader_fn in reader.h). */
 int hm_kineto_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code);
 
 #endif

@@ -101,35 +101,59 @@ for _, f in ipairs(files) do
     end
   end
 end
-local state, stack, circle = {}, {}, nil
-local function visit(u)
-  state[u] = "open"
-  stack[#stack + 1] = u
-  local next = {}
-  for v in pairs(edges[u] or {}) do next[#next + 1] = v end
-  table.sort(next)
-  for _, v in ipairs(next) do
-    if state[v] == "open" and not circle then
-      local from
-      for i = #stack, 1, -1 do if stack[i] == v then from = i end end
-      local steps = {}
-      for i = from, #stack do
-        local a, b = stack[i], stack[i + 1] or v
-        steps[#steps + 1] = why[a .. " -> " .. b]
+-- The first circle in a graph of units (edges[u][v]; why["u -> v"] says what made the
+-- edge), as "a -> b -> a (reasons)", or nil.
+local function find_circle(edges, why)
+  local state, stack, circle = {}, {}, nil
+  local function visit(u)
+    state[u] = "open"
+    stack[#stack + 1] = u
+    local next = {}
+    for v in pairs(edges[u] or {}) do next[#next + 1] = v end
+    table.sort(next)
+    for _, v in ipairs(next) do
+      if state[v] == "open" and not circle then
+        local from
+        for i = #stack, 1, -1 do if stack[i] == v then from = i end end
+        local steps = {}
+        for i = from, #stack do
+          local a, b = stack[i], stack[i + 1] or v
+          steps[#steps + 1] = why[a .. " -> " .. b]
+        end
+        circle = table.concat(stack, " -> ", from) .. " -> " .. v .. " (" .. table.concat(steps, "; ") .. ")"
+      elseif not state[v] then
+        visit(v)
       end
-      circle = table.concat(stack, " -> ", from) .. " -> " .. v .. " (" .. table.concat(steps, "; ") .. ")"
-    elseif not state[v] then
-      visit(v)
+    end
+    stack[#stack] = nil
+    state[u] = "done"
+  end
+  local units = {}
+  for u in pairs(edges) do units[#units + 1] = u end
+  table.sort(units)
+  for _, u in ipairs(units) do if not state[u] then visit(u) end end
+  return circle
+end
+local circle = find_circle(edges, why)
+check(circle == nil, "no circle of calls between files of " .. dir, circle)
+
+-- 2b. No circle of includes between units (issue 26): an edge from u to v when a file of u
+-- includes v.h. A header shared by two units that need each other's types is a third unit
+-- (reader.h for trace and its readers, report.h for the writers).
+local iedges, iwhy = {}, {}
+for _, f in ipairs(files) do
+  local u = unit(f)
+  iedges[u] = iedges[u] or {}
+  for _, h in ipairs(incl[f]) do
+    local v = unit(h)
+    if text[h] and v ~= u and not iedges[u][v] then
+      iedges[u][v] = true
+      iwhy[u .. " -> " .. v] = f .. " includes " .. h
     end
   end
-  stack[#stack] = nil
-  state[u] = "done"
 end
-local units = {}
-for u in pairs(edges) do units[#units + 1] = u end
-table.sort(units)
-for _, u in ipairs(units) do if not state[u] then visit(u) end end
-check(circle == nil, "no circle of calls between files of " .. dir, circle)
+local icircle = find_circle(iedges, iwhy)
+check(icircle == nil, "no circle of includes between files of " .. dir, icircle)
 
 -- 3. Only the binding reaches the Lua headers.
 local makefile = read((dir:match("^(.*)/[^/]+$") or ".") .. "/Makefile")
