@@ -234,4 +234,16 @@ for _, f in ipairs(files) do
 end
 check_none(over, "the files with a line ceiling are under it (kineto.c and kevent.c: 800)")
 
+-- 7. The outputs' ids and count are made from their table (HM_OUTPUTS in args.h), never
+-- numbered by hand (issue 26): a row added to the table cannot leave them behind.
+local counted = {}
+for _, f in ipairs(files) do
+  for line in text[f]:gmatch("[^\n]+") do
+    if line:match("N_OUTPUTS%s*=%s*%d") or line:match("OUT_[%u_]+%s*=%s*%d") then
+      counted[#counted + 1] = f .. ": " .. line:gsub("^%s+", "")
+    end
+  end
+end
+check_none(counted, "N_OUTPUTS and the OUT_ ids are made from the outputs' table, not numbered by hand")
+
 os.exit(failed == 0 and 0 or 1)
