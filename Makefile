@@ -1,5 +1,6 @@
 # hmem: `make demo` and `make test` are all a user needs (both install what is missing).
-VERSION  := 0.1.0
+# The version is written once, in lua/hmem/init.lua, so that plain Lua has it too (issue 26).
+VERSION  := $(shell sed -n 's/^hmem\.version = "\([^"]*\)"$$/\1/p' lua/hmem/init.lua)
 CC       ?= cc
 LUA_PC   := lua5.4
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
