@@ -1,5 +1,6 @@
-/* util: allocation that cannot fail silently, growable arrays, string interning,
- * exact decimal number parsing, text safe for a terminal. Plain C, no Lua. */
+/* util: allocation that cannot fail silently, growable arrays, string interning, thread
+ * keys split into pid and tid, exact decimal number parsing, sizes and times as text, text
+ * safe for a terminal. Plain C, no Lua. */
 #ifndef HM_UTIL_H
 #define HM_UTIL_H
 

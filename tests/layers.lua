@@ -3,8 +3,13 @@
 --     that each header is its file's whole surface;
 --   * no circle of calls between files (foo.c and foo.h are the unit foo): a call is a use
 --     of hm_NAME( where NAME is defined in another unit;
+--   * no circle of includes between files (issue 26);
 --   * only the Lua binding (the Makefile's LUA_SIDE, and lbind.h) reaches lua.h, lauxlib.h
---     or lualib.h, even through other headers (src/lbind.h draws the binding's layers).
+--     or lualib.h, even through other headers (src/lbind.h draws the binding's layers), and
+--     lbind.h's list of the calls within the binding is what the files call;
+--   * no sort takes its context from a file-scope variable (qsort_r), thread keys are split
+--     only by hm_thread_split, the outputs' ids are made from their table, and the Kineto
+--     reader's files stay under their line ceiling (issue 26).
 -- Usage: lua5.4 tests/layers.lua [SRC_DIR]   (default src)
 local dir = arg[1] or "src"
 local failed = 0
@@ -178,6 +183,36 @@ for _, f in ipairs(files) do
   end
 end
 check(binding.script, "the Makefile's LUA_SIDE is found (it names script.o)")
+
+-- 3b. lbind.h lists the calls within the binding ("a -> b, c", "a, b -> none"): they are
+-- what the files do, no more and no fewer (issue 26: the list said "exactly" and was not).
+local said, declared = {}, {}
+for line in (text["lbind.h"] or ""):gmatch("[^\n]+") do
+  local from, to = line:match("^ %*%s+([%w_, ]-)%s*%->%s*([%w_, ]+)$")
+  if from then
+    for u in from:gmatch("[%w_]+") do
+      declared[u] = true
+      for v in to:gmatch("[%w_]+") do if v ~= "none" then said[u .. " -> " .. v] = true end end
+    end
+  end
+end
+local calls_differ = {}
+for u in pairs(binding) do
+  for v in pairs(edges[u] or {}) do
+    if binding[v] and not said[u .. " -> " .. v] then
+      calls_differ[#calls_differ + 1] = ("%s -> %s is not in lbind.h (%s)"):format(u, v, why[u .. " -> " .. v])
+    end
+  end
+end
+for e in pairs(said) do
+  local u, v = e:match("(%S+) %-> (%S+)")
+  if not (edges[u] or {})[v] then calls_differ[#calls_differ + 1] = "lbind.h says " .. e .. ", which no call makes" end
+end
+for u in pairs(binding) do
+  if u ~= "lbind" and u ~= "embedded" and not declared[u] then calls_differ[#calls_differ + 1] = "lbind.h has no line for " .. u end
+end
+table.sort(calls_differ)
+check_none(calls_differ, "lbind.h lists the calls within the Lua binding as they are")
 check_none(leaks, "only the Lua binding (LUA_SIDE) includes lua.h, lauxlib.h or lualib.h")
 
 -- 4. No sort reads a file-scope variable for its context (issue 26): qsort_r carries it, so
