@@ -224,8 +224,7 @@ static uint32_t pid_of(hm_strtab *pids, uint32_t *cache, const hm_trace *t, uint
 {
 	if (cache[thread] == UINT32_MAX) {
 		const char *key = t->threads.str[thread];
-		const char *sep = memchr(key, 0x1f, t->threads.len[thread]);
-		cache[thread] = hm_strtab_intern(pids, key, (size_t)(sep - key));
+		cache[thread] = hm_strtab_intern(pids, key, hm_thread_split(key, t->threads.len[thread], NULL, NULL));
 	}
 	return cache[thread];
 }

@@ -78,25 +78,9 @@ static const char usage_common[] =
 
 
 const hm_output outputs[N_OUTPUTS] = {
-	{.flag = "--json", .cmd = "run", .stdout_ok = 1, .write = hm_write_json,
-	 .help = "write the report as JSON (- for standard output)"},
-	{.flag = "--timeline", .cmd = "run", .stdout_ok = 1, .write = hm_write_timeline,
-	 .help = "write the per-category timeline as CSV, one row per memory event"},
-	{.flag = "--html", .cmd = "run", .stdout_ok = 1, .write = hm_write_html,
-	 .help = "write an interactive report: a chart per series, tables (one file,\n                    opens offline)"},
-	{.flag = "--perfetto", .cmd = "run", .stdout_ok = 1, .write = hm_write_perfetto,
-	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI)"},
-	{.flag = "--annotate", .cmd = "run", .stdout_ok = 1, .one_trace = 1, .write_or_fail = hm_write_annotated,
-	 .help = "write the trace (one) with those counter tracks added; gzip if FILE\n                    ends in .gz"},
-	{.flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1, .write = hm_write_events,
-	 .misplaced = "; 'hmem run' writes --json and --timeline",
-	 .help = "write the events there instead of standard output"},
-	{.flag = "--csv", .cmd = "allocations", .stdout_ok = 1, .by_default = 1, .write = hm_write_allocations,
-	 .help = "write the allocations there instead of standard output"},
-	{.flag = "--db", .cmd = "run", .write_or_fail = hm_write_db,
-	 .help = "write the report as one SQLite database (README \"Many machines\")"},
-	{.flag = "--partial", .cmd = "run", .write_or_fail = hm_write_db,
-	 .help = "write this run's part for hmem merge (SQLite; with --shard I/N:\n                    the I-th of N parts of the traces)"},
+#define HM_OUTPUT_ROW(id, ...) [OUT_##id] = {__VA_ARGS__},
+	HM_OUTPUTS(HM_OUTPUT_ROW)
+#undef HM_OUTPUT_ROW
 };
 
 /* The summary of 'hmem run' on standard output, one row per --format (named in flag). */

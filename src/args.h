@@ -8,10 +8,7 @@
 
 #include <stdio.h>
 
-/* Every output written to a file the user names. Option parsing, --help, the checks (which
- * command it belongs to, standard output, the same file twice or over an input) and
- * writing all read this table, in this order: a new output is its writer (one file)
- * and one row here. */
+/* An output written to a file the user names (a row of HM_OUTPUTS). */
 typedef struct output {
 	const char *flag;
 	const char *help;     /* its line in --help (continued after "\n" + 20 spaces) */
@@ -25,10 +22,44 @@ typedef struct output {
 	int (*write_or_fail)(FILE *f, const hm_report *r, const char *path, char *err, size_t errsz);
 } hm_output;
 
-enum { N_OUTPUTS = 9, N_FORMATS = 3 };
-/* The rows of --db and --partial (partial.h) in outputs. */
-enum { OUT_DB = 7, OUT_PARTIAL = 8 };
-/* Every output, in the order they are checked and written. */
+/* Every output written to a file the user names, in the order they are checked and
+ * written: X(ID, fields of its hm_output). Option parsing, --help, the checks (which command
+ * it belongs to, standard output, the same file twice or over an input) and writing all
+ * read the table made of it (outputs, args.c), and its ids (OUT_ID) and count (N_OUTPUTS)
+ * are made of it too: a new output is its writer (one file) and one row here. */
+#define HM_OUTPUTS(X)                                                                                       \
+	X(JSON, .flag = "--json", .cmd = "run", .stdout_ok = 1, .write = hm_write_json,                     \
+	  .help = "write the report as JSON (- for standard output)")                                       \
+	X(TIMELINE, .flag = "--timeline", .cmd = "run", .stdout_ok = 1, .write = hm_write_timeline,         \
+	  .help = "write the per-category timeline as CSV, one row per memory event")                       \
+	X(HTML, .flag = "--html", .cmd = "run", .stdout_ok = 1, .write = hm_write_html,                     \
+	  .help = "write an interactive report: a chart per series, tables (one file,\n"                    \
+		  "                    opens offline)")                                                     \
+	X(PERFETTO, .flag = "--perfetto", .cmd = "run", .stdout_ok = 1, .write = hm_write_perfetto,         \
+	  .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI)")                       \
+	X(ANNOTATE, .flag = "--annotate", .cmd = "run", .stdout_ok = 1, .one_trace = 1,                     \
+	  .write_or_fail = hm_write_annotated,                                                              \
+	  .help = "write the trace (one) with those counter tracks added; gzip if FILE\n"                   \
+		  "                    ends in .gz")                                                        \
+	X(EVENTS_CSV, .flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1,                    \
+	  .write = hm_write_events, .misplaced = "; 'hmem run' writes --json and --timeline",               \
+	  .help = "write the events there instead of standard output")                                      \
+	X(ALLOCATIONS_CSV, .flag = "--csv", .cmd = "allocations", .stdout_ok = 1, .by_default = 1,          \
+	  .write = hm_write_allocations, .help = "write the allocations there instead of standard output")  \
+	X(DB, .flag = "--db", .cmd = "run", .write_or_fail = hm_write_db,                                   \
+	  .help = "write the report as one SQLite database (README \"Many machines\")")                     \
+	X(PARTIAL, .flag = "--partial", .cmd = "run", .write_or_fail = hm_write_db,                         \
+	  .help = "write this run's part for hmem merge (SQLite; with --shard I/N:\n"                       \
+		  "                    the I-th of N parts of the traces)")
+
+enum hm_output_id {
+#define HM_OUTPUT_ID(id, ...) OUT_##id,
+	HM_OUTPUTS(HM_OUTPUT_ID)
+#undef HM_OUTPUT_ID
+	N_OUTPUTS
+};
+enum { N_FORMATS = 3 };
+/* Every output, in the order of HM_OUTPUTS. */
 extern const hm_output outputs[N_OUTPUTS];
 /* The summary of 'hmem run' on standard output, one row per --format (named in flag). */
 extern const hm_output formats[N_FORMATS];

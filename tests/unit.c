@@ -4,6 +4,7 @@
  * mkdtemp directory that is removed at the end. */
 #define _GNU_SOURCE
 #include "analyze.h"
+#include "fields.h"
 #include "input.h"
 #include "jscan.h"
 #include "store.h"
@@ -2642,6 +2643,41 @@ static void test_trace_handoff(void)
 	sb_free(&b);
 }
 
+/* hm_field_names writes into the caller's buffer, bounded, and HM_FIELD_NAMES_CAP holds the
+ * whole list (issue 26: it was strcat into a static 512-byte buffer). */
+static void test_field_names(void)
+{
+	char all[HM_FIELD_NAMES_CAP], small[16];
+	size_t n = hm_field_names(all, sizeof all);
+	check(n < sizeof all && strlen(all) == n, "field names: the whole list fits in HM_FIELD_NAMES_CAP", "%zu bytes", n);
+	check(!strncmp(all, "ts, ts_ns, bytes, ", 18) && strstr(all, ", free_frames") && !strstr(all, ", ,"),
+	      "field names: every name, comma-separated", "%s", all);
+	memset(small, 'x', sizeof small);
+	size_t m = hm_field_names(small, 8);
+	check(m == n && !strcmp(small, "ts, ts_") && small[8] == 'x', "field names: cut to the buffer given, terminated, nothing past it",
+	      "%zu %.16s", m, small);
+	check(hm_field_names(NULL, 0) == n, "field names: the length alone with no buffer", "want %zu", n);
+}
+
+/* Thread keys are split in one place (issue 26), by their length: a pid or tid may hold NUL. */
+static void test_thread_split(void)
+{
+	const char *tid;
+	size_t tl, pl = hm_thread_split("25738\x1f" "7", 7, &tid, &tl);
+	check(pl == 5 && tl == 1 && *tid == '7', "thread key: \"25738\\x1f7\" is pid 25738, tid 7", "pid %zu tid %zu", pl, tl);
+	pl = hm_thread_split("a\0b\x1f\0", 5, &tid, &tl);
+	check(pl == 3 && tl == 1 && tid[0] == 0, "thread key: NUL bytes in pid and tid are kept, split by length", "pid %zu tid %zu", pl, tl);
+	pl = hm_thread_split("\x1f", 1, &tid, &tl);
+	check(pl == 0 && tl == 0, "thread key: a snapshot's \"\\x1f\" is an empty pid and tid", "pid %zu tid %zu", pl, tl);
+	pl = hm_thread_split("xyz", 3, &tid, &tl);
+	check(pl == 3 && tl == 0, "thread key: no separator, all pid", "pid %zu tid %zu", pl, tl);
+	hm_strtab th = {0};
+	uint32_t a = hm_strtab_intern(&th, "1\x1f" "2", 3), b = hm_strtab_intern(&th, "1\x1f" "3", 3), c = hm_strtab_intern(&th, "12\x1f", 3);
+	check(hm_thread_same_pid(&th, a, b) && !hm_thread_same_pid(&th, a, c) && hm_thread_same_pid(&th, c, c),
+	      "thread key: same pid, 1/2 and 1/3, not 12/", "%u %u %u", a, b, c);
+	hm_strtab_free(&th);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2650,6 +2686,8 @@ int main(void)
 	test_pack();
 	test_store();
 	test_format();
+	test_field_names();
+	test_thread_split();
 	test_strtab();
 	test_unpickle();
 	test_trace_generations();
