@@ -1254,7 +1254,8 @@
       ["requested_bytes", st.allocated, "allocated (requested by the live blocks)"], ["blocks", st.nblocks, "live blocks"],
       ["internal_free_bytes", st.internal, "internal free (memory_viz stats: the live blocks' rounding" +
         (st.unsized ? st.unsized === st.nblocks ? ": no live block's size is known then" : ", of the " +
-        (st.nblocks - st.unsized) + " blocks whose size is known" : "") + ")"],
+        (st.nblocks - st.unsized) + (st.nblocks - st.unsized === 1 ? " block whose size is" : " blocks whose size is") +
+        " known" : "") + ")"],
       ["external_free_bytes", st.external, "external free (memory_viz stats: the rest of the segments)"]
     ].forEach(function (r) {
       var tr = html("tr", null, null, tb), e;
