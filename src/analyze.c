@@ -557,7 +557,7 @@ hm_file *hm_analyze(hm_trace *t)
 	return f;
 }
 
-void hm_classify_given(hm_file *f, const int32_t *catev)
+void hm_file_given_cats(hm_file *f, const int32_t *catev)
 {
 	for (size_t s = 0; s < f->nseries; s++) {
 		hm_series *x = &f->series[s];

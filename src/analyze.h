@@ -77,7 +77,7 @@ enum hm_leak { HM_LEAK_UNKNOWN = -1, HM_LEAK_NONE, HM_LEAK_GROWTH, HM_LEAK_SURVI
  *   2. HM_STAGE_WINDOWED (window.c, hm_window_apply): --steps or --from/--to cut group 1
  *      to the window and set group 2, before classification: events outside it are never
  *      classified, and no row can point at a moved position.
- *   3. HM_STAGE_CLASSIFIED (lclassify.c through hm_script_classify, or hm_classify_given
+ *   3. HM_STAGE_CLASSIFIED (lclassify.c through hm_script_classify, or hm_file_given_cats
  *      for the categories a partial gives or a run without a rule file): cat, one
  *      category per event, and nothing else.
  *   4. HM_STAGE_TIMELINE (timeline.c, hm_timeline): the totals, the peak and the
@@ -162,9 +162,9 @@ typedef struct hm_file {
  * Every series is at HM_STAGE_ANALYZED. */
 hm_file *hm_analyze(hm_trace *t);
 /* The classification stage without a rule file: cat from catev, the category of each
- * memory event as a partial gives it (hm_partial_capture), or, when catev is NULL (no rule
- * file), left as the analysis and the window wrote it. */
-void hm_classify_given(hm_file *f, const int32_t *catev);
+ * memory event as a partial gives it (hm_partial_capture; a free a window carries in stays
+ * category 0), or, when catev is NULL (no rule file), left at 0 as the analysis made it. */
+void hm_file_given_cats(hm_file *f, const int32_t *catev);
 void hm_file_free(hm_file *f);
 
 /* N of the ProfilerStep#N slice running in memory event i's process, or -1; its start

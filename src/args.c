@@ -421,11 +421,11 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 	}
 	return 0;
 }
-/* Every default of an option is here, and only here. */
+/* Every default of an option is here (and in the two constants of args.h). */
 void hm_opts_values(hm_opts *o)
 {
-	o->timeout_s = o->timeout ? strtod(o->timeout, NULL) : 60;
-	o->lua_mem_bytes = (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : 4096) * 1048576.0);
+	o->timeout_s = o->timeout ? strtod(o->timeout, NULL) : HM_TIMEOUT_DEFAULT;
+	o->lua_mem_bytes = (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : HM_LUA_MEM_DEFAULT_MB) * 1048576.0);
 	o->top_n = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
 	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
 	o->njobs = (int)(jobs > 0 ? jobs : 1);

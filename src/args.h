@@ -57,6 +57,11 @@ typedef struct opts {
 	hm_budgets budgets;         /* every --fail-above */
 } hm_opts;
 
+/* The defaults of --timeout (seconds) and --lua-mem (MB), which hmem diff's comparison
+ * shares; every other default is in hm_opts_values. */
+#define HM_TIMEOUT_DEFAULT 60
+#define HM_LUA_MEM_DEFAULT_MB 4096
+
 /* "hmem: MESSAGE" (fmt with arg) and the hint to --help on standard error; HM_EXIT_USAGE. */
 int hm_usage_error(const char *fmt, const char *arg);
 /* --help: the options, with each output's line where its command's options are. */

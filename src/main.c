@@ -29,7 +29,7 @@ static int diff_read(const hm_diff_run *d, char **text, size_t *len)
 
 /* hmem merge RULES PARTIAL... [outputs]: the rule file, capabilities and limits come from
  * this command line alone; the options that shape results from the partials' rows (a
- * partial is data, issue 24); the rest is hmem run's own pipeline. */
+ * partial is data, issue 24); the rest is hmem run's stages, the partials their source. */
 static int merge_main(int argc, char **argv)
 {
 	char err[8192];

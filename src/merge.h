@@ -57,7 +57,7 @@ void hm_merge_apply_options(hm_merge *m, hm_opts *o);
 /* Planned trace i: 0 with *f analysed (HM_STAGE_ANALYZED) and *catev the categories its
  * shard gave each memory event, as ids of cats (the categories it introduced are interned
  * first, in its order; the caller frees catev), for the run's classification stage
- * (hm_classify_given); 1 when its shard skipped it or no partial holds it
+ * (hm_file_given_cats); 1 when its shard skipped it or no partial holds it
  * (*why, *events read before the error); -1 with err when its store cannot be read. */
 int hm_merge_file(hm_merge *m, int i, hm_strtab *cats, hm_file **f, int32_t **catev, const char **why,
 		  uint64_t *events, char *err, size_t errsz);

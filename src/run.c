@@ -257,7 +257,7 @@ static int stage_window(run *r, hm_file *f)
 static int stage_classify(run *r, hm_file *f)
 {
 	if (r->catev || !r->script) {
-		hm_classify_given(f, r->catev);
+		hm_file_given_cats(f, r->catev);
 	} else if (hm_script_classify(r->script, f, &r->cats, r->err, sizeof r->err) != 0) {
 		hm_eprintf("hmem: %s\n", r->err);
 		return HM_EXIT_SCRIPT;

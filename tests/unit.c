@@ -2660,7 +2660,7 @@ static void write_stage(hm_file *f, int w)
 	if (w == W_WINDOW)
 		hm_window_apply(f, INT64_MIN, INT64_MAX);
 	else if (w == W_CLASSIFY)
-		hm_classify_given(f, NULL);
+		hm_file_given_cats(f, NULL);
 	else if (w == W_EXPLAIN)
 		hm_explain(f, 2);
 	else

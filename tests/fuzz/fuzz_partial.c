@@ -107,7 +107,7 @@ static void check_error(const char *err)
 static void merge_one(hm_trace *t, int32_t *catev, const hm_strtab *cats)
 {
 	hm_file *f = hm_analyze(t);
-	hm_classify_given(f, catev);
+	hm_file_given_cats(f, catev);
 	for (size_t s = 0; s < f->nseries; s++)
 		hm_timeline(&f->series[s], &t->mem, cats->n);
 	hm_report rep = {0};
