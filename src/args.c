@@ -253,11 +253,10 @@ static int run_like(const char *cmd)
 }
 
 /* --shard needs --partial (or --db), and --partial is written alone: the report is
- * finished by hmem merge (README "Many machines"). */
-static int shard_args(const hm_opts *o)
+ * finished by hmem merge (README "Many machines"). I/N go to o. */
+static int shard_args(hm_opts *o)
 {
-	int i, n;
-	if (o->shard && hm_plan_parse_shard(o->shard, &i, &n))
+	if (o->shard && hm_plan_parse_shard(o->shard, &o->shard_i, &o->nshards))
 		return hm_usage_error("--shard needs I/N, the part I of N (0 <= I < N <= 100000), not '%s'", o->shard);
 	if (o->shard && !o->out[OUT_PARTIAL] && !o->out[OUT_DB])
 		return hm_usage_error("%s", "--shard needs --partial FILE (its part, for hmem merge)");
@@ -429,9 +428,8 @@ void hm_opts_values(hm_opts *o)
 	o->top_n = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
 	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
 	o->njobs = (int)(jobs > 0 ? jobs : 1);
-	o->shard_i = 0, o->nshards = 1;
-	if (o->shard)
-		hm_plan_parse_shard(o->shard, &o->shard_i, &o->nshards); /* checked by shard_args */
+	if (!o->shard) /* else parsed by hm_parse_args */
+		o->shard_i = 0, o->nshards = 1;
 }
 
 void hm_opts_free(hm_opts *o)

@@ -70,9 +70,9 @@ void hm_print_usage(FILE *f);
  * into o: 0, or HM_EXIT_USAGE after saying what is wrong. The caller frees o's arrays
  * with hm_opts_free, whatever the result. */
 int hm_parse_args(int argc, char **argv, hm_opts *o);
-/* The values of o's --timeout, --lua-mem, --top, -j and --shard, from its strings (checked
- * already) or their defaults: hm_parse_args calls it; so does a command that builds hm_opts
- * itself (hmem diff's trace sides). */
+/* The values of o's --timeout, --lua-mem, --top and -j from its strings (checked already),
+ * and the default of each option not given: hm_parse_args calls it; so does a command that
+ * builds hm_opts itself (hmem diff's trace sides). */
 void hm_opts_values(hm_opts *o);
 void hm_opts_free(hm_opts *o);
 /* Outputs never replace what is read, nor each other (issue 11): an output naming one of
