@@ -28,7 +28,7 @@ CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/pack
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
 LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lview.o lexplain.o lranks.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o
-OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/merge.o build/diff.o build/main.o
+OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/merge.o build/run.o build/diff.o build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install uninstall
 all: hmem build/hmem.bash

@@ -4,6 +4,7 @@
 #include "budget.h"
 #include "diff.h"
 #include "html.h"
+#include "outfile.h"
 #include "partial.h"
 #include "plan.h"
 #include "perfetto.h"
@@ -13,6 +14,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
@@ -191,18 +194,16 @@ static const char **list_slot(hm_opts *o, const char *a, int argc)
 }
 
 /* --fail-above and --set are checked whole before anything is read: a budget that does
- * not parse, or a parameter without a name, is a usage error. */
-static int check_budget_args(const hm_opts *o)
+ * not parse, or a parameter without a name, is a usage error. The budgets go to o. */
+static int check_budget_args(hm_opts *o)
 {
 	char err[1024];
-	hm_budgets b = {0};
 	int rc = 0;
 	if ((o->nfail_above || o->nset) && strcmp(o->cmd, "run"))
 		return hm_usage_error("%s", "--fail-above and --set belong to 'hmem run'");
 	for (int i = 0; i < o->nfail_above && !rc; i++)
-		if (hm_budget_parse(&b, o->fail_above[i], err, sizeof err) != 0)
+		if (hm_budget_parse(&o->budgets, o->fail_above[i], err, sizeof err) != 0)
 			rc = hm_usage_error("%s", err);
-	hm_budgets_free(&b);
 	for (int i = 0; i < o->nset && !rc; i++)
 		if (!strchr(o->set[i], '=') || o->set[i][0] == '=')
 			rc = hm_usage_error("--set needs KEY=VALUE (read as hmem.args.KEY), not '%s'", o->set[i]);
@@ -236,11 +237,10 @@ static int run_like(const char *cmd)
 }
 
 /* --shard needs --partial (or --db), and --partial is written alone: the report is
- * finished by hmem merge (README "Many machines"). */
-static int shard_args(const hm_opts *o)
+ * finished by hmem merge (README "Many machines"). I/N go to o. */
+static int shard_args(hm_opts *o)
 {
-	int i, n;
-	if (o->shard && hm_plan_parse_shard(o->shard, &i, &n))
+	if (o->shard && hm_plan_parse_shard(o->shard, &o->shard_i, &o->nshards))
 		return hm_usage_error("--shard needs I/N, the part I of N (0 <= I < N <= 100000), not '%s'", o->shard);
 	if (o->shard && !o->out[OUT_PARTIAL] && !o->out[OUT_DB])
 		return hm_usage_error("%s", "--shard needs --partial FILE (its part, for hmem merge)");
@@ -336,6 +336,7 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 		return hm_usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
 	if (check_budget_args(o) || window_args(o) != 0)
 		return HM_EXIT_USAGE;
+	hm_opts_values(o);
 	if (!strcmp(o->cmd, "packs")) {
 		if (o->npaths || outputs_named(o) || o->out_dir || o->top || o->summary || o->format || o->color)
 			return hm_usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
@@ -402,4 +403,56 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 		}
 	}
 	return 0;
+}
+/* Every default of an option is here (and in the two constants of args.h). */
+void hm_opts_values(hm_opts *o)
+{
+	o->timeout_s = o->timeout ? strtod(o->timeout, NULL) : HM_TIMEOUT_DEFAULT;
+	o->lua_mem_bytes = (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : HM_LUA_MEM_DEFAULT_MB) * 1048576.0);
+	o->top_n = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
+	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	o->njobs = (int)(jobs > 0 ? jobs : 1);
+	if (!o->shard) /* else parsed by hm_parse_args */
+		o->shard_i = 0, o->nshards = 1;
+}
+
+void hm_opts_free(hm_opts *o)
+{
+	free(o->paths), free(o->inc), free(o->fail_above), free(o->set);
+	hm_budgets_free(&o->budgets);
+	o->paths = NULL, o->inc = NULL, o->fail_above = NULL, o->set = NULL;
+}
+
+int hm_check_outputs(const hm_opts *o, char **files, int nfiles)
+{
+	const char *const *paths = o->out;
+	enum { N = N_OUTPUTS };
+	struct stat st[N], in;
+	char *canon[N] = {0}, msg[8192];
+	int file[N] = {0}, bad = 0;
+	for (int i = 0; i < N && !bad; i++) {
+		if (!paths[i] || !(file[i] = hm_out_file_id(paths[i], &st[i], &canon[i])))
+			continue;
+		for (int j = 0; j < i && !bad; j++) {
+			if (!file[j])
+				continue;
+			int both = st[i].st_nlink && st[j].st_nlink;
+			if (both ? st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino : !strcmp(canon[i], canon[j])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s are the same file: give each output its own",
+					 outputs[j].flag, paths[j], outputs[i].flag, paths[i]);
+				bad = 1;
+			}
+		}
+		for (int k = -1; k < nfiles && st[i].st_nlink && !bad; k++) {
+			const char *ip = k < 0 ? o->rules : files[k];
+			if (ip && stat(ip, &in) == 0 && in.st_dev == st[i].st_dev && in.st_ino == st[i].st_ino) {
+				snprintf(msg, sizeof msg, "%s %s would replace the %s %s being read: write elsewhere", outputs[i].flag,
+					 paths[i], k < 0 ? "rule file" : "trace", ip);
+				bad = 1;
+			}
+		}
+	}
+	for (int i = 0; i < N; i++)
+		free(canon[i]);
+	return bad ? hm_usage_error("%s", msg) : 0;
 }

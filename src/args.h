@@ -3,6 +3,7 @@
 #ifndef HM_ARGS_H
 #define HM_ARGS_H
 
+#include "budget.h"
 #include "output.h"
 #include "window.h"
 
@@ -73,22 +74,42 @@ typedef struct opts {
 	int npaths, ninc, keep_going, quiet, summary, allow_io, verbose;
 	const char **fail_above, **set; /* repeatable: --fail-above, --set */
 	int nfail_above, nset;
-	/* hmem diff: the finished report goes here instead of the outputs (no budgets). */
-	void (*sink)(const hm_report *r, void *ctx);
-	void *sink_ctx;
 	const char *steps, *from, *to; /* the window (window.h) */
-	hm_window win;
 	const char *shard;          /* --shard I/N (plan.h) */
-	struct hm_merge *merge;     /* hmem merge: the traces come from these partials (merge.h) */
 	int is_merge;               /* parsed for hmem merge: as run, every word in paths (RULES first) */
+	/* The values of the options above, each parsed once (the strings are kept as given:
+	 * a partial records them so); hm_opts_values holds every default. */
+	double timeout_s;           /* --timeout, seconds (0: none) */
+	size_t lua_mem_bytes;       /* --lua-mem (0: none) */
+	size_t top_n;               /* --top */
+	int njobs;                  /* -j, at least 1 */
+	int shard_i, nshards;       /* --shard I/N; 0 and 1 without it */
+	hm_window win;              /* --steps, --from, --to */
+	hm_budgets budgets;         /* every --fail-above */
 } hm_opts;
+
+/* The defaults of --timeout (seconds) and --lua-mem (MB), which hmem diff's comparison
+ * shares; every other default is in hm_opts_values. */
+#define HM_TIMEOUT_DEFAULT 60
+#define HM_LUA_MEM_DEFAULT_MB 4096
 
 /* "hmem: MESSAGE" (fmt with arg) and the hint to --help on standard error; HM_EXIT_USAGE. */
 int hm_usage_error(const char *fmt, const char *arg);
 /* --help: the options, with each output's line where its command's options are. */
 void hm_print_usage(FILE *f);
 /* Parse and check the options of run, events, allocations or packs (argv[1], in o->cmd)
- * into o: 0, or HM_EXIT_USAGE after saying what is wrong. */
+ * into o: 0, or HM_EXIT_USAGE after saying what is wrong. The caller frees o's arrays
+ * with hm_opts_free, whatever the result. */
 int hm_parse_args(int argc, char **argv, hm_opts *o);
+/* The values of o's --timeout, --lua-mem, --top and -j from its strings (checked already),
+ * and the default of each option not given: hm_parse_args calls it; so does a command that
+ * builds hm_opts itself (hmem diff's trace sides). */
+void hm_opts_values(hm_opts *o);
+void hm_opts_free(hm_opts *o);
+/* Outputs never replace what is read, nor each other (issue 11): an output naming one of
+ * files (the traces a run reads, also those found in a directory) or the rule file, or two
+ * outputs naming one file, are usage errors (exit 2, said). Devices, FIFOs and "-" are
+ * written in place and may repeat. */
+int hm_check_outputs(const hm_opts *o, char **files, int nfiles);
 
 #endif

@@ -1,5 +1,6 @@
 /* hmem diff: two runs side by side. */
 #include "diff.h"
+#include "args.h"
 #include "budget.h"
 #include "ldiff.h"
 #include "outfile.h"
@@ -264,8 +265,8 @@ int hm_diff_main(int argc, char **argv, hm_diff_reader read)
 		if (path[i])
 			q.want[which[i]] = 1;
 	/* The comparison runs under the run's limits: a report is data from elsewhere. */
-	q.timeout_s = o.run.timeout ? strtod(o.run.timeout, NULL) : 60;
-	q.mem_limit = (size_t)((o.run.lua_mem ? strtod(o.run.lua_mem, NULL) : 4096) * 1048576.0);
+	q.timeout_s = o.run.timeout ? strtod(o.run.timeout, NULL) : HM_TIMEOUT_DEFAULT;
+	q.mem_limit = (size_t)((o.run.lua_mem ? strtod(o.run.lua_mem, NULL) : HM_LUA_MEM_DEFAULT_MB) * 1048576.0);
 	int got = rc ? 0 : hm_diff_compute(&q, &res, err, sizeof err);
 	if (got) {
 		hm_eprintf("hmem: %s\n", err);

@@ -388,6 +388,8 @@ static void leak(const hm_file *f, hm_series *s)
 
 void hm_explain(hm_file *f, size_t ncats)
 {
+	for (size_t i = 0; i < f->nseries; i++)
+		hm_stage_enter(&f->series[i], HM_STAGE_EXPLAINED);
 	const hm_mem *m = &f->t->mem;
 	size_t nss, outside = 0;
 	stepslice *ss = step_slices(f->t, &nss);

@@ -57,6 +57,7 @@ void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats)
 
 void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 {
+	hm_stage_enter(s, HM_STAGE_TIMELINE);
 	free(s->cats);
 	s->cats = hm_xcalloc(ncats, sizeof *s->cats);
 	s->ncats = ncats;

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "analyze.h"
 #include "fields.h"
+#include "explain.h"
 #include "input.h"
 #include "jscan.h"
 #include "store.h"
@@ -12,15 +13,19 @@
 #include "trace.h"
 #include "unpickle.h"
 #include "util.h"
+#include "window.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -1688,6 +1693,7 @@ static void test_analyze_ops(void)
  * matched frees inherit their allocation's category, zero-byte events get -1. */
 static void classify(hm_series *s, const hm_mem *m, const int32_t *cat_of_ev)
 {
+	hm_stage_enter(s, HM_STAGE_CLASSIFIED);
 	for (size_t k = 0; k < s->n; k++) {
 		int64_t bytes = m->bytes[s->ev[k]];
 		if (bytes == 0)
@@ -1814,6 +1820,7 @@ static void test_timeline(void)
 		m = &f->t->mem;
 		hm_pack_set(&f->t->mem.total_alloc, s->ev[4], 1199);
 		hm_pack_set(&f->t->mem.total_alloc, s->ev[5], 1);
+		s->stage = HM_STAGE_CLASSIFIED; /* the timeline again, over its own results */
 		hm_timeline(s, m, NC);
 		check(s->mismatches == 2 && s->first_mismatch == 4,
 		      "timeline: events whose Total Allocated differs from the device total are counted, the first is kept",
@@ -1822,6 +1829,7 @@ static void test_timeline(void)
 		      "timeline: mismatches do not change the computed totals", "start=%" PRId64 " peak=%" PRId64,
 		      s->start_bytes, s->peak);
 		/* Calling hm_timeline again with more categories replaces the old results. */
+		s->stage = HM_STAGE_CLASSIFIED;
 		hm_timeline(s, m, NC + 2);
 		check(s->ncats == NC + 2 && s->cats[5].end == 0 && s->cats[5].used == 0 && s->cats[1].end == 500,
 		      "timeline: a second hm_timeline replaces cats (unused categories stay 0 and unused)", "ncats=%zu",
@@ -2678,6 +2686,102 @@ static void test_thread_split(void)
 	hm_strtab_free(&th);
 }
 
+/* ---------------------------------------------------------------- stages */
+
+/* The writers of a series, as src/run.c runs them (analyze.h, enum hm_stage). */
+enum { W_WINDOW, W_CLASSIFY, W_TIMELINE, W_EXPLAIN };
+
+static void write_stage(hm_file *f, int w)
+{
+	if (w == W_WINDOW)
+		hm_window_apply(f, INT64_MIN, INT64_MAX);
+	else if (w == W_CLASSIFY)
+		hm_file_given_cats(f, NULL);
+	else if (w == W_EXPLAIN)
+		hm_explain(f, 2);
+	else
+		for (size_t s = 0; s < f->nseries; s++)
+			hm_timeline(&f->series[s], &f->t->mem, 2);
+}
+
+/* The writers w[0..n) over a fresh analysis of b, in a child process: 1 when an assertion
+ * stopped it (SIGABRT), 0 when all ran, -1 otherwise. */
+static int writers_stop(sb *b, const int *w, int n)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[512];
+		int fd = open("/dev/null", O_WRONLY); /* the assertion's own message */
+		if (fd >= 0)
+			dup2(fd, 2);
+		hm_file *f = analyze_sb("stages.json", b, err, sizeof err);
+		if (!f)
+			_exit(2);
+		for (int i = 0; i < n; i++)
+			write_stage(f, w[i]);
+		hm_file_free(f);
+		_exit(0);
+	}
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT ? 1 : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Issue 26: the writer list of analyze.h is a checked rule. In order the writers run and
+ * each records its stage; out of order (the window after classification, as it once ran;
+ * a timeline before classification; a writer twice) an assertion stops the run. */
+static void test_stages(void)
+{
+	char err[512];
+	sb b = {0};
+	tr_open(&b);
+	mem_ev(&b, "10", 1, 0, 0xA0, 100, 100, NOTOT, "1", "1");
+	mem_ev(&b, "20", 1, 0, 0xA0, -100, 0, NOTOT, "1", "1");
+	tr_close(&b);
+	hm_file *f = analyze_sb("stages.json", &b, err, sizeof err);
+	if (!f || f->nseries != 1) {
+		check(0, "stages: the fixture parses", "err=%s", err);
+	} else {
+		grp g = {0};
+		g_i64(&g, "analysed", f->series[0].stage, HM_STAGE_ANALYZED);
+		static const int want[] = {HM_STAGE_WINDOWED, HM_STAGE_CLASSIFIED, HM_STAGE_TIMELINE, HM_STAGE_EXPLAINED};
+		static const char *const name[] = {"windowed", "classified", "timeline", "explained"};
+		for (int w = W_WINDOW; w <= W_EXPLAIN; w++) {
+			write_stage(f, w);
+			g_i64(&g, name[w], f->series[0].stage, want[w]);
+		}
+		g_done(&g, "stages: each writer records its stage, in the order of analyze.h");
+	}
+	hm_file_free(f);
+#ifdef NDEBUG
+	check(1, "stages: out-of-order writers (skipped: NDEBUG build, no assertions)", NULL);
+#else
+	static const struct {
+		int w[5], n, stops;
+		const char *name;
+	} cases[] = {
+		{{W_WINDOW, W_CLASSIFY, W_TIMELINE, W_EXPLAIN}, 4, 0, "every writer in order runs"},
+		{{W_CLASSIFY, W_TIMELINE, W_EXPLAIN}, 3, 0, "without a window, classification follows the analysis"},
+		{{W_CLASSIFY, W_WINDOW}, 2, 1, "a window after classification stops the run"},
+		{{W_TIMELINE}, 1, 1, "a timeline before classification stops the run"},
+		{{W_CLASSIFY, W_EXPLAIN}, 2, 1, "explain before the timeline stops the run"},
+		{{W_WINDOW, W_WINDOW}, 2, 1, "a window twice stops the run"},
+		{{W_CLASSIFY, W_CLASSIFY}, 2, 1, "classification twice stops the run"},
+		{{W_CLASSIFY, W_TIMELINE, W_EXPLAIN, W_TIMELINE}, 4, 1, "a timeline after explain stops the run"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int got = writers_stop(&b, cases[i].w, cases[i].n);
+		char what[160];
+		snprintf(what, sizeof what, "stages: %s", cases[i].name);
+		check(got == cases[i].stops, what, "child: %d (1: stopped by an assertion, 0: ran, -1: other)", got);
+	}
+#endif
+	sb_free(&b);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2699,6 +2803,7 @@ int main(void)
 	test_analyze_pairing();
 	test_analyze_ops();
 	test_timeline();
+	test_stages();
 
 	snprintf(g_tmp, sizeof g_tmp, "%s", "/tmp/hmem-unit-XXXXXX");
 	if (!mkdtemp(g_tmp)) {
