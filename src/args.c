@@ -2,7 +2,6 @@
 #include "args.h"
 #include "allocations.h"
 #include "budget.h"
-#include "diff.h"
 #include "html.h"
 #include "outfile.h"
 #include "partial.h"
@@ -120,10 +119,26 @@ static int int_arg(const char *s, double lo, double hi, double *v)
 	return strspn(s, "0123456789") == strlen(s) && num_arg(s, lo, hi, v);
 }
 
+/* hmem diff's options (diff.c parses them). */
+static const char usage_diff[] =
+	"diff options (hmem diff [RULES] BEFORE AFTER: each side an hmem --json report, or a\n"
+	"trace file or folder read with RULES):\n"
+	"  --json FILE       write the comparison as JSON (- for standard output)\n"
+	"  --html FILE       write the comparison as a page: a line per pair, then per pair\n"
+	"                    both timelines on one time axis and the change per category\n"
+	"  --format F        standard output as text (the default), csv or json\n"
+	"  --summary         print to standard output even with --json or --html\n"
+	"  --fail-above-delta D  exit 6 when the peak grew by more than D: SIZE or PCT% (the\n"
+	"                    peak), DEVICE=..., or CATEGORY=... (activation=5%); repeatable\n"
+	"  --top N           groups by op and by module shown per series (default 10)\n"
+	"  --changed-only    leave out the rows, and the pairs of series, that did not change\n"
+	"  --timeout, --lua-mem  as for run: for trace sides, and for the comparison itself\n"
+	"  -I, --set, --allow-io, -j, -q: as for run, for trace sides\n";
+
 /* --help: the options, with each output's line where its command's options are. */
 void hm_print_usage(FILE *f)
 {
-	const char *part[] = {usage, usage_run, usage_alloc, hm_diff_usage, usage_common}, *cmd[] = {"run", "events", "allocations"};
+	const char *part[] = {usage, usage_run, usage_alloc, usage_diff, usage_common}, *cmd[] = {"run", "events", "allocations"};
 	for (int i = 0; i < 5; i++) {
 		fputs(part[i], f);
 		for (int j = 0; i < 3 && j < N_OUTPUTS; j++) {

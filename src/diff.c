@@ -11,21 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-const char hm_diff_usage[] =
-	"diff options (hmem diff [RULES] BEFORE AFTER: each side an hmem --json report, or a\n"
-	"trace file or folder read with RULES):\n"
-	"  --json FILE       write the comparison as JSON (- for standard output)\n"
-	"  --html FILE       write the comparison as a page: a line per pair, then per pair\n"
-	"                    both timelines on one time axis and the change per category\n"
-	"  --format F        standard output as text (the default), csv or json\n"
-	"  --summary         print to standard output even with --json or --html\n"
-	"  --fail-above-delta D  exit 6 when the peak grew by more than D: SIZE or PCT% (the\n"
-	"                    peak), DEVICE=..., or CATEGORY=... (activation=5%); repeatable\n"
-	"  --top N           groups by op and by module shown per series (default 10)\n"
-	"  --changed-only    leave out the rows, and the pairs of series, that did not change\n"
-	"  --timeout, --lua-mem  as for run: for trace sides, and for the comparison itself\n"
-	"  -I, --set, --allow-io, -j, -q: as for run, for trace sides\n";
-
 typedef struct diff_opts {
 	const char *pos[3], *json, *html, *format, *top;
 	int npos, summary, changed_only;
