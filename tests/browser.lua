@@ -548,11 +548,19 @@ local function drive(page, cfg, name, pre)
   write(tmp .. "/" .. name .. "_t.html", (page:gsub("</body>", function()
     return "<script>window.HMEM_TEST = " .. cjson.encode(cfg) .. ";</script>\n<script>\n" .. driver .. "</script>\n</body>"
   end, 1)))
-  local h = io.popen(("timeout 120 %s %s --dump-dom file://%s/%s_t.html 2>/dev/null"):format(chromium, flags, tmp, name))
-  local dom = h:read("a")
-  h:close()
+  -- Chromium itself failing (no DOM at all: a crash or the timeout on a loaded machine) is
+  -- tried once more; a page that ran without the probe's result is the page's failure.
+  local dom, err
+  for _ = 1, 2 do
+    local h = io.popen(("timeout 120 %s %s --dump-dom file://%s/%s_t.html 2>%s/%s_err"):format(chromium, flags, tmp, name, tmp, name))
+    dom = h:read("a")
+    h:close()
+    err = read(tmp .. "/" .. name .. "_err") or ""
+    if #dom > 0 then break end
+  end
   local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
-  if not check(res ~= nil, pre .. "Chromium ran the page and the probe") then return nil end
+  if not check(res ~= nil, pre .. "Chromium ran the page and the probe",
+      #dom == 0 and "no DOM; Chromium's standard error ends: " .. err:sub(-1500) or dom:sub(-1500)) then return nil end
   return cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
 end
 
