@@ -88,9 +88,13 @@ static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 #define HM_JSCAN_CHUNK 64
 typedef void (*hm_jscan_classify_fn)(const unsigned char *p, size_t n, hm_jscan_blk *out);
 
-/* The best classifier for this CPU (AVX-512BW where present); HMEM_SIMD=base keeps to the
- * baseline code (SSE2 on x86-64), to compare the two. Thread-safe. */
+/* The best classifier for this CPU (AVX-512BW, else AVX2, else the baseline: SSE2 on
+ * x86-64); HMEM_SIMD=base or =avx2 keeps to that code, to compare them. Thread-safe. */
 hm_jscan_classify_fn hm_jscan_pick_classify(void);
+
+/* The classifier of one instruction set by name ("base", "avx2", "avx512"); NULL when this
+ * CPU or build has none (for tests: each is compared with the baseline). */
+hm_jscan_classify_fn hm_jscan_classify_named(const char *name);
 
 /* The bytes escaped by a backslash (the byte after an odd run of them), carried across
  * blocks in *carry (simdjson's method: runs starting on even and odd bits are told apart
@@ -115,6 +119,39 @@ static inline uint64_t hm_jscan_prefix_xor(uint64_t x)
 	x ^= x << 8, x ^= x << 16, x ^= x << 32;
 	return x;
 }
+
+/* What one block passes to the next: the first byte of the next is escaped (esc); the
+ * block ends inside a string (str: all ones). Zero at the start of a text. */
+typedef struct hm_jscan_carry {
+	uint64_t esc, str;
+} hm_jscan_carry;
+
+/* The bytes of the block b inside strings (each string's opening quote and its body), with
+ * the state carried from the block before (updated for the next). */
+static inline uint64_t hm_jscan_in_string(hm_jscan_blk b, hm_jscan_carry *c)
+{
+	uint64_t quotes = b.quote & ~hm_jscan_escaped(b.bslash, &c->esc);
+	uint64_t in_str = hm_jscan_prefix_xor(quotes) ^ c->str;
+	c->str = (uint64_t)((int64_t)in_str >> 63);
+	return in_str;
+}
+
+/* A block's brackets outside strings, and the opening ones among them. */
+typedef struct hm_jscan_brk {
+	uint64_t bracket, open;
+} hm_jscan_brk;
+
+/* The structure of n whole blocks from p, one after the other: out[k] is block k's
+ * brackets outside strings, c the string state carried in from the block before p and out
+ * to the block after the last. One call per run of blocks; the vector versions classify
+ * and follow strings in one loop (the prefix xor as a carry-less multiply). */
+typedef void (*hm_jscan_brackets_fn)(const unsigned char *p, size_t n, hm_jscan_brk *out, hm_jscan_carry *c);
+
+/* The best for this CPU, as hm_jscan_pick_classify chooses (HMEM_SIMD). Thread-safe. */
+hm_jscan_brackets_fn hm_jscan_pick_brackets(void);
+
+/* One instruction set's by name, as hm_jscan_classify_named (for tests). */
+hm_jscan_brackets_fn hm_jscan_brackets_named(const char *name);
 
 /* ---- strings, white space, scalars ---- */
 
