@@ -567,28 +567,38 @@ static void handle_event(kx *k, ev *xp, const char *p)
 #define K5(s) (K4(s) | KB(s, 4))
 #define K6(s) (K5(s) | KB(s, 5))
 
+/* The eight keys as profilers write them, quotes included, by a hash of their first two
+ * letters ((c[1] ^ c[2]) & 15, distinct for the eight): the key's bytes as a word and its
+ * mask, its length and its member. An empty place matches no word (mask 0, word 1). */
+static const struct evkey {
+	uint64_t word, mask;
+	uint8_t len, at;
+} ev_keys[16] = {
+	[8] = {K4("\"ph\""), 0xffffffffull, 4, offsetof(ev, ph)},     [7] = {K4("\"ts\""), 0xffffffffull, 4, offsetof(ev, ts)},
+	[2] = {K5("\"cat\""), 0xffffffffffull, 5, offsetof(ev, cat)}, [9] = {K5("\"pid\""), 0xffffffffffull, 5, offsetof(ev, pid)},
+	[13] = {K5("\"tid\""), 0xffffffffffull, 5, offsetof(ev, tid)}, [1] = {K5("\"dur\""), 0xffffffffffull, 5, offsetof(ev, dur)},
+	[15] = {K6("\"name\""), 0xffffffffffffull, 6, offsetof(ev, name)},
+	[3] = {K6("\"args\""), 0xffffffffffffull, 6, offsetof(ev, args)},
+	[0] = {1, 0, 0, 0}, [4] = {1, 0, 0, 0}, [5] = {1, 0, 0, 0}, [6] = {1, 0, 0, 0}, [10] = {1, 0, 0, 0},
+	[11] = {1, 0, 0, 0}, [12] = {1, 0, 0, 0}, [14] = {1, 0, 0, 0},
+};
+
 /* The member of x that the key at c (its opening quote) names, when it is one of the eight
- * as profilers write them, quotes included, with *ke past its closing quote; else NULL. The
- * bytes at c are compared as they are: nothing waits for a scan to find the closing quote,
- * so the scan of the value can start at once (walking members is a chain of scans, each
- * starting where the one before ended: README "Performance"). */
+ * as profilers write them, quotes included, with *ke past its closing quote; else NULL (the
+ * caller scans the key and matches it in full: a key this misses is still found there).
+ * The bytes at c are compared as they are: nothing waits for a scan to find the closing
+ * quote, so the scan of the value can start at once (walking members is a chain of scans,
+ * each starting where the one before ended: README "Performance"); one compare, with no
+ * chain of them to mispredict. */
 static inline hm_slice *known_key(ev *x, const char *c, const char **ke)
 {
 	uint64_t w;
 	memcpy(&w, c, 8);
-	uint64_t w4 = w & 0xffffffffull, w5 = w & 0xffffffffffull, w6 = w & 0xffffffffffffull;
-	hm_slice *m = w4 == K4("\"ph\"")     ? &x->ph
-		      : w4 == K4("\"ts\"")   ? &x->ts
-		      : w5 == K5("\"cat\"")  ? &x->cat
-		      : w5 == K5("\"pid\"")  ? &x->pid
-		      : w5 == K5("\"tid\"")  ? &x->tid
-		      : w5 == K5("\"dur\"")  ? &x->dur
-		      : w6 == K6("\"name\"") ? &x->name
-		      : w6 == K6("\"args\"") ? &x->args
-					      : NULL;
-	if (m)
-		*ke = c + (m == &x->ph || m == &x->ts ? 4 : m == &x->name || m == &x->args ? 6 : 5);
-	return m;
+	const struct evkey *k = &ev_keys[(c[1] ^ c[2]) & 15];
+	if ((w & k->mask) != k->word)
+		return NULL;
+	*ke = c + k->len;
+	return (hm_slice *)(void *)((char *)x + k->at);
 }
 
 /* The event [p, e) is complete and its depth-1 containers are known. Match keys to
@@ -616,10 +626,9 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 		hm_slice *known = known_key(&x, c, &ke);
 		if (!known && (ke = hm_jscan_quote_end(c, e)) >= e)
 			goto bad;
-		c = hm_jscan_past_ws(ke);
-		if (*c != ':')
+		c = ke;
+		if (!hm_jscan_colon(&c))
 			goto bad;
-		c = hm_jscan_past_ws(c + 1);
 		hm_slice v = {c, c};
 		if (*c == '"') {
 			v.q = hm_jscan_quote_end(c, e);
@@ -639,7 +648,9 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 			*known = v;
 		else
 			ev_member(k, ks + 1, (size_t)(ke - ks - 2), v, &x);
-		c = hm_jscan_past_ws(v.q);
+		c = v.q;
+		if (hm_jscan_comma(&c))
+			continue;
 		if (*c == '}' && c == e - 1) {
 			if (t != end)
 				goto bad;
