@@ -242,7 +242,7 @@ static inline const char *hm_jscan_quote_end(const char *p, const char *e)
  * after it, and 1 is returned; or 0 with *p at the byte where the ':' should be. The ": "
  * profilers write is one compare of two bytes and a look at the third (the general scans
  * cost a chain of them per member). p lies inside an object ending with '}'. */
-static inline int hm_jscan_colon(const char **p)
+static inline __attribute__((always_inline)) int hm_jscan_colon(const char **p)
 {
 	const char *c = *p;
 	uint16_t w;
@@ -263,7 +263,7 @@ static inline int hm_jscan_colon(const char **p)
 /* From a member's value end at p to what follows: the next key past ", " (as a word, as in
  * hm_jscan_colon) gives 1 with *p at it; else *p moves past the white space and 0 is
  * returned (the caller looks at the ',' or '}' there). */
-static inline int hm_jscan_comma(const char **p)
+static inline __attribute__((always_inline)) int hm_jscan_comma(const char **p)
 {
 	const char *c = *p;
 	uint16_t w;

@@ -25,7 +25,6 @@ typedef struct kx {
 	size_t last_cat_len;
 	uint32_t last_cat_id;
 	uint64_t traffic; /* sum of |Bytes| of the memory events so far (see add_memory) */
-	uint8_t mem_next[8]; /* the args key that came after each one last time (see known_mem_key) */
 	struct ncache { /* recent slice names by their raw text, quotes included (see intern_name) */
 		uint32_t id;
 		uint32_t len; /* 0: empty */
@@ -118,7 +117,6 @@ static inline void ev_member(kx *k, const char *key, size_t klen, hm_slice v, ev
 
 typedef struct memargs {
 	kx *k;
-	unsigned prev; /* the known key before (7 at the start) */
 	hm_slice bytes, addr, talloc, tres, evidx, dtype, did;
 } memargs;
 
@@ -149,55 +147,21 @@ static void mem_member(void *ud, const char *key, size_t klen, hm_slice v)
 	mem_member_escaped(key, klen, v, m);
 }
 
-/* Bytes i to i + 8 of a literal as a word (zeros past its end), a constant. */
-#define KBN(s, i) ((i) < sizeof s - 1 ? (uint64_t)(unsigned char)(s)[(i) < sizeof s - 1 ? (i) : 0] << (8 * ((i) % 8)) : 0)
-#define KW(s, o) (KBN(s, o) | KBN(s, o + 1) | KBN(s, o + 2) | KBN(s, o + 3) | KBN(s, o + 4) | KBN(s, o + 5) | KBN(s, o + 6) | KBN(s, o + 7))
-#define KM(n) ((n) >= 8 ? ~0ull : (1ull << (8 * (n))) - 1)
-#define MEMKEY(lit, f) {KW(lit, 0), KW(lit, 8), KM(sizeof lit - 1), KM(sizeof lit - 1 > 8 ? sizeof lit - 9 : 0), sizeof lit - 1, offsetof(memargs, f)}
-
-/* The seven keys of a [memory] event's args as PyTorch writes them, quotes included: their
- * first sixteen bytes as two words and masks, their length and their member. */
-static const struct memkey {
-	uint64_t w0, w1, m0, m1;
-	uint8_t len, at;
-} mem_keys[7] = {
-	MEMKEY("\"Total Reserved\"", tres), MEMKEY("\"Total Allocated\"", talloc), MEMKEY("\"Bytes\"", bytes),
-	MEMKEY("\"Addr\"", addr),           MEMKEY("\"Device Id\"", did),          MEMKEY("\"Device Type\"", dtype),
-	MEMKEY("\"Ev Idx\"", evidx),
-};
-
-/* The key at c is mem_keys[i] (sixteen bytes at c are readable: the padded event). */
-static inline int is_mem_key(const char *c, unsigned i)
-{
-	const struct memkey *k = &mem_keys[i];
-	uint64_t a, b;
-	memcpy(&a, c, 8), memcpy(&b, c + 8, 8);
-	return ((a & k->m0) == k->w0) & ((b & k->m1) == k->w1);
-}
-
 /* The keys of a [memory] event's args as PyTorch writes them, quotes included, from their
- * bytes (see known_key): first the key that followed the one before last time (a profiler
- * writes them in one order), else by its letters. */
+ * bytes (see known_key). */
 static hm_slice *known_mem_key(void *ud, const char *c, const char **ke)
 {
+#define LIT(f, lit) (memcmp(c, lit, sizeof lit - 1) == 0 ? (*ke = c + sizeof lit - 1, &m->f) : NULL)
 	memargs *m = ud;
-	unsigned i = m->k->mem_next[m->prev];
-	if (!is_mem_key(c, i)) {
-		switch (c[1]) {
-		case 'T': i = c[7] == 'A' ? 1 : 0; break;
-		case 'D': i = c[8] == 'I' ? 4 : 5; break;
-		case 'A': i = 3; break;
-		case 'B': i = 2; break;
-		case 'E': i = 6; break;
-		default: return NULL;
-		}
-		if (!is_mem_key(c, i))
-			return NULL;
-		m->k->mem_next[m->prev] = (uint8_t)i;
+	switch (c[1]) {
+	case 'T': return c[7] == 'A' ? LIT(talloc, "\"Total Allocated\"") : LIT(tres, "\"Total Reserved\"");
+	case 'D': return c[8] == 'I' ? LIT(did, "\"Device Id\"") : LIT(dtype, "\"Device Type\"");
+	case 'A': return LIT(addr, "\"Addr\"");
+	case 'B': return LIT(bytes, "\"Bytes\"");
+	case 'E': return LIT(evidx, "\"Ev Idx\"");
+	default: return NULL;
 	}
-	m->prev = i;
-	*ke = c + mem_keys[i].len;
-	return (hm_slice *)(void *)((char *)m + mem_keys[i].at);
+#undef LIT
 }
 
 /* Report a member that is not a number, or whose number did not parse (err). */
@@ -341,7 +305,7 @@ static void add_instant(kx *k, ev *x, const char *evp, const int64_t *tsp, int o
 {
 	const char *what = oom ? "[OutOfMemory] event" : "[memory] event";
 	memargs m;
-	m.k = k, m.prev = 7;
+	m.k = k;
 	m.bytes = m.addr = m.talloc = m.tres = m.evidx = m.dtype = m.did = (hm_slice){0, 0};
 	if (!x->args.p || *x->args.p != '{') {
 		if (!oom)
@@ -603,38 +567,28 @@ static void handle_event(kx *k, ev *xp, const char *p)
 #define K5(s) (K4(s) | KB(s, 4))
 #define K6(s) (K5(s) | KB(s, 5))
 
-/* The eight keys as profilers write them, quotes included, by a hash of their first two
- * letters ((c[1] ^ c[2]) & 15, distinct for the eight): the key's bytes as a word and its
- * mask, its length and its member. An empty place matches no word (mask 0, word 1). */
-static const struct evkey {
-	uint64_t word, mask;
-	uint8_t len, at;
-} ev_keys[16] = {
-	[8] = {K4("\"ph\""), 0xffffffffull, 4, offsetof(ev, ph)},     [7] = {K4("\"ts\""), 0xffffffffull, 4, offsetof(ev, ts)},
-	[2] = {K5("\"cat\""), 0xffffffffffull, 5, offsetof(ev, cat)}, [9] = {K5("\"pid\""), 0xffffffffffull, 5, offsetof(ev, pid)},
-	[13] = {K5("\"tid\""), 0xffffffffffull, 5, offsetof(ev, tid)}, [1] = {K5("\"dur\""), 0xffffffffffull, 5, offsetof(ev, dur)},
-	[15] = {K6("\"name\""), 0xffffffffffffull, 6, offsetof(ev, name)},
-	[3] = {K6("\"args\""), 0xffffffffffffull, 6, offsetof(ev, args)},
-	[0] = {1, 0, 0, 0}, [4] = {1, 0, 0, 0}, [5] = {1, 0, 0, 0}, [6] = {1, 0, 0, 0}, [10] = {1, 0, 0, 0},
-	[11] = {1, 0, 0, 0}, [12] = {1, 0, 0, 0}, [14] = {1, 0, 0, 0},
-};
-
 /* The member of x that the key at c (its opening quote) names, when it is one of the eight
- * as profilers write them, quotes included, with *ke past its closing quote; else NULL (the
- * caller scans the key and matches it in full: a key this misses is still found there).
- * The bytes at c are compared as they are: nothing waits for a scan to find the closing
- * quote, so the scan of the value can start at once (walking members is a chain of scans,
- * each starting where the one before ended: README "Performance"); one compare, with no
- * chain of them to mispredict. */
+ * as profilers write them, quotes included, with *ke past its closing quote; else NULL. The
+ * bytes at c are compared as they are: nothing waits for a scan to find the closing quote,
+ * so the scan of the value can start at once (walking members is a chain of scans, each
+ * starting where the one before ended: README "Performance"). */
 static inline hm_slice *known_key(ev *x, const char *c, const char **ke)
 {
 	uint64_t w;
 	memcpy(&w, c, 8);
-	const struct evkey *k = &ev_keys[(c[1] ^ c[2]) & 15];
-	if ((w & k->mask) != k->word)
-		return NULL;
-	*ke = c + k->len;
-	return (hm_slice *)(void *)((char *)x + k->at);
+	uint64_t w4 = w & 0xffffffffull, w5 = w & 0xffffffffffull, w6 = w & 0xffffffffffffull;
+	hm_slice *m = w4 == K4("\"ph\"")     ? &x->ph
+		      : w4 == K4("\"ts\"")   ? &x->ts
+		      : w5 == K5("\"cat\"")  ? &x->cat
+		      : w5 == K5("\"pid\"")  ? &x->pid
+		      : w5 == K5("\"tid\"")  ? &x->tid
+		      : w5 == K5("\"dur\"")  ? &x->dur
+		      : w6 == K6("\"name\"") ? &x->name
+		      : w6 == K6("\"args\"") ? &x->args
+					      : NULL;
+	if (m)
+		*ke = c + (m == &x->ph || m == &x->ts ? 4 : m == &x->name || m == &x->args ? 6 : 5);
+	return m;
 }
 
 /* The event [p, e) is complete and its depth-1 containers are known. Match keys to
