@@ -177,7 +177,7 @@ fuzz: deps
 	  build/fuzz/corpus-lua-api tests/fuzz/regressions-lua
 
 # The benchmark needs more than the tests: igzip, GNU time, bc (pandas for BENCH_PANDAS=1).
-BENCH_DEPS := isal time bc gzip $(if $(filter 1,$(BENCH_PANDAS)),python3-pandas)
+BENCH_DEPS := isal time bc gzip valgrind $(if $(filter 1,$(BENCH_PANDAS)),python3-pandas)
 bench: deps
 	@missing=$$(for p in $(BENCH_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

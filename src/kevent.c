@@ -627,10 +627,9 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 		hm_slice *known = known_key(&x, c, &ke);
 		if (!known && (ke = hm_jscan_quote_end(c, e)) >= e)
 			goto bad;
-		c = hm_jscan_past_ws(ke);
-		if (*c != ':')
+		c = ke;
+		if (!hm_jscan_colon(&c))
 			goto bad;
-		c = hm_jscan_past_ws(c + 1);
 		hm_slice v = {c, c};
 		if (*c == '"') {
 			v.q = hm_jscan_quote_end(c, e);
@@ -650,7 +649,9 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 			*known = v;
 		else
 			ev_member(k, ks + 1, (size_t)(ke - ks - 2), v, &x);
-		c = hm_jscan_past_ws(v.q);
+		c = v.q;
+		if (hm_jscan_comma(&c))
+			continue;
 		if (*c == '}' && c == e - 1) {
 			if (t != end)
 				goto bad;
