@@ -1,5 +1,6 @@
 # hmem: `make demo` and `make test` are all a user needs (both install what is missing).
-VERSION  := 0.1.0
+# The version is written once, in lua/hmem/init.lua, so that plain Lua has it too (issue 26).
+VERSION  := $(shell sed -n 's/^hmem\.version = "\([^"]*\)"$$/\1/p' lua/hmem/init.lua)
 CC       ?= cc
 LUA_PC   := lua5.4
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
@@ -23,11 +24,11 @@ LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread -
 CJSON_LIB := -l:liblua5.4-cjson.so.0
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/pack.c src/store.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/snaphost.c src/snapseg.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/snapout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c src/plan.c src/partial.c src/ranks.c src/ranksout.c src/cells.c
+CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/pack.c src/store.c src/kevent.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/snaphost.c src/snapseg.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/snapout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c src/plan.c src/partial.c src/ranks.c src/ranksout.c src/cells.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
 LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lview.o lexplain.o lranks.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o
-OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/merge.o build/diff.o build/main.o
+OBJ      := $(CORE:src/%.c=build/%.o) build/html_assets.o $(LUA_SIDE:%=build/%) build/args.o build/merge.o build/run.o build/diff.o build/main.o
 
 .PHONY: all deps demo test bench fuzz clean install uninstall
 all: hmem build/hmem.bash
@@ -176,7 +177,7 @@ fuzz: deps
 	  build/fuzz/corpus-lua-api tests/fuzz/regressions-lua
 
 # The benchmark needs more than the tests: igzip, GNU time, bc (pandas for BENCH_PANDAS=1).
-BENCH_DEPS := isal time bc gzip $(if $(filter 1,$(BENCH_PANDAS)),python3-pandas)
+BENCH_DEPS := isal time bc gzip valgrind $(if $(filter 1,$(BENCH_PANDAS)),python3-pandas)
 bench: deps
 	@missing=$$(for p in $(BENCH_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -224,8 +224,7 @@ static uint32_t pid_of(hm_strtab *pids, uint32_t *cache, const hm_trace *t, uint
 {
 	if (cache[thread] == UINT32_MAX) {
 		const char *key = t->threads.str[thread];
-		const char *sep = memchr(key, 0x1f, t->threads.len[thread]);
-		cache[thread] = hm_strtab_intern(pids, key, (size_t)(sep - key));
+		cache[thread] = hm_strtab_intern(pids, key, hm_thread_split(key, t->threads.len[thread], NULL, NULL));
 	}
 	return cache[thread];
 }
@@ -552,7 +551,19 @@ hm_file *hm_analyze(hm_trace *t)
 	steps(f, order);
 	if (f->nseries != 1)
 		free(order);
+	for (size_t s = 0; s < f->nseries; s++)
+		hm_stage_enter(&f->series[s], HM_STAGE_ANALYZED);
 	return f;
+}
+
+void hm_file_given_cats(hm_file *f, const int32_t *catev)
+{
+	for (size_t s = 0; s < f->nseries; s++) {
+		hm_series *x = &f->series[s];
+		hm_stage_enter(x, HM_STAGE_CLASSIFIED);
+		for (size_t k = 0; catev && k < x->n; k++) /* "(before window)" gives back what it carried in */
+			x->cat[k] = x->before[k] == HM_BEFORE_WINDOW ? 0 : catev[x->ev[k]];
+	}
 }
 
 void hm_file_free(hm_file *f)

@@ -5,6 +5,8 @@
 
 #include "trace.h"
 
+#include <assert.h>
+
 enum hm_kind { HM_ALLOC, HM_FREE, HM_ZERO };
 
 enum { HM_BEFORE_TRACE = 1, HM_BEFORE_WINDOW = 3 }; /* hm_series.before (2: a snapshot's) */
@@ -63,19 +65,38 @@ typedef struct hm_maker {
 
 enum hm_leak { HM_LEAK_UNKNOWN = -1, HM_LEAK_NONE, HM_LEAK_GROWTH, HM_LEAK_SURVIVORS };
 
-/* One (file, device). Positions k = 0..n-1 are the series' events in time order. Four
- * modules write it, each its own group of fields, in the order they run; each group is
- * read-only once its writer is done:
- *   1. analysis (analyze.c, hm_analyze): the events, their pairing and device; allocates
- *      the arrays of groups 1 and 2 (cat zeroed); hm_file_free frees every array here.
- *      A window (window.c, hm_window_apply) then cuts them, before classification.
- *   2. classification (lclassify.c, through hm_script_classify): cat, one category per
- *      event, and nothing else.
- *   3. the timeline (timeline.c, hm_timeline): the totals, the peak and the per-category
- *      results, derived from groups 1 and 2.
- *   4. explain (explain.c, hm_explain): steps, OOMs, what the allocator holds back and the
- *      leak verdict, derived from groups 1 to 3 (hm_file_free frees them too). */
+/* The stages a series goes through, in the order src/run.c runs them; hm_series.stage is
+ * the last one that wrote it. Each writer writes its own group of fields (below) and enters
+ * its stage with hm_stage_enter, which asserts (debug builds, as pipe.c asserts owners) that
+ * the series is at the stage just before: a writer run out of order, or twice, stops the
+ * run. Only the window may be left out (a run without one): classification then follows the
+ * analysis. Each group is read-only once its writer is done.
+ *   1. HM_STAGE_ANALYZED (analyze.c, hm_analyze): the events, their pairing and device;
+ *      allocates the arrays of groups 1 and 3 (cat zeroed); hm_file_free frees every array
+ *      here.
+ *   2. HM_STAGE_WINDOWED (window.c, hm_window_apply): --steps or --from/--to cut group 1
+ *      to the window and set group 2, before classification: events outside it are never
+ *      classified, and no row can point at a moved position.
+ *   3. HM_STAGE_CLASSIFIED (lclassify.c through hm_script_classify, or hm_file_given_cats
+ *      for the categories a partial gives or a run without a rule file): cat, one
+ *      category per event, and nothing else.
+ *   4. HM_STAGE_TIMELINE (timeline.c, hm_timeline): the totals, the peak and the
+ *      per-category results, derived from groups 1 to 3.
+ *   5. HM_STAGE_EXPLAINED (explain.c, hm_explain): steps, OOMs, what the allocator holds
+ *      back and the leak verdict, derived from groups 1 to 4 (hm_file_free frees them too). */
+enum hm_stage {
+	HM_STAGE_NONE,
+	HM_STAGE_ANALYZED,
+	HM_STAGE_WINDOWED,
+	HM_STAGE_CLASSIFIED,
+	HM_STAGE_TIMELINE,
+	HM_STAGE_EXPLAINED
+};
+
+/* One (file, device). Positions k = 0..n-1 are the series' events in time order; its
+ * fields are in groups, one per stage (enum hm_stage). */
 typedef struct hm_series {
+	int stage;         /* enum hm_stage: the last writer that ran (hm_stage_enter) */
 	/* 1. analysis */
 	int32_t dev_type, dev_id;
 	char device[40];
@@ -90,21 +111,22 @@ typedef struct hm_series {
 			    * window, a free of memory allocated before it (category 0 already,
 			    * never classified). 1 and 3 hold their size from the start. */
 	int has_addr;      /* some non-zero event carries an address (pairing used them) */
+	/* 2. the window */
 	int based;         /* a window cut the series (window.c): base is what was live at its
 			    * opening (the whole series' replay), base_ts the opening's time, and
 			    * ev[n, nall) the events outside it (read only for their device) */
 	int64_t base, base_ts;
 	size_t nall;
-	/* 2. classification */
+	/* 3. classification */
 	int32_t *cat;      /* k -> category id, -1 for zero-byte events */
-	/* 3. the timeline */
+	/* 4. the timeline */
 	uint64_t allocs, frees, matched_frees, zero_events, mismatches;
 	int64_t start_bytes, peak, peak_ts, end_bytes, max_reserved; /* max_reserved HM_NONE if absent */
 	long peak_k;        /* -1: the peak is the state before the first event */
 	long first_mismatch; /* position of the first mismatch, or -1 */
 	hm_catstat *cats;    /* ncats of them, by category id */
 	size_t ncats;
-	/* 4. explain */
+	/* 5. explain */
 	hm_step *steps;      /* by start time */
 	size_t nsteps;
 	hm_oom *ooms;        /* by time */
@@ -136,8 +158,13 @@ typedef struct hm_file {
 	size_t nseries;
 } hm_file;
 
-/* Analyse t (the file takes ownership of t). Series are ordered by device type, then id. */
+/* Analyse t (the file takes ownership of t). Series are ordered by device type, then id.
+ * Every series is at HM_STAGE_ANALYZED. */
 hm_file *hm_analyze(hm_trace *t);
+/* The classification stage without a rule file: cat from catev, the category of each
+ * memory event as a partial gives it (hm_partial_capture; a free a window carries in stays
+ * category 0), or, when catev is NULL (no rule file), left at 0 as the analysis made it. */
+void hm_file_given_cats(hm_file *f, const int32_t *catev);
 void hm_file_free(hm_file *f);
 
 /* N of the ProfilerStep#N slice running in memory event i's process, or -1; its start
@@ -170,6 +197,14 @@ static inline uint32_t hm_free_ev(const hm_series *s, size_t k)
 static inline int64_t hm_mem_delta(const hm_series *s, const hm_mem *m, size_t k)
 {
 	return s->before[k] == 2 ? 0 : m->bytes[s->ev[k]];
+}
+
+/* A writer of s enters stage st (see enum hm_stage): asserts, unless NDEBUG, that s is at
+ * the stage before it (or, for classification, at the analysis: no window). */
+static inline void hm_stage_enter(hm_series *s, enum hm_stage st)
+{
+	assert(s->stage == (int)st - 1 || (st == HM_STAGE_CLASSIFIED && s->stage == HM_STAGE_ANALYZED));
+	s->stage = (int)st;
 }
 
 #define HM_KIND(k) (1u << (k)) /* a set of enum hm_slice_kind */

@@ -2,8 +2,8 @@
 #include "args.h"
 #include "allocations.h"
 #include "budget.h"
-#include "diff.h"
 #include "html.h"
+#include "outfile.h"
 #include "partial.h"
 #include "plan.h"
 #include "perfetto.h"
@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef HM_VERSION
 #define HM_VERSION "0.0.0"
@@ -78,25 +80,9 @@ static const char usage_common[] =
 
 
 const hm_output outputs[N_OUTPUTS] = {
-	{.flag = "--json", .cmd = "run", .stdout_ok = 1, .write = hm_write_json,
-	 .help = "write the report as JSON (- for standard output)"},
-	{.flag = "--timeline", .cmd = "run", .stdout_ok = 1, .write = hm_write_timeline,
-	 .help = "write the per-category timeline as CSV, one row per memory event"},
-	{.flag = "--html", .cmd = "run", .stdout_ok = 1, .write = hm_write_html,
-	 .help = "write an interactive report: a chart per series, tables (one file,\n                    opens offline)"},
-	{.flag = "--perfetto", .cmd = "run", .stdout_ok = 1, .write = hm_write_perfetto,
-	 .help = "write the timelines as Chrome-trace counter tracks (Perfetto UI)"},
-	{.flag = "--annotate", .cmd = "run", .stdout_ok = 1, .one_trace = 1, .write_or_fail = hm_write_annotated,
-	 .help = "write the trace (one) with those counter tracks added; gzip if FILE\n                    ends in .gz"},
-	{.flag = "--csv", .cmd = "events", .stdout_ok = 1, .by_default = 1, .write = hm_write_events,
-	 .misplaced = "; 'hmem run' writes --json and --timeline",
-	 .help = "write the events there instead of standard output"},
-	{.flag = "--csv", .cmd = "allocations", .stdout_ok = 1, .by_default = 1, .write = hm_write_allocations,
-	 .help = "write the allocations there instead of standard output"},
-	{.flag = "--db", .cmd = "run", .write_or_fail = hm_write_db,
-	 .help = "write the report as one SQLite database (README \"Many machines\")"},
-	{.flag = "--partial", .cmd = "run", .write_or_fail = hm_write_db,
-	 .help = "write this run's part for hmem merge (SQLite; with --shard I/N:\n                    the I-th of N parts of the traces)"},
+#define HM_OUTPUT_ROW(id, ...) [OUT_##id] = {__VA_ARGS__},
+	HM_OUTPUTS(HM_OUTPUT_ROW)
+#undef HM_OUTPUT_ROW
 };
 
 /* The summary of 'hmem run' on standard output, one row per --format (named in flag). */
@@ -133,10 +119,26 @@ static int int_arg(const char *s, double lo, double hi, double *v)
 	return strspn(s, "0123456789") == strlen(s) && num_arg(s, lo, hi, v);
 }
 
+/* hmem diff's options (diff.c parses them). */
+static const char usage_diff[] =
+	"diff options (hmem diff [RULES] BEFORE AFTER: each side an hmem --json report, or a\n"
+	"trace file or folder read with RULES):\n"
+	"  --json FILE       write the comparison as JSON (- for standard output)\n"
+	"  --html FILE       write the comparison as a page: a line per pair, then per pair\n"
+	"                    both timelines on one time axis and the change per category\n"
+	"  --format F        standard output as text (the default), csv or json\n"
+	"  --summary         print to standard output even with --json or --html\n"
+	"  --fail-above-delta D  exit 6 when the peak grew by more than D: SIZE or PCT% (the\n"
+	"                    peak), DEVICE=..., or CATEGORY=... (activation=5%); repeatable\n"
+	"  --top N           groups by op and by module shown per series (default 10)\n"
+	"  --changed-only    leave out the rows, and the pairs of series, that did not change\n"
+	"  --timeout, --lua-mem  as for run: for trace sides, and for the comparison itself\n"
+	"  -I, --set, --allow-io, -j, -q: as for run, for trace sides\n";
+
 /* --help: the options, with each output's line where its command's options are. */
 void hm_print_usage(FILE *f)
 {
-	const char *part[] = {usage, usage_run, usage_alloc, hm_diff_usage, usage_common}, *cmd[] = {"run", "events", "allocations"};
+	const char *part[] = {usage, usage_run, usage_alloc, usage_diff, usage_common}, *cmd[] = {"run", "events", "allocations"};
 	for (int i = 0; i < 5; i++) {
 		fputs(part[i], f);
 		for (int j = 0; i < 3 && j < N_OUTPUTS; j++) {
@@ -207,18 +209,16 @@ static const char **list_slot(hm_opts *o, const char *a, int argc)
 }
 
 /* --fail-above and --set are checked whole before anything is read: a budget that does
- * not parse, or a parameter without a name, is a usage error. */
-static int check_budget_args(const hm_opts *o)
+ * not parse, or a parameter without a name, is a usage error. The budgets go to o. */
+static int check_budget_args(hm_opts *o)
 {
 	char err[1024];
-	hm_budgets b = {0};
 	int rc = 0;
 	if ((o->nfail_above || o->nset) && strcmp(o->cmd, "run"))
 		return hm_usage_error("%s", "--fail-above and --set belong to 'hmem run'");
 	for (int i = 0; i < o->nfail_above && !rc; i++)
-		if (hm_budget_parse(&b, o->fail_above[i], err, sizeof err) != 0)
+		if (hm_budget_parse(&o->budgets, o->fail_above[i], err, sizeof err) != 0)
 			rc = hm_usage_error("%s", err);
-	hm_budgets_free(&b);
 	for (int i = 0; i < o->nset && !rc; i++)
 		if (!strchr(o->set[i], '=') || o->set[i][0] == '=')
 			rc = hm_usage_error("--set needs KEY=VALUE (read as hmem.args.KEY), not '%s'", o->set[i]);
@@ -252,11 +252,10 @@ static int run_like(const char *cmd)
 }
 
 /* --shard needs --partial (or --db), and --partial is written alone: the report is
- * finished by hmem merge (README "Many machines"). */
-static int shard_args(const hm_opts *o)
+ * finished by hmem merge (README "Many machines"). I/N go to o. */
+static int shard_args(hm_opts *o)
 {
-	int i, n;
-	if (o->shard && hm_plan_parse_shard(o->shard, &i, &n))
+	if (o->shard && hm_plan_parse_shard(o->shard, &o->shard_i, &o->nshards))
 		return hm_usage_error("--shard needs I/N, the part I of N (0 <= I < N <= 100000), not '%s'", o->shard);
 	if (o->shard && !o->out[OUT_PARTIAL] && !o->out[OUT_DB])
 		return hm_usage_error("%s", "--shard needs --partial FILE (its part, for hmem merge)");
@@ -352,6 +351,7 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 		return hm_usage_error("--top needs a number from 0 to 1000000, not '%s'", o->top);
 	if (check_budget_args(o) || window_args(o) != 0)
 		return HM_EXIT_USAGE;
+	hm_opts_values(o);
 	if (!strcmp(o->cmd, "packs")) {
 		if (o->npaths || outputs_named(o) || o->out_dir || o->top || o->summary || o->format || o->color)
 			return hm_usage_error("%s", "packs takes only -I DIR, --timeout and --lua-mem");
@@ -418,4 +418,56 @@ int hm_parse_args(int argc, char **argv, hm_opts *o)
 		}
 	}
 	return 0;
+}
+/* Every default of an option is here (and in the two constants of args.h). */
+void hm_opts_values(hm_opts *o)
+{
+	o->timeout_s = o->timeout ? strtod(o->timeout, NULL) : HM_TIMEOUT_DEFAULT;
+	o->lua_mem_bytes = (size_t)((o->lua_mem ? strtod(o->lua_mem, NULL) : HM_LUA_MEM_DEFAULT_MB) * 1048576.0);
+	o->top_n = o->top ? (size_t)strtol(o->top, NULL, 10) : 20;
+	long jobs = o->jobs ? strtol(o->jobs, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	o->njobs = (int)(jobs > 0 ? jobs : 1);
+	if (!o->shard) /* else parsed by hm_parse_args */
+		o->shard_i = 0, o->nshards = 1;
+}
+
+void hm_opts_free(hm_opts *o)
+{
+	free(o->paths), free(o->inc), free(o->fail_above), free(o->set);
+	hm_budgets_free(&o->budgets);
+	o->paths = NULL, o->inc = NULL, o->fail_above = NULL, o->set = NULL;
+}
+
+int hm_check_outputs(const hm_opts *o, char **files, int nfiles)
+{
+	const char *const *paths = o->out;
+	enum { N = N_OUTPUTS };
+	struct stat st[N], in;
+	char *canon[N] = {0}, msg[8192];
+	int file[N] = {0}, bad = 0;
+	for (int i = 0; i < N && !bad; i++) {
+		if (!paths[i] || !(file[i] = hm_out_file_id(paths[i], &st[i], &canon[i])))
+			continue;
+		for (int j = 0; j < i && !bad; j++) {
+			if (!file[j])
+				continue;
+			int both = st[i].st_nlink && st[j].st_nlink;
+			if (both ? st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino : !strcmp(canon[i], canon[j])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s are the same file: give each output its own",
+					 outputs[j].flag, paths[j], outputs[i].flag, paths[i]);
+				bad = 1;
+			}
+		}
+		for (int k = -1; k < nfiles && st[i].st_nlink && !bad; k++) {
+			const char *ip = k < 0 ? o->rules : files[k];
+			if (ip && stat(ip, &in) == 0 && in.st_dev == st[i].st_dev && in.st_ino == st[i].st_ino) {
+				snprintf(msg, sizeof msg, "%s %s would replace the %s %s being read: write elsewhere", outputs[i].flag,
+					 paths[i], k < 0 ? "rule file" : "trace", ip);
+				bad = 1;
+			}
+		}
+	}
+	for (int i = 0; i < N; i++)
+		free(canon[i]);
+	return bad ? hm_usage_error("%s", msg) : 0;
 }

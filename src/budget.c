@@ -1,5 +1,7 @@
 /* Budgets and failures: what makes a finished run exit 6. */
 #include "budget.h"
+#include "cells.h"
+#include "jsonw.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -8,7 +8,7 @@
 #ifndef HM_BUDGET_H
 #define HM_BUDGET_H
 
-#include "output.h"
+#include "report.h"
 
 #include <stdint.h>
 

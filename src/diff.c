@@ -1,5 +1,6 @@
 /* hmem diff: two runs side by side. */
 #include "diff.h"
+#include "args.h"
 #include "budget.h"
 #include "ldiff.h"
 #include "outfile.h"
@@ -9,21 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-const char hm_diff_usage[] =
-	"diff options (hmem diff [RULES] BEFORE AFTER: each side an hmem --json report, or a\n"
-	"trace file or folder read with RULES):\n"
-	"  --json FILE       write the comparison as JSON (- for standard output)\n"
-	"  --html FILE       write the comparison as a page: a line per pair, then per pair\n"
-	"                    both timelines on one time axis and the change per category\n"
-	"  --format F        standard output as text (the default), csv or json\n"
-	"  --summary         print to standard output even with --json or --html\n"
-	"  --fail-above-delta D  exit 6 when the peak grew by more than D: SIZE or PCT% (the\n"
-	"                    peak), DEVICE=..., or CATEGORY=... (activation=5%); repeatable\n"
-	"  --top N           groups by op and by module shown per series (default 10)\n"
-	"  --changed-only    leave out the rows, and the pairs of series, that did not change\n"
-	"  --timeout, --lua-mem  as for run: for trace sides, and for the comparison itself\n"
-	"  -I, --set, --allow-io, -j, -q: as for run, for trace sides\n";
 
 typedef struct diff_opts {
 	const char *pos[3], *json, *html, *format, *top;
@@ -264,8 +250,8 @@ int hm_diff_main(int argc, char **argv, hm_diff_reader read)
 		if (path[i])
 			q.want[which[i]] = 1;
 	/* The comparison runs under the run's limits: a report is data from elsewhere. */
-	q.timeout_s = o.run.timeout ? strtod(o.run.timeout, NULL) : 60;
-	q.mem_limit = (size_t)((o.run.lua_mem ? strtod(o.run.lua_mem, NULL) : 4096) * 1048576.0);
+	q.timeout_s = o.run.timeout ? strtod(o.run.timeout, NULL) : HM_TIMEOUT_DEFAULT;
+	q.mem_limit = (size_t)((o.run.lua_mem ? strtod(o.run.lua_mem, NULL) : HM_LUA_MEM_DEFAULT_MB) * 1048576.0);
 	int got = rc ? 0 : hm_diff_compute(&q, &res, err, sizeof err);
 	if (got) {
 		hm_eprintf("hmem: %s\n", err);

@@ -27,7 +27,5 @@ typedef int (*hm_diff_reader)(const hm_diff_run *run, char **text, size_t *len);
 /* `hmem diff` with argv as main got it (argv[1] is "diff"). Returns the exit code. */
 int hm_diff_main(int argc, char **argv, hm_diff_reader read);
 
-/* The lines of --help about hmem diff. */
-extern const char hm_diff_usage[];
 
 #endif

@@ -180,19 +180,6 @@ static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, s
 	free(sat), free(at), free(out), free(ord);
 }
 
-/* The part of a thread key before the tid: two threads of one process share it. */
-static size_t pid_len(const hm_trace *t, uint32_t th)
-{
-	const char *sep = memchr(t->threads.str[th], 0x1f, t->threads.len[th]);
-	return sep ? (size_t)(sep - t->threads.str[th]) : t->threads.len[th];
-}
-
-static int same_pid(const hm_trace *t, uint32_t a, uint32_t b)
-{
-	size_t n = pid_len(t, a);
-	return n == pid_len(t, b) && memcmp(t->threads.str[a], t->threads.str[b], n) == 0;
-}
-
 static int cmp_outer_first(const void *a, const void *b, void *ctx)
 {
 	const hm_slices *o = ctx;
@@ -220,7 +207,7 @@ static void oom_context(const hm_trace *t, hm_oom *o, const stepslice *ss, size_
 		qsort_r(o->ops, o->nops, sizeof *o->ops, cmp_outer_first, (void *)sl);
 	o->step = -1, o->step_ts = HM_NONE;
 	for (size_t i = 0; i < nss && ss[i].ts <= o->ts; i++)
-		if (same_pid(t, sl->thread[ss[i].slice], o->thread) && ss[i].end >= o->ts)
+		if (hm_thread_same_pid(&t->threads, sl->thread[ss[i].slice], o->thread) && ss[i].end >= o->ts)
 			o->step = ss[i].n, o->step_ts = ss[i].ts;
 }
 
@@ -401,6 +388,8 @@ static void leak(const hm_file *f, hm_series *s)
 
 void hm_explain(hm_file *f, size_t ncats)
 {
+	for (size_t i = 0; i < f->nseries; i++)
+		hm_stage_enter(&f->series[i], HM_STAGE_EXPLAINED);
 	const hm_mem *m = &f->t->mem;
 	size_t nss, outside = 0;
 	stepslice *ss = step_slices(f->t, &nss);

@@ -152,13 +152,13 @@ void hm_explain_thread(const hm_trace *t, uint32_t th, const char **s, size_t *n
 		*s = t->names.str[t->thread_name[th]], *n = t->names.len[t->thread_name[th]];
 		return;
 	}
-	const char *key = t->threads.str[th];
+	const char *key = t->threads.str[th], *tid;
+	size_t tl, pl = hm_thread_split(key, t->threads.len[th], &tid, &tl);
 	size_t kn = t->threads.len[th] < cap - 1 ? t->threads.len[th] : cap - 1;
-	memcpy(buf, key, kn);
+	memcpy(buf, key, pl < kn ? pl : kn);
+	if (pl < kn) /* "pid/tid" */
+		buf[pl] = '/', memcpy(buf + pl + 1, tid, kn - pl - 1);
 	buf[kn] = 0;
-	char *sep = memchr(buf, 0x1f, kn);
-	if (sep)
-		*sep = '/';
 	*s = buf, *n = kn;
 }
 

@@ -7,7 +7,7 @@
 #define HM_EXPLAINOUT_H
 
 #include "fields.h"
-#include "output.h"
+#include "report.h"
 
 #include <stdio.h>
 

@@ -1,5 +1,6 @@
 #include "fields.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,16 +69,14 @@ const char *hm_field_name(int field)
 	return field > 0 && field < HM_F_COUNT ? names[field] : "?";
 }
 
-const char *hm_field_names(void)
+size_t hm_field_names(char *buf, size_t cap)
 {
-	static char all[512];
-	if (!all[0])
-		for (int i = 1; i < HM_F_COUNT; i++) {
-			if (i > 1)
-				strcat(all, ", ");
-			strcat(all, names[i]);
-		}
-	return all;
+	size_t n = 0;
+	for (int i = 1; i < HM_F_COUNT; i++) {
+		int w = snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0, "%s%s", i > 1 ? ", " : "", names[i]);
+		n += (size_t)w;
+	}
+	return n;
 }
 
 static void set_int(hm_value *v, int64_t x)
@@ -101,9 +100,10 @@ static void set_name(hm_value *v, const hm_trace *t, uint32_t id)
 /* pid or tid from the thread key "pid\x1ftid": an integer when it is one. */
 static void thread_part(hm_value *v, const hm_trace *t, uint32_t th, int part)
 {
-	const char *key = t->threads.str[th], *sep = memchr(key, 0x1f, t->threads.len[th]);
-	const char *s = part ? sep + 1 : key;
-	size_t n = part ? t->threads.len[th] - (size_t)(sep + 1 - key) : (size_t)(sep - key);
+	const char *key = t->threads.str[th], *tid;
+	size_t tl, pl = hm_thread_split(key, t->threads.len[th], &tid, &tl);
+	const char *s = part ? tid : key;
+	size_t n = part ? tl : pl;
 	int64_t x;
 	if (n == 0)
 		v->type = HM_V_NIL;
@@ -292,17 +292,6 @@ static size_t ops_open_at(const hm_file *f, uint32_t e, int64_t free_ts)
 	return ended == SIZE_MAX ? n : n - 1 - ended;
 }
 
-/* Whether two threads are of one process (thread keys are "pid\x1ftid"). */
-static int same_pid(const hm_trace *t, uint32_t a, uint32_t b)
-{
-	if (a == b)
-		return 1;
-	const char *x = t->threads.str[a], *y = t->threads.str[b];
-	const char *sx = memchr(x, 0x1f, t->threads.len[a]), *sy = memchr(y, 0x1f, t->threads.len[b]);
-	return sx - x == sy - y && memcmp(x, y, (size_t)(sx - x)) == 0;
-
-}
-
 /* A snapshot's own fields (store.h hm_snap), nil where the snapshot does not say. */
 static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
 {
@@ -438,7 +427,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
 			v->i = fe != UINT32_MAX && hm_step_of(f, fe) == hm_step_of(f, e) &&
 			       hm_step_ts_of(f, fe) == hm_step_ts_of(f, e) &&
-			       same_pid(t, m->thread[e], m->thread[fe]);
+			       hm_thread_same_pid(&t->threads, m->thread[e], m->thread[fe]);
 		}
 		break;
 	case HM_F_HAS_ADDR: v->type = HM_V_BOOL, v->i = m->has_addr[e] != 0; break;

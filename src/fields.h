@@ -42,8 +42,11 @@ typedef struct hm_value {
 int hm_field_id(const char *name, size_t len);
 /* The name of a field id (static storage). */
 const char *hm_field_name(int field);
-/* Comma-separated list of all field names, for error messages. */
-const char *hm_field_names(void);
+/* Room for hm_field_names' whole list (the unit tests check that it is enough). */
+#define HM_FIELD_NAMES_CAP 1024
+/* Every field's name, comma-separated, for error messages, written into buf[cap] (cut to
+ * fit, always terminated when cap > 0); returns the whole list's length, as snprintf. */
+size_t hm_field_names(char *buf, size_t cap);
 
 /* Context ids (the context and free_context fields) remembered by slice: rows of one
  * file share the slices that enclose them, so a row costs one or two look-ups here

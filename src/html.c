@@ -6,6 +6,7 @@
 #include "jsonw.h"
 #include "fields.h"
 #include "ranks.h"
+#include "snapseg.h"
 #include "snapout.h"
 #include "timeline.h"
 
@@ -427,8 +428,62 @@ static void text_add(text *t, const char *s, size_t n)
 	t->n += n;
 }
 
-static uint32_t context_of(hm_strtab *ctx, const hm_file *hf, const hm_series *s, uint32_t k, text *b)
+/* The page's contexts, each distinct one once: a trace's as text (id 2i: tab's i), a
+ * snapshot's stack as the ids of its frame lines (id 2j + 1: stacks' j, uint32 ids in
+ * lines), so a frame many stacks share is in the page once. For the snapshot being
+ * written, the context of each of its stacks, made once however many rows share it. */
+typedef struct contexts {
+	hm_strtab tab, stacks, lines;
+	const hm_trace *t; /* whose stacks of[] holds */
+	uint32_t *of;      /* stack id -> context id + 1; 0: not made yet */
+} contexts;
+
+/* A snapshot's stack as a context: its frames, innermost first, "file(line): name" one a
+ * line, the innermost HM_HTML_FRAMES of them (the page says how many it leaves out). */
+#define HM_HTML_FRAMES 32
+
+static uint32_t frames_of(contexts *ctx, const hm_trace *t, uint32_t stack, text *b)
 {
+	const hm_snap *sn = t->snap;
+	if (stack == UINT32_MAX || stack >= sn->stacks.n)
+		return 2 * hm_strtab_intern(&ctx->tab, "", 0);
+	if (ctx->t != t) {
+		free(ctx->of);
+		ctx->of = hm_xcalloc(sn->stacks.n + 1, sizeof *ctx->of);
+		ctx->t = t;
+	}
+	if (ctx->of[stack])
+		return ctx->of[stack] - 1;
+	const uint32_t *ids;
+	size_t n = hm_snap_stack(sn, stack, &ids), m = 0;
+	uint32_t lid[HM_HTML_FRAMES + 1];
+	char line[64];
+	for (size_t i = 0; i <= n && i <= HM_HTML_FRAMES; i++) {
+		b->n = 0;
+		if (i == n || i == HM_HTML_FRAMES) {
+			if (n <= HM_HTML_FRAMES)
+				break;
+			text_add(b, line, (size_t)snprintf(line, sizeof line, "(%zu outer frames left out)", n - HM_HTML_FRAMES));
+		} else {
+			hm_frame fr = hm_snap_frame(sn, ids[i]);
+			if (fr.file < t->names.n)
+				text_add(b, t->names.str[fr.file], t->names.len[fr.file]);
+			text_add(b, line, (size_t)snprintf(line, sizeof line, "(%" PRId64 "): ", fr.line));
+			if (fr.name < t->names.n)
+				text_add(b, t->names.str[fr.name], t->names.len[fr.name]);
+		}
+		lid[m++] = hm_strtab_intern(&ctx->lines, b->p, b->n);
+	}
+	uint32_t id = 2 * hm_strtab_intern(&ctx->stacks, (const char *)lid, m * sizeof *lid) + 1;
+	ctx->of[stack] = id + 1;
+	return id;
+}
+
+/* A row's context: a snapshot's its frames (above), a trace's the slices around it. */
+static uint32_t context_of(contexts *ctx, const hm_file *hf, const hm_series *s, uint32_t k, text *b)
+{
+	if (hf->t->snap)
+		return frames_of(ctx, hf->t, hf->t->snap->stack[s->ev[k]], b);
 	int32_t sl[256];
 	hm_rowref ref = {hf, s, k};
 	size_t n = hm_field_list(&ref, HM_F_STACK, sl, 256), have = n < 256 ? n : 256;
@@ -443,10 +498,10 @@ static uint32_t context_of(hm_strtab *ctx, const hm_file *hf, const hm_series *s
 		text_add(b, names->str[id], names->len[id]);
 		text_add(b, "\n", 1);
 	}
-	return hm_strtab_intern(ctx, b->n ? b->p : "", b->n ? b->n - 1 : 0);
+	return 2 * hm_strtab_intern(&ctx->tab, b->n ? b->p : "", b->n ? b->n - 1 : 0);
 }
 
-static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_series *s, const uint8_t *keep)
+static void live_json(FILE *f, contexts *ctx, const hm_file *hf, const hm_series *s, const uint8_t *keep)
 {
 	const hm_mem *m = &hf->t->mem;
 	if (!s->has_addr) {
@@ -503,10 +558,14 @@ static void live_json(FILE *f, hm_strtab *ctx, const hm_file *hf, const hm_serie
  * little-endian numbers, deflated (the page inflates them with DecompressionStream) and in
  * base64, in a script element of its own. The columns, each n long, in this order:
  *   bytes, alloc_t, free_t: float64 (ns since the trace's start; -1: before the trace, never freed)
+ *   and for a snapshot (its "all" says "blocks":true), for the allocator's view:
+ *   addr: float64, the block's address (exact below 2^53; CUDA's are below 2^48)
+ *   block: float64, the block's rounded size where the segments tell it (live at the end), -1
  *   from, to: uint32, the event positions + 1 between which it is live (the state after event
  *     k is live[k + 1]; the start is 0; to = 2^32 - 1: never freed)
- *   ctx, who: uint32, ids in the page's contexts and whos (its stack, one slice a line; who
- *     allocated it, as the summary says)
+ *   ctx, who: uint32, its stack (a context id: 2i, contexts[i], the enclosing slices one a
+ *     line; 2j + 1, stacks[j], a snapshot's frames as ids in frame_lines) and who allocated
+ *     it (an id in whos, as the summary says)
  *   step: int32 (-1: none), cat: uint16 (its category id).
  * A row is live at the state after event k when from <= k + 1 < to. */
 typedef struct all_block {
@@ -534,7 +593,7 @@ static char *base64(const unsigned char *p, size_t n)
 	return out;
 }
 
-static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_report *r, const hm_file *hf, const hm_series *s)
+static all_block all_allocations(contexts *ctx, hm_strtab *whos, const hm_report *r, const hm_file *hf, const hm_series *s)
 {
 	all_block blk = {0};
 	const hm_mem *m = &hf->t->mem;
@@ -543,9 +602,11 @@ static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_repor
 	size_t n = 0;
 	for (size_t k = 0; k < s->n; k++)
 		n += m->bytes[s->ev[k]] > 0 || (m->bytes[s->ev[k]] < 0 && s->before[k]);
-	size_t width = 3 * 8 + 5 * 4 + 2, raw = n * width;
+	const hm_snap *sn = hf->t->snap;
+	size_t width = 3 * 8 + 5 * 4 + 2 + (sn ? 16 : 0), raw = n * width;
 	unsigned char *col = hm_xcalloc(raw + 1, 1);
-	unsigned char *c_bytes = col, *c_at = c_bytes + 8 * n, *c_ft = c_at + 8 * n, *c_from = c_ft + 8 * n;
+	unsigned char *c_bytes = col, *c_at = c_bytes + 8 * n, *c_ft = c_at + 8 * n, *c_addr = c_ft + 8 * n;
+	unsigned char *c_blk = c_addr + (sn ? 8 * n : 0), *c_from = c_blk + (sn ? 8 * n : 0);
 	unsigned char *c_to = c_from + 4 * n, *c_ctx = c_to + 4 * n, *c_who = c_ctx + 4 * n, *c_step = c_who + 4 * n;
 	unsigned char *c_cat = c_step + 4 * n;
 	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
@@ -568,7 +629,16 @@ static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_repor
 		memcpy(&u, &bd, 8), put_le(c_bytes + 8 * i, u, 8);
 		memcpy(&u, &at, 8), put_le(c_at + 8 * i, u, 8);
 		memcpy(&u, &ft, 8), put_le(c_ft + 8 * i, u, 8);
-		put_le(c_from + 4 * i, before ? 0 : k + 1, 4);
+		if (sn) {
+			int64_t bsz = hm_pack_get(&sn->block_bytes, s->ev[k]);
+			double ad = (double)hm_mem_addr(m, s->ev[k]), bb = (double)bsz;
+			if (bsz == HM_NONE || by < 0)
+				bb = -1;
+			memcpy(&u, &ad, 8), put_le(c_addr + 8 * i, u, 8);
+			memcpy(&u, &bb, 8), put_le(c_blk + 8 * i, u, 8);
+		}
+		/* a snapshot's live block no entry made is live from the start (analyze.h, before 2) */
+		put_le(c_from + 4 * i, before || s->before[k] == 2 ? 0 : k + 1, 4);
 		put_le(c_to + 4 * i, before ? k + 1 : s->partner[k] >= 0 ? (uint64_t)s->partner[k] + 1 : UINT32_MAX, 4);
 		put_le(c_ctx + 4 * i, context_of(ctx, hf, s, (uint32_t)k, &b), 4);
 		put_le(c_who + 4 * i, hm_strtab_intern(whos, who, strlen(who)), 4);
@@ -587,6 +657,84 @@ static all_block all_allocations(hm_strtab *ctx, hm_strtab *whos, const hm_repor
 	free(z);
 	free(col);
 	return blk;
+}
+
+/* A snapshot's segments over time, for the allocator's view (issue 27): the lives of the
+ * series' device (snapseg.h) as columns, in address order, each present at the state after
+ * event position kp when b <= kp < d (positions as the every-allocation columns' from and
+ * to; b 0: made before recording; d -1: live at the end):
+ *   "a" address, "z" size, "st" stream (null: unknown), "pl" segment_pool_id as "x,y" (null:
+ *   unknown), "b", "d", "bt"/"dt" the times of the entries that made and gave it back (ns
+ *   since the start; null: before recording, live at the end), "m" 1 where made by
+ *   segment_map (an expandable segment's part);
+ * "replay": false when the segment entries do not replay from the end (only the end is
+ * known); "oom_k": the position of each OOM (the series' order), "end_k": the end's. A
+ * device whose entries made no lives (no trace list, 1.13) has its end's segments. */
+static void put_pk(FILE *f, uint32_t at, const uint32_t *pos, const uint32_t *cnt, size_t nmem, int none)
+{
+	if (at == UINT32_MAX)
+		fputs(none ? "-1" : "0", f);
+	else if (at < nmem && pos[at])
+		fprintf(f, "%" PRIu32, pos[at]);
+	else
+		fprintf(f, "%" PRIu32, cnt[at < nmem ? at + 1 : nmem]);
+}
+
+static void segview_json(FILE *f, const hm_file *hf, const hm_series *s, int64_t t0)
+{
+	const hm_snap *sn = hf->t->snap;
+	const hm_mem *m = &hf->t->mem;
+	size_t first, n = hm_snapseg_lives_of(sn, s->dev_id, &first), gfirst, ng = hm_snapseg_of(sn, s->dev_id, &gfirst);
+	hm_seglife *own = NULL;
+	const hm_seglife *lv = sn->lives + first;
+	if (!n && ng) { /* the end's segments, each made before recording */
+		own = hm_xcalloc(ng, sizeof *own);
+		for (size_t i = 0; i < ng; i++) {
+			const hm_snapseg *g = &sn->segs[gfirst + i];
+			own[i] = (hm_seglife){g->dev, 0, g->addr, g->total, g->stream, {g->pool[0], g->pool[1]}, HM_NONE, HM_NONE,
+					      UINT32_MAX, UINT32_MAX};
+		}
+		lv = own, n = ng;
+	}
+	/* pos[i]: the series position + 1 of memory event i, 0 when not in it; cnt[i]: the
+	 * series' events among the memory events before i */
+	size_t nmem = m->n;
+	uint32_t *pos = hm_xcalloc(nmem + 1, sizeof *pos), *cnt = hm_xcalloc(nmem + 2, sizeof *cnt);
+	for (size_t k = 0; k < s->n; k++)
+		pos[s->ev[k]] = (uint32_t)k + 1;
+	for (size_t i = 0; i < nmem; i++)
+		cnt[i + 1] = cnt[i] + (pos[i] != 0);
+	int replay = !(n && (lv[0].flags & HM_SEGLIFE_NO_REPLAY));
+	fprintf(f, ",\n \"segview\":{\"replay\":%s,\"end_k\":%zu,\"oom_k\":[", replay ? "true" : "false", s->n);
+	for (size_t i = 0; i < s->nooms; i++)
+		fprintf(f, "%s%ld", i ? "," : "", s->ooms[i].k + 1);
+	static const char *const cols[] = {"a", "z", "st", "pl", "b", "d", "bt", "dt", "m"};
+	for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+		fprintf(f, "],\n  \"%s\":[", cols[c]);
+		for (size_t i = 0; i < n; i++) {
+			const hm_seglife *l = &lv[i];
+			if (i)
+				putc(',', f);
+			switch (c) {
+			case 0: fprintf(f, "%" PRIu64, l->addr); break;
+			case 1: fprintf(f, "%" PRId64, l->size); break;
+			case 2: l->stream == HM_NONE ? fputs("null", f) : fprintf(f, "%" PRId64, l->stream); break;
+			case 3:
+				if (l->pool[0] == HM_NONE)
+					fputs("null", f);
+				else
+					fprintf(f, "\"%" PRId64 ",%" PRId64 "\"", l->pool[0], l->pool[1]);
+				break;
+			case 4: put_pk(f, l->born_at, pos, cnt, nmem, 0); break;
+			case 5: put_pk(f, l->died_at, pos, cnt, nmem, 1); break;
+			case 6: l->born_ts == HM_NONE ? fputs("null", f) : fprintf(f, "%" PRId64, l->born_ts - t0); break;
+			case 7: l->died_ts == HM_NONE ? fputs("null", f) : fprintf(f, "%" PRId64, l->died_ts - t0); break;
+			default: putc(l->flags & HM_SEGLIFE_MAPPED ? '1' : '0', f); break;
+			}
+		}
+	}
+	fputs("]}", f);
+	free(pos), free(cnt), free(own);
 }
 
 /* One series as the page's script reads it: point 0 is the state at the trace's first
@@ -702,7 +850,7 @@ static void explain_blob(FILE *f, const hm_report *r, const hm_file *hf, const h
 	free(buf);
 }
 
-static void series_json(FILE *f, hm_strtab *ctx, hm_strtab *whos, all_block *all, const hm_report *r, const hm_file *hf,
+static void series_json(FILE *f, contexts *ctx, hm_strtab *whos, all_block *all, const hm_report *r, const hm_file *hf,
 			const hm_series *s)
 {
 	const hm_mem *m = &hf->t->mem;
@@ -777,9 +925,11 @@ static void series_json(FILE *f, hm_strtab *ctx, hm_strtab *whos, all_block *all
 	live_json(f, ctx, hf, s, keep);
 	*all = all_allocations(ctx, whos, r, hf, s);
 	if (all->b64)
-		fprintf(f, ",\n \"all\":{\"n\":%zu,\"raw\":%zu}", all->n, all->raw);
+		fprintf(f, ",\n \"all\":{\"n\":%zu,\"raw\":%zu%s}", all->n, all->raw, hf->t->snap ? ",\"blocks\":true" : "");
 	else
 		fputs(",\n \"all\":null", f);
+	if (hf->t->snap)
+		segview_json(f, hf, s, t0);
 	explain_blob(f, r, hf, s);
 	putc('}', f);
 	free(res.v);
@@ -804,23 +954,36 @@ static void data_json(FILE *f, const hm_report *r, const colors *k, all_block *a
 		fprintf(f, ",\"color\":\"%s\"%s}", k->color[c], k->other[c] ? ",\"other\":true" : "");
 	}
 	fputs("],\n\"series\":[", f);
-	hm_strtab ctx = {0}, whos = {0};
+	contexts ctx = {0};
+	hm_strtab whos = {0};
 	size_t n = 0;
 	for (size_t i = 0; i < r->nfiles; i++)
 		for (size_t si = 0; si < r->files[i]->nseries; si++, n++) {
 			fputs(n ? ",\n" : "\n", f);
 			series_json(f, &ctx, &whos, &all[n], r, r->files[i], &r->files[i]->series[si]);
 		}
-	const hm_strtab *lists[] = {&ctx, &whos};
-	for (int l = 0; l < 2; l++) {
-		fputs(l ? "],\n\"whos\":[" : "],\n\"contexts\":[", f);
+	const hm_strtab *lists[] = {&ctx.tab, &whos, &ctx.lines};
+	static const char *const names[] = {"contexts", "whos", "frame_lines"};
+	for (int l = 0; l < 3; l++) {
+		fprintf(f, "],\n\"%s\":[", names[l]);
 		for (size_t i = 0; i < lists[l]->n; i++) {
 			fputs(i ? ",\n" : "\n", f);
 			hm_json_str(f, lists[l]->str[i], lists[l]->len[i], 1);
 		}
 	}
+	fputs("],\n\"stacks\":[", f);
+	for (size_t i = 0; i < ctx.stacks.n; i++) {
+		const uint32_t *lid = (const uint32_t *)(const void *)ctx.stacks.str[i];
+		fputs(i ? ",[" : "[", f);
+		for (size_t j = 0; j < ctx.stacks.len[i] / sizeof *lid; j++)
+			fprintf(f, "%s%" PRIu32, j ? "," : "", lid[j]);
+		putc(']', f);
+	}
 	fputs("]}", f);
-	hm_strtab_free(&ctx);
+	hm_strtab_free(&ctx.tab);
+	hm_strtab_free(&ctx.stacks);
+	hm_strtab_free(&ctx.lines);
+	free(ctx.of);
 	hm_strtab_free(&whos);
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
-#define HAVE_AVX512_CLONE 1
+#define HAVE_SIMD_CLONES 1
 #endif
 
 const char *hm_jscan_skip(const char *p, const char *e)
@@ -142,34 +142,153 @@ static void classify_chunk_base(const unsigned char *p, size_t n, hm_jscan_blk *
 		out[k] = hm_jscan_classify64(p + 64 * k);
 }
 
-#ifdef HAVE_AVX512_CLONE
+static void brackets_base(const unsigned char *p, size_t n, hm_jscan_brk *out, hm_jscan_carry *c)
+{
+	for (size_t k = 0; k < n; k++) {
+		hm_jscan_blk b = hm_jscan_classify64(p + 64 * k);
+		uint64_t out_str = ~hm_jscan_in_string(b, c);
+		out[k] = (hm_jscan_brk){b.bracket & out_str, b.open & out_str};
+	}
+}
+
+#ifdef HAVE_SIMD_CLONES
+/* The prefix xor as one carry-less multiply by all ones (simdjson's way). */
+__attribute__((target("pclmul"))) static inline uint64_t prefix_xor_clmul(uint64_t x)
+{
+	__m128i v = _mm_set_epi64x(0, (long long)x), ones = _mm_set1_epi8((char)0xff);
+	return (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(v, ones, 0));
+}
+
+/* The strings of a classified block, as hm_jscan_in_string, with the multiply. */
+__attribute__((target("pclmul"))) static inline uint64_t in_string_clmul(hm_jscan_blk b, hm_jscan_carry *c)
+{
+	uint64_t quotes = b.quote & ~hm_jscan_escaped(b.bslash, &c->esc);
+	uint64_t in_str = prefix_xor_clmul(quotes) ^ c->str;
+	c->str = (uint64_t)((int64_t)in_str >> 63);
+	return in_str;
+}
+
+/* AVX2: two loads and eight compares into masks per block. */
+__attribute__((target("avx2"))) static inline hm_jscan_blk classify64_avx2(const unsigned char *p)
+{
+	const __m256i q = _mm256_set1_epi8('"'), s = _mm256_set1_epi8('\\'), o = _mm256_set1_epi8('{'),
+		      c = _mm256_set1_epi8('}'), x = _mm256_set1_epi8(0x20);
+	__m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)p);
+	__m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+	__m256i w0 = _mm256_or_si256(v0, x), w1 = _mm256_or_si256(v1, x);
+#define MASK64(a, b) ((uint64_t)(uint32_t)_mm256_movemask_epi8(a) | (uint64_t)(uint32_t)_mm256_movemask_epi8(b) << 32)
+	hm_jscan_blk r;
+	r.quote = MASK64(_mm256_cmpeq_epi8(v0, q), _mm256_cmpeq_epi8(v1, q));
+	r.bslash = MASK64(_mm256_cmpeq_epi8(v0, s), _mm256_cmpeq_epi8(v1, s));
+	__m256i o0 = _mm256_cmpeq_epi8(w0, o), o1 = _mm256_cmpeq_epi8(w1, o);
+	r.open = MASK64(o0, o1);
+	r.bracket = r.open | MASK64(_mm256_cmpeq_epi8(w0, c), _mm256_cmpeq_epi8(w1, c));
+#undef MASK64
+	return r;
+}
+
+/* The two loops over blocks of an instruction set, around its block classifier: the masks
+ * alone (classify_chunk_ISA), and the brackets outside strings (brackets_ISA). */
+#define CHUNK_LOOPS(isa, tgt)                                                                                   \
+	__attribute__((target(tgt))) static void classify_chunk_##isa(const unsigned char *p, size_t n, hm_jscan_blk *out) \
+	{                                                                                                       \
+		for (size_t k = 0; k < n; k++)                                                                  \
+			out[k] = classify64_##isa(p + 64 * k);                                                  \
+	}                                                                                                       \
+	__attribute__((target(tgt ",pclmul"))) static void brackets_##isa(const unsigned char *p, size_t n,       \
+								       hm_jscan_brk *out, hm_jscan_carry *c)    \
+	{                                                                                                       \
+		for (size_t k = 0; k < n; k++) {                                                                \
+			hm_jscan_blk b = classify64_##isa(p + 64 * k);                                          \
+			uint64_t out_str = ~in_string_clmul(b, c);                                              \
+			out[k] = (hm_jscan_brk){b.bracket & out_str, b.open & out_str};                         \
+		}                                                                                               \
+	}
+
+CHUNK_LOOPS(avx2, "avx2")
+
 /* AVX-512BW (where the CPU has it): one load and four compares into masks per block. */
-__attribute__((target("avx512bw"))) static void classify_chunk_avx512(const unsigned char *p, size_t n, hm_jscan_blk *out)
+__attribute__((target("avx512bw"))) static inline hm_jscan_blk classify64_avx512(const unsigned char *p)
 {
 	const __m512i q = _mm512_set1_epi8('"'), s = _mm512_set1_epi8('\\'), o = _mm512_set1_epi8('{'),
 		      c = _mm512_set1_epi8('}'), x = _mm512_set1_epi8(0x20);
-	for (size_t k = 0; k < n; k++) {
-		__m512i v = _mm512_loadu_si512((const void *)(p + 64 * k)), w = _mm512_or_si512(v, x);
-		out[k].quote = _mm512_cmpeq_epi8_mask(v, q);
-		out[k].bslash = _mm512_cmpeq_epi8_mask(v, s);
-		out[k].open = _mm512_cmpeq_epi8_mask(w, o);
-		out[k].bracket = out[k].open | _mm512_cmpeq_epi8_mask(w, c);
-	}
+	__m512i v = _mm512_loadu_si512((const void *)p), w = _mm512_or_si512(v, x);
+	hm_jscan_blk r;
+	r.quote = _mm512_cmpeq_epi8_mask(v, q);
+	r.bslash = _mm512_cmpeq_epi8_mask(v, s);
+	r.open = _mm512_cmpeq_epi8_mask(w, o);
+	r.bracket = r.open | _mm512_cmpeq_epi8_mask(w, c);
+	return r;
 }
+
+CHUNK_LOOPS(avx512, "avx512bw")
 #endif
+
+/* Which code this CPU can run: 2 AVX-512BW, 1 AVX2, 0 the baseline (the carry-less
+ * multiply comes with both on every CPU that has them, and is checked all the same). */
+static int simd_level(void)
+{
+#ifdef HAVE_SIMD_CLONES
+	if (!__builtin_cpu_supports("pclmul"))
+		return 0;
+	if (__builtin_cpu_supports("avx512bw"))
+		return 2;
+	if (__builtin_cpu_supports("avx2"))
+		return 1;
+#endif
+	return 0;
+}
+
+static int named_level(const char *name)
+{
+	return !name ? -1 : strcmp(name, "base") == 0 ? 0 : strcmp(name, "avx2") == 0 ? 1 : strcmp(name, "avx512") == 0 ? 2 : -1;
+}
+
+/* The level to run: the CPU's best, or a lower one HMEM_SIMD names. */
+static int picked_level(void)
+{
+	static int picked = -1;
+	int l = __atomic_load_n(&picked, __ATOMIC_RELAXED);
+	if (l >= 0)
+		return l;
+	l = simd_level();
+	int want = named_level(getenv("HMEM_SIMD"));
+	if (want >= 0 && want < l)
+		l = want;
+	__atomic_store_n(&picked, l, __ATOMIC_RELAXED);
+	return l;
+}
+
+/* The code of each level (simd_level), both loops. */
+static const struct simd_code {
+	hm_jscan_classify_fn classify;
+	hm_jscan_brackets_fn brackets;
+} simd_code[] = {
+	{classify_chunk_base, brackets_base},
+#ifdef HAVE_SIMD_CLONES
+	{classify_chunk_avx2, brackets_avx2},
+	{classify_chunk_avx512, brackets_avx512},
+#endif
+};
 
 hm_jscan_classify_fn hm_jscan_pick_classify(void)
 {
-	static hm_jscan_classify_fn picked;
-	hm_jscan_classify_fn f = __atomic_load_n(&picked, __ATOMIC_RELAXED);
-	if (f)
-		return f;
-	f = classify_chunk_base;
-#ifdef HAVE_AVX512_CLONE
-	const char *want = getenv("HMEM_SIMD");
-	if (__builtin_cpu_supports("avx512bw") && !(want && strcmp(want, "base") == 0))
-		f = classify_chunk_avx512;
-#endif
-	__atomic_store_n(&picked, f, __ATOMIC_RELAXED);
-	return f;
+	return simd_code[picked_level()].classify;
+}
+
+hm_jscan_brackets_fn hm_jscan_pick_brackets(void)
+{
+	return simd_code[picked_level()].brackets;
+}
+
+hm_jscan_classify_fn hm_jscan_classify_named(const char *name)
+{
+	int l = named_level(name);
+	return l >= 0 && l <= simd_level() ? simd_code[l].classify : NULL;
+}
+
+hm_jscan_brackets_fn hm_jscan_brackets_named(const char *name)
+{
+	int l = named_level(name);
+	return l >= 0 && l <= simd_level() ? simd_code[l].brackets : NULL;
 }

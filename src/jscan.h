@@ -88,9 +88,13 @@ static inline hm_jscan_blk hm_jscan_classify64(const unsigned char *p)
 #define HM_JSCAN_CHUNK 64
 typedef void (*hm_jscan_classify_fn)(const unsigned char *p, size_t n, hm_jscan_blk *out);
 
-/* The best classifier for this CPU (AVX-512BW where present); HMEM_SIMD=base keeps to the
- * baseline code (SSE2 on x86-64), to compare the two. Thread-safe. */
+/* The best classifier for this CPU (AVX-512BW, else AVX2, else the baseline: SSE2 on
+ * x86-64); HMEM_SIMD=base or =avx2 keeps to that code, to compare them. Thread-safe. */
 hm_jscan_classify_fn hm_jscan_pick_classify(void);
+
+/* The classifier of one instruction set by name ("base", "avx2", "avx512"); NULL when this
+ * CPU or build has none (for tests: each is compared with the baseline). */
+hm_jscan_classify_fn hm_jscan_classify_named(const char *name);
 
 /* The bytes escaped by a backslash (the byte after an odd run of them), carried across
  * blocks in *carry (simdjson's method: runs starting on even and odd bits are told apart
@@ -115,6 +119,39 @@ static inline uint64_t hm_jscan_prefix_xor(uint64_t x)
 	x ^= x << 8, x ^= x << 16, x ^= x << 32;
 	return x;
 }
+
+/* What one block passes to the next: the first byte of the next is escaped (esc); the
+ * block ends inside a string (str: all ones). Zero at the start of a text. */
+typedef struct hm_jscan_carry {
+	uint64_t esc, str;
+} hm_jscan_carry;
+
+/* The bytes of the block b inside strings (each string's opening quote and its body), with
+ * the state carried from the block before (updated for the next). */
+static inline uint64_t hm_jscan_in_string(hm_jscan_blk b, hm_jscan_carry *c)
+{
+	uint64_t quotes = b.quote & ~hm_jscan_escaped(b.bslash, &c->esc);
+	uint64_t in_str = hm_jscan_prefix_xor(quotes) ^ c->str;
+	c->str = (uint64_t)((int64_t)in_str >> 63);
+	return in_str;
+}
+
+/* A block's brackets outside strings, and the opening ones among them. */
+typedef struct hm_jscan_brk {
+	uint64_t bracket, open;
+} hm_jscan_brk;
+
+/* The structure of n whole blocks from p, one after the other: out[k] is block k's
+ * brackets outside strings, c the string state carried in from the block before p and out
+ * to the block after the last. One call per run of blocks; the vector versions classify
+ * and follow strings in one loop (the prefix xor as a carry-less multiply). */
+typedef void (*hm_jscan_brackets_fn)(const unsigned char *p, size_t n, hm_jscan_brk *out, hm_jscan_carry *c);
+
+/* The best for this CPU, as hm_jscan_pick_classify chooses (HMEM_SIMD). Thread-safe. */
+hm_jscan_brackets_fn hm_jscan_pick_brackets(void);
+
+/* One instruction set's by name, as hm_jscan_classify_named (for tests). */
+hm_jscan_brackets_fn hm_jscan_brackets_named(const char *name);
 
 /* ---- strings, white space, scalars ---- */
 
@@ -199,6 +236,44 @@ static inline const char *hm_jscan_quote_end(const char *p, const char *e)
 #endif
 	const char *q = hm_jscan_string_end(p + 1, e);
 	return q ? q + 1 : e;
+}
+
+/* From a key's closing quote at p to its value: *p moves past the ':' and the white space
+ * after it, and 1 is returned; or 0 with *p at the byte where the ':' should be. The ": "
+ * profilers write is one compare of two bytes and a look at the third (the general scans
+ * cost a chain of them per member). p lies inside an object ending with '}'. */
+static inline __attribute__((always_inline)) int hm_jscan_colon(const char **p)
+{
+	const char *c = *p;
+	uint16_t w;
+	memcpy(&w, c, 2);
+	if (w == (':' | ' ' << 8) && !hm_jscan_is_ws(c[2])) {
+		*p = c + 2;
+		return 1;
+	}
+	c = hm_jscan_past_ws(c);
+	if (*c != ':') {
+		*p = c;
+		return 0;
+	}
+	*p = hm_jscan_past_ws(c + 1);
+	return 1;
+}
+
+/* From a member's value end at p to what follows: the next key past ", " (as a word, as in
+ * hm_jscan_colon) gives 1 with *p at it; else *p moves past the white space and 0 is
+ * returned (the caller looks at the ',' or '}' there). */
+static inline __attribute__((always_inline)) int hm_jscan_comma(const char **p)
+{
+	const char *c = *p;
+	uint16_t w;
+	memcpy(&w, c, 2);
+	if (w == (',' | ' ' << 8) && !hm_jscan_is_ws(c[2])) {
+		*p = c + 2;
+		return 1;
+	}
+	*p = hm_jscan_past_ws(c);
+	return 0;
 }
 
 /* The end of the number or literal at p: the first byte of ends_scalar. */
@@ -287,10 +362,9 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members_known(
 		hm_slice *slot = known ? known(ud, p, &kq) : NULL;
 		if (!slot && ((kq = hm_jscan_quote_end(p, e)) > e || kq[-1] != '"'))
 			return p;
-		const char *v = hm_jscan_past_ws(kq);
-		if (v >= e || *v != ':')
+		const char *v = kq;
+		if (!hm_jscan_colon(&v))
 			return v;
-		v = hm_jscan_past_ws(v + 1);
 		const char *ve = *v == '"' ? hm_jscan_quote_end(v, e) : *v == '{' || *v == '[' ? hm_jscan_skip(v, e)
 											: hm_jscan_scalar_end(v);
 		if (v >= e || ve == v)
@@ -299,7 +373,9 @@ static inline __attribute__((always_inline)) const char *hm_jscan_members_known(
 			*slot = (hm_slice){v, ve};
 		else
 			fn(ud, p + 1, (size_t)(kq - p - 2), (hm_slice){v, ve});
-		p = hm_jscan_past_ws(ve);
+		p = ve;
+		if (hm_jscan_comma(&p))
+			continue;
 		if (p < e && *p == ',') {
 			p = hm_jscan_past_ws(p + 1);
 			continue;

@@ -276,9 +276,9 @@ void hm_jstream_events(hm_jstream *st)
 	size_t i = r->pos, ev_start = 0, gap = r->pos, cont_start = 0;
 	uint64_t gap_at = r->base + gap, comma = UINT64_MAX; /* where the gap started; its comma (see gap_ok) */
 	int depth = 0, first = 1;
-	uint64_t esc_carry = 0, str_carry = 0; /* from the block before: next byte escaped; inside a string */
-	hm_jscan_classify_fn classify = hm_jscan_pick_classify();
-	hm_jscan_blk cb[HM_JSCAN_CHUNK]; /* the blocks from cb_at to cb_end, classified */
+	hm_jscan_carry carry = {0, 0}; /* the string state at cb_end (see hm_jscan_brackets_fn) */
+	hm_jscan_brackets_fn brackets_of = hm_jscan_pick_brackets();
+	hm_jscan_brk cb[HM_JSCAN_CHUNK]; /* the brackets of the blocks from cb_at to cb_end */
 	size_t cb_at = 1, cb_end = 0;
 	for (;;) {
 		if (i >= r->len && (st->eof || st->err.failed)) {
@@ -302,23 +302,24 @@ void hm_jstream_events(hm_jstream *st)
 			continue;
 		}
 		size_t n = r->len - i < 64 ? r->len - i : 64;
-		if (i < cb_at || i >= cb_end) { /* classify the next whole blocks (a partial one alone) */
+		if (i < cb_at || i >= cb_end) {
+			/* The next whole blocks, their strings followed (the carry goes to cb_end: every
+			 * block before it is read before the next call); the last part of the text,
+			 * shorter than a block, alone. */
 			size_t nb = (r->len - i) / 64 > HM_JSCAN_CHUNK ? HM_JSCAN_CHUNK : (r->len - i) / 64;
-			if (nb)
-				classify((const unsigned char *)r->buf + i, nb, cb);
-			else
-				cb[0] = hm_jscan_classify64((const unsigned char *)r->buf + i), nb = 1;
+			if (nb) {
+				brackets_of((const unsigned char *)r->buf + i, nb, cb, &carry);
+			} else {
+				hm_jscan_blk b = hm_jscan_classify64((const unsigned char *)r->buf + i);
+				uint64_t keep = (UINT64_C(1) << n) - 1;
+				b.quote &= keep, b.bslash &= keep;
+				uint64_t out_str = ~hm_jscan_in_string(b, &carry) & keep;
+				cb[0] = (hm_jscan_brk){b.bracket & out_str, b.open & out_str}, nb = 1;
+			}
 			cb_at = i, cb_end = i + 64 * nb;
 		}
-		hm_jscan_blk b = cb[(i - cb_at) / 64];
-		if (n < 64) {
-			uint64_t keep = (UINT64_C(1) << n) - 1;
-			b.quote &= keep, b.bslash &= keep, b.bracket &= keep, b.open &= keep;
-		}
-		uint64_t quotes = b.quote & ~hm_jscan_escaped(b.bslash, &esc_carry);
-		uint64_t in_str = hm_jscan_prefix_xor(quotes) ^ str_carry; /* opening quote and body */
-		str_carry = (uint64_t)((int64_t)in_str >> 63);
-		uint64_t brackets = b.bracket & ~in_str;
+		hm_jscan_brk b = cb[(i - cb_at) / 64];
+		uint64_t brackets = b.bracket;
 		const char *buf = r->buf;
 		while (brackets) {
 			unsigned at = (unsigned)__builtin_ctzll(brackets);

@@ -1,8 +1,8 @@
 /* jstream: one JSON text as a stream, never a DOM: its buffer refilled from the source,
  * the top level walked value by value, and an array of events delimited in one pass over
  * 64-byte blocks (jscan), each complete event given to the reader in place or through the
- * pipe to a second thread. What the keys and events mean is the reader's (kineto.c). Plain
- * C, no Lua.
+ * pipe to a second thread. What the keys and events mean is the reader's (kineto.c,
+ * kevent.c). Plain C, no Lua.
  *
  * Ownership: the stream owns its buffer and containers (s->b) and frees them in
  * hm_jstream_close; while a pipe runs, they belong to the batch the scanner fills (pipe.h).

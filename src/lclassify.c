@@ -34,8 +34,11 @@ static int l_cache_by(lua_State *L)
 		int id = hm_view_field(f, len);
 		if (id == HM_F_NONE)
 			id = hm_field_id(f, len);
-		if (id == HM_F_NONE || id == HM_F_CATEGORY)
-			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, hm_view_field_names());
+		if (id == HM_F_NONE || id == HM_F_CATEGORY) {
+			char names[HM_FIELD_NAMES_CAP];
+			hm_view_field_names(names, sizeof names);
+			return luaL_error(L, "cache_by: '%s' is not a row field (fields: %s)", f, names);
+		}
 		if (hm_field_is_list(id) && id != HM_F_FRAMES && id != HM_F_FREE_FRAMES) /* stacks key by id */
 			return luaL_error(L, "cache_by: '%s' is a list; use a single-valued field such as op", f);
 		ids[n] = id;

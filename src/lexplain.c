@@ -98,11 +98,11 @@ static void push_ooms(lua_State *L, const hm_strtab *cats, const hm_file *f, con
 		if (o->thread < t->thread_name_cap && t->thread_name[o->thread] != UINT32_MAX) {
 			set_str(L, "thread", t->names.str[t->thread_name[o->thread]], t->names.len[t->thread_name[o->thread]]);
 		} else { /* "pid/tid", as in --json */
-			const char *key = t->threads.str[o->thread], *sep = memchr(key, 0x1f, t->threads.len[o->thread]);
-			size_t pl = sep ? (size_t)(sep - key) : t->threads.len[o->thread];
+			const char *key = t->threads.str[o->thread], *tid;
+			size_t tl, pl = hm_thread_split(key, t->threads.len[o->thread], &tid, &tl);
 			lua_pushlstring(L, key, pl);
 			lua_pushliteral(L, "/");
-			lua_pushlstring(L, sep ? sep + 1 : "", sep ? t->threads.len[o->thread] - pl - 1 : 0);
+			lua_pushlstring(L, tid, tl);
 			lua_concat(L, 3);
 			lua_setfield(L, -2, "thread");
 		}

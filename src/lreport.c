@@ -1,6 +1,7 @@
 /* What done(report) sees: the report as tables, series as userdata with methods, and
  * the group-bys declared with hmem.aggregate, computed here with C hash tables (Lua is
  * called only for key or where functions). */
+#define _GNU_SOURCE /* qsort_r */
 #include "lreport.h"
 #include "lbind.h"
 #include "lexplain.h"
@@ -128,62 +129,122 @@ static void oom_live(lua_State *L, const series_ud *u)
 	lua_pop(L, 1);
 }
 
-/* series.field or series:method. [-0, +1, e] */
-static int series_index(lua_State *L)
+/* The fields of a series, looked up by name in a table (series_index's upvalue 1) rather
+ * than compared one by one. A field that makes a table (kept) makes it once per series:
+ * the series' user value keeps it, so that s.live_at_peak[i] in a loop over i builds the
+ * list once, not once per i (issue 26), and s.steps == s.steps. */
+enum {
+	SF_PATH, SF_RANK, SF_DEVICE, SF_MEMORY_EVENTS, SF_ALLOCS, SF_FREES, SF_MATCHED_FREES, SF_BEFORE,
+	SF_PEAK_BYTES, SF_PEAK_TS, SF_END_BYTES, SF_MAX_RESERVED, SF_MISMATCHES, SF_CATEGORIES,
+	SF_LIVE_AT_PEAK, SF_EXPLAIN /* lexplain.h's */
+};
+static const struct series_field {
+	const char *name;
+	int id, kept;
+} series_fields[] = {
+	{"path", SF_PATH, 0}, {"rank", SF_RANK, 0}, {"device", SF_DEVICE, 0}, {"memory_events", SF_MEMORY_EVENTS, 0},
+	{"allocs", SF_ALLOCS, 0}, {"frees", SF_FREES, 0}, {"matched_frees", SF_MATCHED_FREES, 0},
+	{"before_trace_bytes", SF_BEFORE, 0}, {"peak_bytes", SF_PEAK_BYTES, 0}, {"peak_ts", SF_PEAK_TS, 0},
+	{"end_bytes", SF_END_BYTES, 0}, {"max_reserved_bytes", SF_MAX_RESERVED, 0}, {"mismatches", SF_MISMATCHES, 0},
+	{"categories", SF_CATEGORIES, 1}, {"live_at_peak", SF_LIVE_AT_PEAK, 1},
+	{"steps", SF_EXPLAIN, 1}, {"steps_note", SF_EXPLAIN, 0}, {"ooms", SF_EXPLAIN, 1}, {"leak", SF_EXPLAIN, 1},
+	{"reserved_unallocated_at_peak", SF_EXPLAIN, 0}, {"max_reserved_unallocated", SF_EXPLAIN, 0},
+	{"max_reserved_unallocated_ts", SF_EXPLAIN, 0},
+};
+
+/* series.categories: {name=, peak_bytes=, ...} per category used. [-0, +1, m] */
+static void push_categories(lua_State *L, const series_ud *u)
 {
-	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
-	const char *k = luaL_checkstring(L, 2);
+	const hm_series *s = u->s;
+	lua_newtable(L);
+	lua_Integer i = 0;
+	for (size_t c = 0; c < s->ncats; c++) {
+		const hm_catstat *cs = &s->cats[c];
+		if (!cs->used)
+			continue;
+		lua_createtable(L, 0, 6);
+		lua_pushlstring(L, u->rep->cats->str[c], u->rep->cats->len[c]);
+		lua_setfield(L, -2, "name");
+		const char *keys[] = {"peak_bytes", "bytes_at_peak", "end_bytes", "allocs", "alloc_bytes"};
+		int64_t vals[] = {cs->peak, cs->at_peak, cs->end, (int64_t)cs->allocs, (int64_t)cs->alloc_bytes};
+		for (int j = 0; j < 5; j++) {
+			lua_pushinteger(L, vals[j]);
+			lua_setfield(L, -2, keys[j]);
+		}
+		lua_rawseti(L, -2, ++i);
+	}
+}
+
+/* The value of field f of the series. [-0, +1, m] */
+static void push_field(lua_State *L, const series_ud *u, const struct series_field *f)
+{
 	const hm_series *s = u->s;
 	const hm_trace *t = u->f->t;
-	for (const luaL_Reg *r = series_methods; r->name; r++)
-		if (!strcmp(k, r->name)) {
-			lua_pushcfunction(L, r->func);
-			return 1;
-		}
-	if (!strcmp(k, "path")) lua_pushstring(L, t->path);
-	else if (!strcmp(k, "rank")) push_opt_int(L, t->rank);
-	else if (!strcmp(k, "device")) lua_pushstring(L, s->device);
-	else if (!strcmp(k, "memory_events")) lua_pushinteger(L, (lua_Integer)s->n);
-	else if (!strcmp(k, "allocs")) lua_pushinteger(L, (lua_Integer)s->allocs);
-	else if (!strcmp(k, "frees")) lua_pushinteger(L, (lua_Integer)s->frees);
-	else if (!strcmp(k, "matched_frees")) lua_pushinteger(L, (lua_Integer)s->matched_frees);
-	else if (!strcmp(k, "before_trace_bytes")) lua_pushinteger(L, s->start_bytes);
-	else if (!strcmp(k, "peak_bytes")) lua_pushinteger(L, s->peak);
-	else if (!strcmp(k, "peak_ts")) lua_pushnumber(L, (lua_Number)s->peak_ts / 1000.0);
-	else if (!strcmp(k, "end_bytes")) lua_pushinteger(L, s->end_bytes);
-	else if (!strcmp(k, "max_reserved_bytes")) push_opt_int(L, s->max_reserved);
-	else if (!strcmp(k, "mismatches")) lua_pushinteger(L, (lua_Integer)s->mismatches);
-	else if (!strcmp(k, "categories")) {
-		lua_newtable(L);
-		lua_Integer i = 0;
-		for (size_t c = 0; c < s->ncats; c++) {
-			const hm_catstat *cs = &s->cats[c];
-			if (!cs->used)
-				continue;
-			lua_createtable(L, 0, 6);
-			lua_pushlstring(L, u->rep->cats->str[c], u->rep->cats->len[c]);
-			lua_setfield(L, -2, "name");
-			const char *keys[] = {"peak_bytes", "bytes_at_peak", "end_bytes", "allocs", "alloc_bytes"};
-			int64_t vals[] = {cs->peak, cs->at_peak, cs->end, (int64_t)cs->allocs, (int64_t)cs->alloc_bytes};
-			for (int j = 0; j < 5; j++) {
-				lua_pushinteger(L, vals[j]);
-				lua_setfield(L, -2, keys[j]);
-			}
-			lua_rawseti(L, -2, ++i);
-		}
-	} else if (!strcmp(k, "live_at_peak")) {
+	switch (f->id) {
+	case SF_PATH: lua_pushstring(L, t->path); break;
+	case SF_RANK: push_opt_int(L, t->rank); break;
+	case SF_DEVICE: lua_pushstring(L, s->device); break;
+	case SF_MEMORY_EVENTS: lua_pushinteger(L, (lua_Integer)s->n); break;
+	case SF_ALLOCS: lua_pushinteger(L, (lua_Integer)s->allocs); break;
+	case SF_FREES: lua_pushinteger(L, (lua_Integer)s->frees); break;
+	case SF_MATCHED_FREES: lua_pushinteger(L, (lua_Integer)s->matched_frees); break;
+	case SF_BEFORE: lua_pushinteger(L, s->start_bytes); break;
+	case SF_PEAK_BYTES: lua_pushinteger(L, s->peak); break;
+	case SF_PEAK_TS: lua_pushnumber(L, (lua_Number)s->peak_ts / 1000.0); break;
+	case SF_END_BYTES: lua_pushinteger(L, s->end_bytes); break;
+	case SF_MAX_RESERVED: push_opt_int(L, s->max_reserved); break;
+	case SF_MISMATCHES: lua_pushinteger(L, (lua_Integer)s->mismatches); break;
+	case SF_CATEGORIES: push_categories(L, u); break;
+	case SF_LIVE_AT_PEAK: {
 		size_t top = u->rep->top; /* --top 0: none, as in --json (issue 11) */
 		uint32_t *pos = lua_newuserdatauv(L, top * sizeof *pos, 0);
 		size_t n = hm_live_at_peak(s, &t->mem, pos, top);
 		push_rows(L, u, pos, n < top ? n : top);
-	} else if (hm_lua_explain_field(L, u->rep->cats, u->f, s, k)) {
-		if (!strcmp(k, "ooms"))
+		lua_remove(L, -2); /* pos */
+		break;
+	}
+	default:
+		hm_lua_explain_field(L, u->rep->cats, u->f, s, f->name);
+		if (f->name[0] == 'o') /* ooms */
 			oom_live(L, u);
-	} else
+		break;
+	}
+}
+
+/* series.field or series:method: upvalue 1 maps field names to their series_field, upvalue
+ * 2 method names to their functions. [-0, +1, e] */
+static int series_index(lua_State *L)
+{
+	const series_ud *u = luaL_checkudata(L, 1, HM_SERIES_META);
+	const char *k = luaL_checkstring(L, 2);
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL) /* a method */
+		return 1;
+	lua_pushvalue(L, 2);
+	const struct series_field *f = lua_rawget(L, lua_upvalueindex(1)) == LUA_TLIGHTUSERDATA ? lua_touserdata(L, -1) : NULL;
+	if (!f)
 		return luaL_error(L, "series has no field '%s' (fields: path, rank, device, memory_events, allocs, "
 				  "frees, matched_frees, before_trace_bytes, peak_bytes, peak_ts, end_bytes, "
 				  "max_reserved_bytes, mismatches, categories, live_at_peak, " HM_LUA_EXPLAIN_FIELDS
 				  "; methods: timeline, live_at, allocations)", k);
+	if (!f->kept) {
+		push_field(L, u, f);
+		return 1;
+	}
+	if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) { /* the series' kept tables, made at the first */
+		lua_pop(L, 1);
+		lua_createtable(L, 0, 4);
+		lua_pushvalue(L, -1);
+		lua_setiuservalue(L, 1, 1);
+	}
+	lua_pushvalue(L, 2);
+	if (lua_rawget(L, -2) == LUA_TNIL) {
+		lua_pop(L, 1);
+		push_field(L, u, f);
+		lua_pushvalue(L, 2);
+		lua_pushvalue(L, -2);
+		lua_rawset(L, -4);
+	}
 	return 1;
 }
 
@@ -197,7 +258,14 @@ static int series_tostring(lua_State *L)
 void hm_lua_series_register(lua_State *L)
 {
 	luaL_newmetatable(L, HM_SERIES_META);
-	lua_pushcfunction(L, series_index);
+	size_t nf = sizeof series_fields / sizeof *series_fields;
+	lua_createtable(L, 0, (int)nf);
+	for (size_t i = 0; i < nf; i++) {
+		lua_pushlightuserdata(L, (void *)&series_fields[i]);
+		lua_setfield(L, -2, series_fields[i].name);
+	}
+	luaL_newlib(L, series_methods);
+	lua_pushcclosure(L, series_index, 2);
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, series_tostring);
 	lua_setfield(L, -2, "__tostring");
@@ -248,7 +316,7 @@ void hm_lua_report_push(lua_State *L, const hm_report *rep)
 	lua_Integer n = 0;
 	for (size_t i = 0; i < rep->nfiles; i++)
 		for (size_t s = 0; s < rep->files[i]->nseries; s++) {
-			series_ud *u = lua_newuserdatauv(L, sizeof *u, 0);
+			series_ud *u = lua_newuserdatauv(L, sizeof *u, 1); /* user value: kept tables */
 			u->f = rep->files[i];
 			u->s = &rep->files[i]->series[s];
 			u->rep = rep;
@@ -422,13 +490,21 @@ static int numeric(lua_State *L, const hm_rowref *r, int field, const hm_report 
 	return ok;
 }
 
-static const agg_work *sort_w;
-static int cmp_group(const void *a, const void *b)
+/* Groups by their sum (by their count when the aggregation sums nothing: ctx's
+ * by_count), largest first, then in the order they were met. */
+typedef struct group_order {
+	const agg_work *w;
+	int by_count;
+} group_order;
+
+static int cmp_group(const void *a, const void *b, void *ctx)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const agg_work *w = sort_w;
-	double vx = w->dsum ? (w->sum_float ? w->dsum[x] : (double)w->isum[x]) : (double)w->count[x];
-	double vy = w->dsum ? (w->sum_float ? w->dsum[y] : (double)w->isum[y]) : (double)w->count[y];
+	const group_order *o = ctx;
+	const agg_work *w = o->w;
+	int sum = w->dsum && !o->by_count;
+	double vx = sum ? (w->sum_float ? w->dsum[x] : (double)w->isum[x]) : (double)w->count[x];
+	double vy = sum ? (w->sum_float ? w->dsum[y] : (double)w->isum[y]) : (double)w->count[y];
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
 	return x < y ? -1 : 1;
@@ -468,8 +544,11 @@ static int decl_field(lua_State *L, const char *agg, const char *what)
 	size_t n;
 	const char *f = lua_tolstring(L, -1, &n);
 	int id = hm_field_id(f, n);
-	if (!id)
-		luaL_error(L, "aggregate '%s': %s '%s' is not a row field (fields: %s)", agg, what, f, hm_field_names());
+	if (!id) {
+		char names[HM_FIELD_NAMES_CAP];
+		hm_field_names(names, sizeof names);
+		luaL_error(L, "aggregate '%s': %s '%s' is not a row field (fields: %s)", agg, what, f, names);
+	}
 	return id;
 }
 
@@ -726,16 +805,9 @@ static void aggregate(lua_State *L, const hm_aggdecl *d, hm_report *rep, hm_agg 
 	size_t *order = lua_newuserdatauv(L, (w->ngroups + 1) * sizeof *order, 0);
 	for (size_t g = 0; g < w->ngroups; g++)
 		order[g] = g;
-	sort_w = w;
-	if (!d->sum) {
-		double *saved = w->dsum;
-		w->dsum = NULL;
-		if (w->ngroups)
-			qsort(order, w->ngroups, sizeof *order, cmp_group);
-		w->dsum = saved;
-	} else if (w->ngroups) {
-		qsort(order, w->ngroups, sizeof *order, cmp_group);
-	}
+	group_order go = {w, !d->sum};
+	if (w->ngroups)
+		qsort_r(order, w->ngroups, sizeof *order, cmp_group, &go);
 	size_t nrows = d->top > 0 && (size_t)d->top < w->ngroups ? (size_t)d->top : w->ngroups;
 	out->nkeys = w->nkeys;
 	out->ncols = w->nkeys + (d->count ? 1 : 0) + (d->sum ? 1 : 0) + (d->max ? 1 : 0);

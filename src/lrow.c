@@ -55,7 +55,9 @@ static void push_frames(lua_State *L, const hm_rowref *r, int field)
 	}
 }
 
-/* A list field as a table of names, or of {name=, cat=} for stack. [-0, +1, m] */
+/* A list field as a table of names, or of {name=, cat=} for stack. A list longer than the
+ * C stack's 64 slices is read into a userdata, below the table until it is made: every push
+ * may raise (out of --lua-mem), and then nothing malloc'd is held (issue 26). [-0, +1, m] */
 static void push_list(lua_State *L, const hm_rowref *r, int field)
 {
 	if (field == HM_F_FRAMES || field == HM_F_FREE_FRAMES) {
@@ -64,9 +66,11 @@ static void push_list(lua_State *L, const hm_rowref *r, int field)
 	}
 	int32_t buf[64];
 	size_t n = hm_field_list(r, field, buf, 64);
-	int32_t *sl = n <= 64 ? buf : hm_xcalloc(n, sizeof *sl);
-	if (sl != buf)
+	int32_t *sl = buf;
+	if (n > 64) {
+		sl = lua_newuserdatauv(L, n * sizeof *sl, 0);
 		hm_field_list(r, field, sl, n);
+	}
 	const hm_trace *t = r->f->t;
 	lua_createtable(L, (int)n, 0);
 	for (size_t i = 0; i < n; i++) {
@@ -90,7 +94,7 @@ static void push_list(lua_State *L, const hm_rowref *r, int field)
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	if (sl != buf)
-		free(sl);
+		lua_remove(L, -2); /* the userdata */
 }
 
 /* Field ids by the address of their name. Names are short strings, which Lua interns: a
@@ -122,8 +126,11 @@ static int row_index(lua_State *L)
 				break;
 			}
 	}
-	if (field == HM_F_NONE)
-		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), hm_view_field_names());
+	if (field == HM_F_NONE) {
+		char names[HM_FIELD_NAMES_CAP];
+		hm_view_field_names(names, sizeof names);
+		return luaL_error(L, "row has no field '%s' (fields: %s)", luaL_tolstring(L, 2, NULL), names);
+	}
 	hm_value v;
 	if (field == HM_F_VIEW || field == HM_F_FREE_VIEW) {
 		int64_t id = hm_view_of(r->rows->view, L, &r->r, r->rows->ctx, field);

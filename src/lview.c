@@ -16,12 +16,10 @@ int hm_view_field(const char *name, size_t len)
 	return HM_F_NONE;
 }
 
-const char *hm_view_field_names(void)
+size_t hm_view_field_names(char *buf, size_t cap)
 {
-	static char all[640];
-	if (!all[0])
-		snprintf(all, sizeof all, "%s, view, free_view", hm_field_names());
-	return all;
+	size_t n = hm_field_names(buf, cap);
+	return n + (size_t)snprintf(n < cap ? buf + n : NULL, n < cap ? cap - n : 0, ", view, free_view");
 }
 
 void hm_view_set(hm_view *v, lua_State *L, int idx)
@@ -121,15 +119,18 @@ static size_t add_codes(hm_view *v, lua_State *L, const hm_rowref *r, const int3
 }
 
 /* The view of a context not met before: the codes of its names, kind by kind (the
- * enclosing slices walked once). */
+ * enclosing slices walked once). The view function may raise: slices past the C stack's
+ * 128 are read into a userdata, so that nothing malloc'd is held then (issue 26). [-0, +0, e] */
 static uint32_t view_new(hm_view *v, lua_State *L, const hm_rowref *r, int field)
 {
 	int32_t buf[128];
 	int list = field == HM_F_VIEW ? HM_F_STACK : HM_F_FREE_OPS;
 	size_t k = hm_field_list(r, list, buf, 128);
-	int32_t *sl = k <= 128 ? buf : hm_xcalloc(k, sizeof *sl);
-	if (sl != buf)
+	int32_t *sl = buf;
+	if (k > 128) {
+		sl = lua_newuserdatauv(L, k * sizeof *sl, 0);
 		hm_field_list(r, list, sl, k);
+	}
 	size_t n = 0;
 	if (field == HM_F_VIEW) {
 		hm_value t;
@@ -150,7 +151,7 @@ static uint32_t view_new(hm_view *v, lua_State *L, const hm_rowref *r, int field
 	}
 	n = add_codes(v, L, r, sl, k, HM_SL_OP, n);
 	if (sl != buf)
-		free(sl);
+		lua_pop(L, 1); /* the userdata */
 	return hm_strtab_intern(&v->seqs, (const char *)v->seq, n * sizeof *v->seq) + 1;
 }
 

@@ -42,8 +42,9 @@ typedef struct hm_view {
 /* HM_F_VIEW or HM_F_FREE_VIEW for their names, else HM_F_NONE. */
 int hm_view_field(const char *name, size_t len);
 
-/* Every row field's name, the view's included, for messages. */
-const char *hm_view_field_names(void);
+/* Every row field's name, the view's included, for messages: into buf[cap] as
+ * hm_field_names (HM_FIELD_NAMES_CAP is room for them). */
+size_t hm_view_field_names(char *buf, size_t cap);
 
 /* Take the function at idx as the rules' view. [-0, +0, m] */
 void hm_view_set(hm_view *v, lua_State *L, int idx);

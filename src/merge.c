@@ -373,7 +373,7 @@ void hm_merge_close(hm_merge *m)
 	free(m->p), free(m->owner), free(m->skipped), free(m->why), free(m->events), free(m->cats);
 	opt_free(&m->opts);
 	free(m->rules), free(m->rules_hash), free(m->argv);
-	free(m->shaped.paths), free(m->shaped.inc), free(m->shaped.set), free(m->shaped.fail_above);
+	hm_opts_free(&m->shaped);
 	free(m);
 }
 
@@ -425,7 +425,7 @@ void hm_merge_apply_options(hm_merge *m, hm_opts *o)
 	hm_opts *x = &m->shaped;
 	free(o->set);
 	o->set = x->set, o->nset = x->nset, x->set = NULL;
-	o->top = x->top, o->steps = x->steps, o->from = x->from, o->to = x->to, o->win = x->win;
+	o->top = x->top, o->steps = x->steps, o->from = x->from, o->to = x->to, o->win = x->win, o->top_n = x->top_n;
 }
 
 static void intern_new(void *ctx, const char *name, size_t len)
@@ -463,10 +463,6 @@ int hm_merge_file(hm_merge *m, int i, hm_strtab *cats, hm_file **f, int32_t **ca
 		(*catev)[e] = (int32_t)map[c];
 	}
 	free(map);
-	hm_file *a = hm_analyze(t);
-	for (size_t s = 0; s < a->nseries; s++)
-		for (size_t j = 0; j < a->series[s].n; j++)
-			a->series[s].cat[j] = (*catev)[a->series[s].ev[j]];
-	*f = a;
+	*f = hm_analyze(t);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* merge: `hmem merge RULES PARTIAL...`: the partials of one plan checked against each
  * other and against the plan (the merge is the judge: every planned trace exactly once, one
  * hmem, one rule file, one option set, one split), then each planned trace handed to hmem
- * run's pipeline in plan order, as read and classified by its shard. A partial is data
+ * run's stages in plan order (the partials are a source of run.h), as read and classified
+ * by its shard. A partial is data
  * (issue 24): the rule file is the one the user names, checked against the partials' hash;
  * what a partial gives is only the options that shape results, as rows, never capabilities
  * or limits (-I, --out, --allow-io, --timeout, --lua-mem). Plain C, no Lua.
@@ -53,9 +54,10 @@ hm_runopt *hm_merge_options_of(const hm_opts *o, size_t *n);
  * checks them, a row naming any other option refused). o's --set list is m's after. */
 void hm_merge_apply_options(hm_merge *m, hm_opts *o);
 
-/* Planned trace i: 0 with *f analysed and its categories set (the categories it
- * introduced are interned into cats first, in its order) and *catev its categories per
- * memory event (the caller frees it); 1 when its shard skipped it or no partial holds it
+/* Planned trace i: 0 with *f analysed (HM_STAGE_ANALYZED) and *catev the categories its
+ * shard gave each memory event, as ids of cats (the categories it introduced are interned
+ * first, in its order; the caller frees catev), for the run's classification stage
+ * (hm_file_given_cats); 1 when its shard skipped it or no partial holds it
  * (*why, *events read before the error); -1 with err when its store cannot be read. */
 int hm_merge_file(hm_merge *m, int i, hm_strtab *cats, hm_file **f, int32_t **catev, const char **why,
 		  uint64_t *events, char *err, size_t errsz);

@@ -287,13 +287,12 @@ void hm_write_events(FILE *f, const hm_report *r)
 				csv_opt(f, hm_mem_ev_idx(m, e));
 				/* A pid or tid string may hold NUL bytes (\u0000 in the trace): split the
 				 * thread key by its length, not as a C string. */
-				const char *key = t->threads.str[m->thread[e]];
-				size_t klen = t->threads.len[m->thread[e]];
-				const char *sep = memchr(key, 0x1f, klen);
+				const char *key = t->threads.str[m->thread[e]], *tid;
+				size_t tl, pl = hm_thread_split(key, t->threads.len[m->thread[e]], &tid, &tl);
 				putc(',', f);
-				csv_str(f, key, (size_t)(sep - key));
+				csv_str(f, key, pl);
 				putc(',', f);
-				csv_str(f, sep + 1, klen - (size_t)(sep + 1 - key));
+				csv_str(f, tid, tl);
 				putc(',', f);
 				int32_t op = hf->op_of[e];
 				if (op >= 0)

@@ -337,6 +337,7 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 		COL("snap.stack", sn->stack, n), put_pack32(d, st, idx, "snap.compile_ctx", &sn->compile_ctx);
 		put_pack32(d, st, idx, "snap.user_meta", &sn->user_meta), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
 		COL("snap.segs", sn->segs, sn->nsegs), COL("snap.ooms", sn->ooms, sn->nooms);
+		COL("snap.lives", sn->lives, sn->nlives);
 		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries, I(sn->untimed)};
 		COL("snap.counts", sc, 6);
 		put_strtab(d, st, idx, "snap.frames", &sn->frames);
@@ -916,8 +917,10 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	s->segs = column(b, "snap.segs", s->nsegs, sizeof *s->segs, bad);
 	s->nooms = s->capooms = count_of(b, "snap.ooms", sizeof *s->ooms);
 	s->ooms = column(b, "snap.ooms", s->nooms, sizeof *s->ooms, bad);
+	s->nlives = s->caplives = count_of(b, "snap.lives", sizeof *s->lives);
+	s->lives = column(b, "snap.lives", s->nlives, sizeof *s->lives, bad);
 	if (*bad)
-		s->nsegs = s->capsegs = s->nooms = s->capooms = 0;
+		s->nsegs = s->capsegs = s->nooms = s->capooms = s->nlives = s->caplives = 0;
 	int64_t *sc = column(b, "snap.counts", 6, sizeof *sc, bad);
 	if (!*bad)
 		s->entries = (uint64_t)sc[0], s->skipped = (uint64_t)sc[1], s->protocol = (int)sc[2],
@@ -945,7 +948,7 @@ static const struct { const char *name; size_t el; } store_cols[] = {
 	{"names", 1}, {"threads", 1},
 	{"snap.block_bytes", 8}, {"snap.segment", 8}, {"snap.stream", 8}, {"snap.origin", 1}, {"snap.stack", 4}, {"snap.compile_ctx", 4}, {"snap.user_meta", 4},
 	{"snap.stack_frame", 4}, {"snap.segs", sizeof(hm_snapseg)}, {"snap.ooms", sizeof(hm_snapoom)}, {"snap.counts", 8},
-	{"snap.frames", 1}, {"snap.stacks", 1},
+	{"snap.frames", 1}, {"snap.stacks", 1}, {"snap.lives", sizeof(hm_seglife)},
 };
 
 /* Before anything is allocated from them: every blob is a known column, each name once,
@@ -970,14 +973,14 @@ static int sizes_check(const blobs *b, size_t n, size_t ns, size_t no, char *why
 		}
 		snap += !strncmp(b->name[i], "snap.", 5);
 	}
-	size_t ncols = sizeof store_cols / sizeof *store_cols, nsnap = 13;
+	size_t ncols = sizeof store_cols / sizeof *store_cols, nsnap = 14;
 	if (b->n != ncols - nsnap + (snap ? nsnap : 0)) {
 		snprintf(why, whysz, "%zu columns, not the %zu hmem writes", b->n, ncols - nsnap + (snap ? nsnap : 0));
 		return -1;
 	}
 	for (size_t k = 0; k < ncols; k++) {
 		const char *nm = store_cols[k].name;
-		size_t want = !strncmp(nm, "mem.", 4) || (!strncmp(nm, "snap.", 5) && k < ncols - 6) ? n
+		size_t want = !strncmp(nm, "mem.", 4) || (!strncmp(nm, "snap.", 5) && k < ncols - 7) ? n
 			: !strncmp(nm, "sl.", 3) ? ns : !strncmp(nm, "oom.", 4) ? no
 			: !strcmp(nm, "count") ? HM_EV_KINDS : !strcmp(nm, "flags") ? 3 : !strcmp(nm, "snap.counts") ? 6
 			: (size_t)-2;
@@ -1114,6 +1117,13 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 				BAD("snapshot segment %zu: a size beyond 0..2^60 bytes", i);
 		if ((reserved += g->total) > HM_STORE_MEM_LIMIT || (unsigned)g->sized > 1)
 			BAD("snapshot segment %zu: the segments add up to more than 2^60 bytes", i);
+	}
+	for (size_t i = 0; i < sn->nlives; i++) {
+		const hm_seglife *l = &sn->lives[i];
+		if (l->size <= 0 || l->size > HM_STORE_MEM_LIMIT || !NONE_OR(l->born_ts, IN_TS(l->born_ts)) ||
+		    !NONE_OR(l->died_ts, IN_TS(l->died_ts)) || (l->born_at != UINT32_MAX && l->born_at >= m->n) ||
+		    (l->died_at != UINT32_MAX && l->died_at >= m->n) || l->flags > (HM_SEGLIFE_MAPPED | HM_SEGLIFE_NO_REPLAY))
+			BAD("snapshot segment life %zu: a size, time, event index or flag out of range", i);
 	}
 	if (sn->nooms > o->n)
 		BAD("%zu snapshot OOMs for %zu OOM events", sn->nooms, o->n);

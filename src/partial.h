@@ -17,8 +17,10 @@
  * 3: a snapshot's rows carry their segment and origin, its counts the untimed entries (issue 25).
  * 4: the tables steps, ooms and snapshot_segments (issue 28).
  * 5: an OOM carries how many memory events come before it in its file (issue 26).
- * 6: the steps table says which steps are partial or open (issue 25). */
-#define HM_PARTIAL_FORMAT "6"
+ * 6: the steps table says which steps are partial or open (issue 25).
+ * 7: a snapshot's segments carry their stream and pool, and its segment lives are stored
+ *    (snap.lives, issue 27). */
+#define HM_PARTIAL_FORMAT "7"
 
 /* One option of a run that shapes its results (--set, --top, --steps, --from, --to): a row
  * of the options table, its name and its value exactly as given (a --set value may hold

@@ -19,8 +19,8 @@
 static const char *pid_of(const hm_file *hf, const hm_series *s, size_t *n)
 {
 	uint32_t id = hf->t->mem.thread[s->ev[0]];
-	const char *key = hf->t->threads.str[id], *sep = memchr(key, 0x1f, hf->t->threads.len[id]);
-	*n = (size_t)(sep - key);
+	const char *key = hf->t->threads.str[id];
+	*n = hm_thread_split(key, hf->t->threads.len[id], NULL, NULL);
 	return key;
 }
 

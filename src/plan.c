@@ -1,4 +1,5 @@
 /* The plan shards agree on (plan.h). */
+#define _GNU_SOURCE /* qsort_r */
 #include "plan.h"
 #include "input.h"
 #include "util.h"
@@ -46,12 +47,11 @@ void hm_plan_free(hm_plan *p)
 	*p = (hm_plan){0};
 }
 
-static const hm_plan *sort_plan; /* qsort has no context argument */
-
-static int by_size(const void *a, const void *b)
+static int by_size(const void *a, const void *b, void *ctx)
 {
+	const hm_plan *p = ctx;
 	int i = *(const int *)a, j = *(const int *)b;
-	int64_t x = sort_plan->bytes[i], y = sort_plan->bytes[j];
+	int64_t x = p->bytes[i], y = p->bytes[j];
 	return x != y ? (x < y ? 1 : -1) : (i > j) - (i < j);
 }
 
@@ -61,8 +61,7 @@ void hm_plan_assign(const hm_plan *p, int nshards, int *out)
 	int64_t *load = hm_xcalloc((size_t)nshards, sizeof *load);
 	for (int i = 0; i < p->n; i++)
 		order[i] = i;
-	sort_plan = p;
-	qsort(order, (size_t)p->n, sizeof *order, by_size);
+	qsort_r(order, (size_t)p->n, sizeof *order, by_size, (void *)p);
 	for (int k = 0; k < p->n; k++) {
 		int best = 0;
 		for (int s = 1; s < nshards; s++)

@@ -10,7 +10,7 @@
 #ifndef HM_RANKS_H
 #define HM_RANKS_H
 
-#include "output.h"
+#include "report.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,7 @@
 #include "ranksout.h"
 #include "ranks.h"
+#include "cells.h"
+#include "jsonw.h"
 #include "util.h"
 
 #include <inttypes.h>

@@ -5,7 +5,7 @@
 #ifndef HM_RANKSOUT_H
 #define HM_RANKSOUT_H
 
-#include "output.h"
+#include "report.h"
 
 #include <stdio.h>
 

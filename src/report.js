@@ -546,6 +546,12 @@
     if (i < 0) i = 0;
     state.clicked = d.t[i];
     placeClicked();
+    if (svState && svState.s === s) {
+      segviewAt(s.pk[i], s.events && tns === s.peak_t ? "peak" : "t");
+      var go = html("button", "link svgo", "the allocator's segments and blocks then \u2193", liveBox);
+      go.type = "button";
+      go.addEventListener("click", function () { svState.sec.scrollIntoView({ block: "start" }); });
+    }
     html("h3", null, "Live at +" + fmtMs(d.t[i]) + " ms" + (i === peakIndex(d, s) ? " (the peak)" : "") + ": " +
       fmtBytes(d.total[i]) + " allocated", liveBox);
     if (!s.live) {
@@ -588,7 +594,7 @@
       swatchOf({ cat: a[3], color: cat.color }, ct);
       ct.appendChild(document.createTextNode(cat.name));
       html("td", "num", a[5] < 0 ? "before the trace" : "+" + fmtMs(a[5]) + " ms", tr);
-      var lines = (data.contexts[a[4]] || "").split("\n").filter(function (x) { return x; });
+      var lines = ctxText(a[4]).split("\n").filter(function (x) { return x; });
       var w = html("td", "where", null, tr);
       if (!lines.length) w.textContent = "-";
       else if (lines.length === 1) html("b", null, lines[0], w);
@@ -614,8 +620,10 @@
       .then(function (buf) {
         var n = s.all.n, o = 0;
         function take(T) { var a = new T(buf, o, n); o += T.BYTES_PER_ELEMENT * n; return a; }
-        s.cols = { n: n, bytes: take(Float64Array), at: take(Float64Array), ft: take(Float64Array), from: take(Uint32Array),
-          to: take(Uint32Array), ctx: take(Uint32Array), who: take(Uint32Array), step: take(Int32Array), cat: take(Uint16Array) };
+        s.cols = { n: n, bytes: take(Float64Array), at: take(Float64Array), ft: take(Float64Array) };
+        if (s.all.blocks) { s.cols.addr = take(Float64Array); s.cols.blk = take(Float64Array); }
+        Object.assign(s.cols, { from: take(Uint32Array),
+          to: take(Uint32Array), ctx: take(Uint32Array), who: take(Uint32Array), step: take(Int32Array), cat: take(Uint16Array) });
         return s.cols;
       }).catch(function () { return null; });
     return s.allP;
@@ -646,6 +654,28 @@
   function lifeText(c, j) {
     if (c.at[j] < 0) return "before the trace";
     return c.ft[j] < 0 ? "never freed" : fmtMs(c.ft[j] - c.at[j]) + " ms";
+  }
+  /* A context's text (html.c contexts): id 2i, contexts[i]; id 2j + 1, the frame lines of
+   * stacks[j], one a line. Every id's text, once, for the search. */
+  function ctxText(id) {
+    if (!(id & 1)) return data.contexts[id >> 1] || "";
+    var st = (data.stacks || [])[id >> 1];
+    return st ? st.map(function (k) { return data.frame_lines[k]; }).join("\n") : "";
+  }
+  var ctxAll = null;
+  function allContexts() {
+    if (ctxAll) return ctxAll;
+    var n = 2 * Math.max(data.contexts.length, (data.stacks || []).length) + 2;
+    ctxAll = [];
+    for (var id = 0; id < n; id++) ctxAll.push(ctxText(id));
+    return ctxAll;
+  }
+  /* A row's stack as the page keeps it (html.c context_of): a snapshot's frames, innermost
+   * first; a trace's enclosing slices, outermost first. */
+  function stackText(s, c, j) {
+    var lines = ctxText(c.ctx[j]).split("\n").filter(function (x) { return x; });
+    if (s.segview) return lines.length ? "frames (innermost first):\n" + lines.join("\n") : "no frames recorded";
+    return lines.length ? "enclosing (outermost first):\n" + lines.join("\n") : "no enclosing slice";
   }
   function liveAll(s, d, i, mark) {
     var c = s.cols, kp = s.pk[i], live = [], sum = 0;
@@ -689,7 +719,7 @@
         for (var i = 0; i < list.length; i++) h[i] = (list[i] || "").toLowerCase().indexOf(q) >= 0 ? 1 : 0;
         return h;
       }
-      var w = hits(data.whos), x = hits(data.contexts), k = hits(data.categories.map(function (e) { return e.name; }));
+      var w = hits(data.whos), x = hits(allContexts()), k = hits(data.categories.map(function (e) { return e.name; }));
       return function (j) { return w[c.who[j]] || x[c.ctx[j]] || k[c.cat[j]]; };
     }
     /* The first n rows in the order chosen (ties: larger first, then as stored): a sorted
@@ -740,9 +770,7 @@
         html("b", null, data.whos[c.who[j]] || "-", html("summary", null, null, det));
         var marked = mark && +mark.bytes === c.bytes[j] && +mark.t === c.at[j];
         function stack() {
-          if (det.querySelector("pre")) return;
-          var lines = (data.contexts[c.ctx[j]] || "").split("\n").filter(function (x) { return x; });
-          html("pre", null, lines.length ? "enclosing (outermost first):\n" + lines.join("\n") : "no enclosing slice", det);
+          if (!det.querySelector("pre")) html("pre", null, stackText(s, c, j), det);
         }
         det.addEventListener("toggle", stack);
         if (marked) { tr.className = "alloc marked"; det.open = true; stack(); }
@@ -929,6 +957,8 @@
     stepsSection(s, x);
     leakSection(x);
     if (x.snapshot) segmentsSection(x.snapshot);
+    svState = null;
+    if (s.segview && s.all && s.all.blocks) segviewSection(s, data.series.indexOf(s));
     findingsEl.hidden = !findingsEl.firstChild;
   }
 
@@ -1145,6 +1175,320 @@
         cols.forEach(function (c) { fig(html("td", "num", null, tr), "snapshot.segments." + k + "." + c, g[c]); });
       });
     });
+  }
+
+  /* ---- a snapshot's allocator state (memory_viz's "Allocator State History") ---- */
+  /* At the peak, at each OOM, at the end or at any state clicked on the chart: the device's
+   * segments as bars in address order, one canvas per stream and pool, each live block in
+   * its category's colour at its address (its rounding, where the block's size is known, in
+   * pale red), the rest of a segment free. Replayed from the page's data: the segments'
+   * lives (html.c segview_json) and the allocations live at that state (the every-allocation
+   * columns, with their addresses); a block is drawn at its requested size, as memory_viz
+   * draws one the entries made (an entry records no rounded size). Beside it memory_viz's
+   * `stats`: internal free (the live blocks' rounding, where known) and external free (the
+   * rest of the segments). A click on a block shows its frames. Each figure is an element
+   * with data-view (its name) and data-v, each segment a row of the table under it. */
+  var SV_ROWS = 8, SV_ROW = 18, SV_BAR = 14, SV_LIST = 500;
+  var svState = null;
+  function segviewSection(s, idx) {
+    var sv = s.segview, sec = section("segview", "segview", "The allocator's state: segments and blocks");
+    svState = { s: s, idx: idx, sec: sec, kp: null };
+    html("p", "note", "Each segment a bar, in address order, per stream and pool; each live block at its address in its " +
+      "category's colour, its rounding (where the block's size is known) in pale red, the rest free. Click the chart for " +
+      "another moment; click a block for its frames." + (sv.replay ? "" : " The snapshot's segment entries do not replay " +
+      "from its segments at the end (an expandable segment mapped in parts): only the end is shown."), sec);
+    var bar = html("div", "svbar", null, sec);
+    function go(label, kp, what) {
+      var b = html("button", "svat", label, bar);
+      b.type = "button";
+      b.setAttribute("data-at", what);
+      b.addEventListener("click", function () { segviewAt(kp, what); });
+    }
+    var d = decode(s);
+    go("the peak", s.pk[peakIndex(d, s)], "peak");
+    sv.oom_k.slice(0, 20).forEach(function (kp, j) { go("OOM " + (j + 1), kp, "oom-" + j); });
+    go("the end", sv.end_k, "end");
+    svState.head = html("h4", null, null, sec);
+    svState.figs = html("div", null, null, sec);
+    svState.groups = html("div", "svgroups", null, sec);
+    svState.pick = html("div", "svpick", null, sec);
+    svState.list = html("div", null, null, sec);
+    segviewAt(s.pk[peakIndex(d, s)], "peak");
+  }
+  /* The state after event position kp, what: "peak", "end", "oom-J" or "t" (a click). */
+  function segviewAt(kp, what) {
+    var v = svState;
+    if (!v || !v.s.segview) return;
+    var s = v.s, sv = s.segview;
+    v.sec.setAttribute("data-kp", kp);
+    v.sec.setAttribute("data-at", what);
+    v.sec.querySelectorAll("button.svat").forEach(function (b) { b.classList.toggle("on", b.getAttribute("data-at") === what); });
+    if (!s.cols) {
+      v.head.textContent = "Reading every allocation of this series\u2026";
+      v.sec.setAttribute("data-state", "loading");
+      allOf(s, v.idx).then(function (c) {
+        if (svState !== v) return;
+        if (c) segviewAt(kp, what);
+        else v.head.textContent = "This browser cannot read the page's allocations (DecompressionStream), so the " +
+          "allocator's state is not drawn.";
+      });
+      return;
+    }
+    var t0 = performance.now();
+    var st = replayAt(s, kp);
+    v.st = st;
+    v.figs.textContent = v.groups.textContent = v.pick.textContent = v.list.textContent = "";
+    var d = decode(s), at = what === "end" ? "the end" : what === "peak" ? "the peak" : /^oom-/.test(what) ?
+      "OOM " + (+what.slice(4) + 1) + " (+" + fmtMs(s.ooms[+what.slice(4)][0]) + " ms)" : null;
+    var i = pointOfKp(s, kp);
+    v.head.textContent = "At " + (at || "+" + fmtMs(d.t[i]) + " ms") + (at && what !== "end" && !/^oom/.test(what) ?
+      " (+" + fmtMs(d.t[i]) + " ms)" : "") + ": " + st.segs.length + " segments, " + fmtBytes(st.reserved) + " reserved, " +
+      fmtBytes(st.allocated) + " allocated in " + st.nblocks + (st.nblocks === 1 ? " block" : " blocks");
+    if (!sv.replay && kp !== sv.end_k) {
+      v.sec.setAttribute("data-state", "no-replay");
+      html("p", "note", "Not replayable: the snapshot's segment entries do not agree with its segments at the end (an " +
+        "expandable segment mapped in parts). Only the end is shown.", v.figs);
+      return;
+    }
+    var tb = html("tbody", null, null, html("table", "figs", null, v.figs));
+    [["segments", st.segs.length, "segments"], ["reserved_bytes", st.reserved, "reserved by the segments"],
+      ["requested_bytes", st.allocated, "allocated (requested by the live blocks)"], ["blocks", st.nblocks, "live blocks"],
+      ["internal_free_bytes", st.internal, "internal free (memory_viz stats: the live blocks' rounding" +
+        (st.unsized ? st.unsized === st.nblocks ? ": no live block's size is known then" : ", of the " +
+        (st.nblocks - st.unsized) + (st.nblocks - st.unsized === 1 ? " block whose size is" : " blocks whose size is") +
+        " known" : "") + ")"],
+      ["external_free_bytes", st.external, "external free (memory_viz stats: the rest of the segments)"]
+    ].forEach(function (r) {
+      var tr = html("tr", null, null, tb), e;
+      html("th", null, r[2], tr);
+      e = html("span", "v", /bytes$/.test(r[0]) ? fmtBytes(r[1]) : String(r[1]), html("td", "num", null, tr));
+      e.setAttribute("data-view", r[0]);
+      e.setAttribute("data-v", r[1]);
+      if (/bytes$/.test(r[0])) e.title = r[1] + " bytes";
+    });
+    if (st.unsized) html("p", "note", st.unsized + " live block" + (st.unsized === 1 ? " was" : "s were") + " freed before " +
+      "the end: the entries record only what a block asked for, so " + (st.unsized === 1 ? "its" : "their") +
+      " rounding is unknown and counts as external free (memory_viz draws such blocks the same way).", v.figs);
+    if (st.outside) html("p", "note", st.outside + " live blocks lie in no segment present then (not drawn).", v.figs);
+    drawGroups(v, st);
+    blockList(v, st);
+    v.sec.setAttribute("data-state", "shown");
+    v.sec.setAttribute("data-ms", (performance.now() - t0).toFixed(1));
+  }
+  /* The point of the chart whose state is kp (the last at or before it). */
+  function pointOfKp(s, kp) {
+    var lo = 0, hi = s.pk.length - 1;
+    while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (s.pk[mid] <= kp) lo = mid; else hi = mid - 1; }
+    return lo;
+  }
+  /* The segments present after event position kp (in address order) and the live blocks
+   * in each, with the figures. */
+  function replayAt(s, kp) {
+    var c = s.cols, sv = s.segview, segs = [], blocks = [], j;
+    for (j = 0; j < sv.a.length; j++)
+      if (sv.b[j] <= kp && (sv.d[j] < 0 || kp < sv.d[j])) segs.push({ i: j, addr: sv.a[j], size: sv.z[j], blocks: [],
+        req: 0, round: 0 });
+    for (j = 0; j < c.n; j++) if (c.from[j] <= kp && kp < c.to[j]) blocks.push(j);
+    blocks.sort(function (x, y) { return c.addr[x] - c.addr[y] || x - y; });
+    var st = { segs: segs, reserved: 0, allocated: 0, internal: 0, unsized: 0, nblocks: blocks.length, outside: 0 };
+    var g = 0;
+    blocks.forEach(function (b) {
+      var a = c.addr[b];
+      st.allocated += c.bytes[b];
+      while (g < segs.length && segs[g].addr + segs[g].size <= a) g++;
+      var sg = g < segs.length && segs[g].addr <= a ? segs[g] : null;
+      if (c.blk[b] >= 0) st.internal += c.blk[b] - c.bytes[b];
+      else st.unsized++;
+      if (!sg) { st.outside++; return; }
+      sg.blocks.push(b);
+      sg.req += c.bytes[b];
+      if (c.blk[b] >= 0) sg.round += c.blk[b] - c.bytes[b];
+    });
+    segs.forEach(function (sg) { st.reserved += sg.size; });
+    st.external = st.reserved - st.allocated - st.internal;
+    return st;
+  }
+  /* One canvas per stream and pool: its segments flow in address order, each as wide as its
+   * size (at least 3 px) on one scale, chosen so that the largest fits a line and the group
+   * takes at most SV_ROWS lines. */
+  function drawGroups(v, st) {
+    var s = v.s, c = s.cols, sv = s.segview, groups = {}, order = [], sums = {};
+    /* PyTorch's pool (0, 0) is the caching allocator's own; any other is private: a CUDA
+     * graph's or a MemPool's. A segment given back says no pool. */
+    st.segs.forEach(function (sg) {
+      var pl = sv.pl[sg.i], key = "stream " + (sv.st[sg.i] == null ? "?" : sv.st[sg.i]) + (pl == null ? ", pool unknown" :
+        pl === "0,0" ? ", the default pool" : ", private pool (" + pl + "): a CUDA graph's or a MemPool's");
+      if (!groups[key]) { groups[key] = []; order.push(key); sums[key] = 0; }
+      groups[key].push(sg);
+      sums[key] += sg.size;
+    });
+    order.sort(function (a, b) { return sums[b] - sums[a]; }); /* the most reserved first */
+    svLegend(v, st);
+    /* the width from the window's (the body is at most 1400 px): the section's own would make
+     * the browser lay out the whole page before the view is drawn */
+    var W = Math.max(Math.min(Math.min(window.innerWidth, 1400) - 80, 1200), 300), dpr = window.devicePixelRatio || 1;
+    order.forEach(function (key) {
+      var list = groups[key], total = 0, max = 0;
+      list.forEach(function (sg) { total += sg.size; max = Math.max(max, sg.size); });
+      var gsec = html("div", "svgroup", null, v.groups);
+      html("h4", null, key + ": " + list.length + " segment" + (list.length === 1 ? "" : "s") + ", " + fmtBytes(total), gsec);
+      /* thousands of small segments: 1 px each at least and no gap, so the lines stay few */
+      var many = list.length * 5 > W * SV_ROWS * 4, minw = many ? 1 : 3, gap = many ? 0 : 2;
+      var scale = Math.min(W / max, Math.max(W * SV_ROWS - (minw + gap) * list.length, W) / total), x = 0, row = 0;
+      list.forEach(function (sg) {
+        var w = Math.max(sg.size * scale, minw);
+        if (x > 0 && x + w > W) { x = 0; row++; }
+        sg.x = x, sg.w = w, sg.row = row;
+        x += w + gap;
+      });
+      var cv = html("canvas", null, null, gsec), H = (row + 1) * SV_ROW;
+      cv.width = Math.round(W * dpr);
+      cv.height = Math.round(H * dpr);
+      cv.style.width = W + "px";
+      cv.style.height = H + "px";
+      var g = cv.getContext("2d");
+      g.scale(dpr, dpr);
+      list.forEach(function (sg) {
+        var y = sg.row * SV_ROW, k = sg.w / sg.size;
+        g.fillStyle = "#f2f2f2";
+        g.fillRect(sg.x, y, sg.w, SV_BAR);
+        sg.blocks.forEach(function (b) {
+          var bx = sg.x + (c.addr[b] - sg.addr) * k, cat = data.categories[c.cat[b]], bw = c.bytes[b] * k;
+          g.fillStyle = cat ? cat.color : "#888";
+          g.fillRect(bx, y, Math.max(bw, 0.5), SV_BAR);
+          if (c.blk[b] > c.bytes[b]) {
+            g.fillStyle = "#f2a6a6";
+            g.fillRect(bx + bw, y, (c.blk[b] - c.bytes[b]) * k, SV_BAR);
+          }
+          /* where a block starts, a white hairline: neighbours of one category stay two */
+          if (bw >= 4) { g.fillStyle = "#fff"; g.fillRect(bx, y, 1, SV_BAR); }
+        });
+        g.strokeStyle = "#777";
+        g.lineWidth = 1;
+        g.strokeRect(sg.x + 0.5, y + 0.5, Math.max(sg.w - 1, 1), SV_BAR - 1);
+      });
+      function hit(ev) {
+        var r = cv.getBoundingClientRect(), px = ev.clientX - r.left, py = ev.clientY - r.top, rw = Math.floor(py / SV_ROW);
+        for (var q = 0; q < list.length; q++) {
+          var sg = list[q];
+          if (sg.row !== rw || px < sg.x - 1 || px > sg.x + sg.w + 1) continue;
+          var k = sg.w / sg.size, a = sg.addr + (px - sg.x) / k, tol = 2 / k, best = -1;
+          sg.blocks.forEach(function (b) {
+            var end = c.addr[b] + Math.max(c.bytes[b], c.blk[b]);
+            if (c.addr[b] - tol <= a && a < end + tol) best = b;
+          });
+          return { sg: sg, b: best };
+        }
+        return null;
+      }
+      cv.addEventListener("mousemove", function (ev) {
+        var h = hit(ev);
+        cv.title = !h ? "" : h.b >= 0 ? "block 0x" + c.addr[h.b].toString(16) + ": " + fmtBytes(c.bytes[h.b]) + ", " +
+          (data.categories[c.cat[h.b]] || { name: "-" }).name + ", " + (data.whos[c.who[h.b]] || "-") + " (click: its frames)"
+          : segText(sv, h.sg);
+      });
+      cv.addEventListener("click", function (ev) {
+        var h = hit(ev);
+        if (h) showPick(v, h.sg, h.b);
+      });
+    });
+  }
+  /* The colours of the view: each category with a live block then (and its bytes), the
+   * rounding, the free space. */
+  function svLegend(v, st) {
+    var c = v.s.cols, by = {}, ul = html("ul", "svlegend", null, v.groups);
+    st.segs.forEach(function (sg) { sg.blocks.forEach(function (b) { by[c.cat[b]] = (by[c.cat[b]] || 0) + c.bytes[b]; }); });
+    Object.keys(by).sort(function (a, b) { return by[b] - by[a]; }).forEach(function (k) {
+      var cat = data.categories[k] || { name: "-", color: "#888" }, li = html("li", null, null, ul);
+      swatchOf({ cat: +k, color: cat.color }, li);
+      li.appendChild(document.createTextNode(cat.name + " " + fmtBytes(by[k])));
+    });
+    var r = html("li", null, null, ul);
+    html("span", "sw", null, r).style.background = "#f2a6a6";
+    r.appendChild(document.createTextNode("rounding (internal free) " + fmtBytes(st.internal)));
+    var f = html("li", null, null, ul);
+    html("span", "sw", null, f).style.background = "#f2f2f2";
+    f.appendChild(document.createTextNode("free (external) " + fmtBytes(st.external)));
+  }
+  function segText(sv, sg) {
+    return "segment 0x" + sg.addr.toString(16) + ": " + fmtBytes(sg.size) + ", " + fmtBytes(sg.req) + " allocated in " +
+      sg.blocks.length + (sg.blocks.length === 1 ? " block, " : " blocks, ") + fmtBytes(sg.size - sg.req - sg.round) + " free; made " +
+      (sv.bt[sg.i] == null ? "before recording" : "at +" + fmtMs(sv.bt[sg.i]) + " ms") + ", " +
+      (sv.dt[sg.i] == null ? "live at the end" : "given back at +" + fmtMs(sv.dt[sg.i]) + " ms") +
+      (sv.m[sg.i] ? " (segment_map: part of an expandable segment)" : "");
+  }
+  /* What a click on the view hit: the segment, and the block with its frames. */
+  function showPick(v, sg, b) {
+    var s = v.s, c = s.cols;
+    v.pick.textContent = "";
+    html("p", null, segText(s.segview, sg), v.pick);
+    if (b < 0) return;
+    var cat = data.categories[c.cat[b]] || { name: "-", color: "#fff" }, p = html("p", "svblock", null, v.pick);
+    swatchOf({ cat: c.cat[b], color: cat.color }, p);
+    p.appendChild(document.createTextNode("block 0x" + c.addr[b].toString(16) + ": " + fmtBytes(c.bytes[b]) + " asked for" +
+      (c.blk[b] >= 0 ? ", a block of " + fmtBytes(c.blk[b]) : "") + ", " + cat.name + ", allocated " +
+      (c.at[b] < 0 ? "before the trace" : "at +" + fmtMs(c.at[b]) + " ms") + ", " + (c.at[b] >= 0 && c.ft[b] >= 0 ?
+      "freed " + fmtMs(c.ft[b] - c.at[b]) + " ms later" : lifeText(c, b)) + "; by " +
+      (data.whos[c.who[b]] || "-")));
+    p.setAttribute("data-row", b);
+    html("pre", null, stackText(s, c, b), v.pick);
+  }
+  /* The live blocks as a list, in address order, the first SV_LIST (the rest on demand),
+   * laid out when unfolded; and every segment of the moment as a row with its figures. */
+  function blockList(v, st) {
+    var s = v.s, c = s.cols, sv = s.segview;
+    var det = html("details", "svsegs", null, v.list);
+    html("summary", null, st.segs.length + " segments, in address order", det);
+    var tb = html("tbody", null, null, html("table", "segs", null, det)), hr = html("tr", null, null, tb);
+    ["address", "size", "blocks", "allocated", "rounding", "free", "stream", "pool", "made", "given back"].forEach(function (h, k) {
+      html("th", k && k < 6 ? "num" : null, h, hr);
+    });
+    /* laid out when unfolded: a snapshot may hold a hundred thousand small segments */
+    det.addEventListener("toggle", function () { if (det.open && !tb.querySelector("tr.svseg")) st.segs.forEach(segRow); });
+    function segRow(sg) {
+      var tr = html("tr", "svseg", null, tb);
+      [["addr", sg.addr], ["size", sg.size], ["blocks", sg.blocks.length], ["requested", sg.req], ["rounding", sg.round],
+        ["free", sg.size - sg.req - sg.round]].forEach(function (f, k) {
+        tr.setAttribute("data-" + f[0], f[1]);
+        html("td", "num", k === 0 ? "0x" + f[1].toString(16) : k === 2 ? String(f[1]) : fmtBytes(f[1]), tr);
+      });
+      html("td", null, sv.st[sg.i] == null ? "-" : String(sv.st[sg.i]), tr);
+      html("td", null, sv.pl[sg.i] == null ? "-" : "(" + sv.pl[sg.i] + ")", tr);
+      html("td", null, sv.bt[sg.i] == null ? "before recording" : "+" + fmtMs(sv.bt[sg.i]) + " ms", tr);
+      html("td", null, sv.dt[sg.i] == null ? "live at the end" : "+" + fmtMs(sv.dt[sg.i]) + " ms", tr);
+    }
+    var bd = html("details", "svblocks", null, v.list), all = [];
+    html("summary", null, st.nblocks - st.outside + " live blocks, in address order", bd);
+    st.segs.forEach(function (sg) { for (var q = 0; q < sg.blocks.length; q++) all.push(sg.blocks[q]); });
+    var shown = 0, bt = null, more = null;
+    function fill() {
+      if (!bt) {
+        bt = html("tbody", null, null, html("table", "live", null, bd));
+        var h = html("tr", null, null, bt);
+        ["address", "bytes", "block", "category", "allocated at", "who"].forEach(function (x) { html("th", null, x, h); });
+        more = html("button", "more", null, bd);
+        more.type = "button";
+        more.addEventListener("click", fill);
+      }
+      var upto = Math.min(all.length, shown + SV_LIST);
+      for (; shown < upto; shown++) {
+        var b = all[shown], tr = html("tr", "svb", null, bt), cat = data.categories[c.cat[b]] || { name: "-", color: "#fff" };
+        tr.setAttribute("data-row", b);
+        tr.setAttribute("data-bytes", c.bytes[b]);
+        tr.setAttribute("data-t", c.at[b]);
+        html("td", "num", "0x" + c.addr[b].toString(16), tr);
+        html("td", "num", fmtBytes(c.bytes[b]), tr);
+        html("td", "num", c.blk[b] >= 0 ? fmtBytes(c.blk[b]) : "-", tr);
+        var ct = html("td", null, null, tr);
+        swatchOf({ cat: c.cat[b], color: cat.color }, ct);
+        ct.appendChild(document.createTextNode(cat.name));
+        html("td", "num", c.at[b] < 0 ? "before the trace" : "+" + fmtMs(c.at[b]) + " ms", tr);
+        html("td", "who", data.whos[c.who[b]] || "-", tr);
+      }
+      more.hidden = shown >= all.length;
+      more.textContent = "show " + Math.min(SV_LIST, all.length - shown) + " more of " + (all.length - shown);
+    }
+    bd.addEventListener("toggle", function () { if (bd.open && !bt) fill(); });
   }
 
   /* ---- small multiples: every series on one page ---- */

@@ -311,6 +311,8 @@ int hm_script_classify(hm_script *s, hm_file *f, hm_strtab *cats, char *err, siz
 	 * run (README "Many machines"). */
 	hm_classify_forget(&s->cls);
 	hm_view_next_trace(&s->cls.view);
+	for (size_t i = 0; i < f->nseries; i++)
+		hm_stage_enter(&f->series[i], HM_STAGE_CLASSIFIED);
 	return hm_classify_run(&s->cls, s->ctx, s->classify_ref, rows_seen_later(s), f, cats,
 			       s->path ? s->path : s->o->rules, err, errsz);
 }

@@ -235,6 +235,124 @@ uint64_t hm_snapseg_replay(hm_snap *s, int32_t dev, const hm_segop *ops, size_t 
 	return x.work;
 }
 
+/* The lives' open-addressed map, address -> index + 1 of the life present there in the
+ * backward walk (0: empty, TOMB: one that was there). Sized once for every life the device
+ * can have, so it is never rehashed and at most half full. */
+#define TOMB UINT32_MAX
+typedef struct lmap {
+	uint64_t *key;
+	uint32_t *val;
+	size_t mask;
+} lmap;
+
+static uint32_t *lslot(lmap *m, uint64_t a, int add)
+{
+	for (size_t i = (size_t)hm_pk_hash(a) & m->mask;; i = (i + 1) & m->mask) {
+		if (!m->val[i])
+			return add ? (m->key[i] = a, &m->val[i]) : NULL;
+		if (m->val[i] != TOMB && m->key[i] == a)
+			return &m->val[i];
+	}
+}
+
+static int cmp_life(const void *a, const void *b)
+{
+	const hm_seglife *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* at one address, the earlier life first: born before recording, then by its entry */
+	uint64_t bx = x->born_at == UINT32_MAX ? 0 : (uint64_t)x->born_at + 1, by = y->born_at == UINT32_MAX ? 0 : (uint64_t)y->born_at + 1;
+	return bx < by ? -1 : bx > by;
+}
+
+static hm_seglife *new_life(hm_snap *s, int32_t dev, uint64_t addr, int64_t size, int64_t stream)
+{
+	hm_seglife *l = &s->lives[s->nlives++];
+	memset(l, 0, sizeof *l); /* padding too: a partial stores the records as they are */
+	l->dev = dev, l->addr = addr, l->size = size, l->stream = stream;
+	l->pool[0] = l->pool[1] = HM_NONE;
+	l->born_ts = l->died_ts = HM_NONE, l->born_at = l->died_at = UINT32_MAX;
+	return l;
+}
+
+void hm_snapseg_lives(hm_snap *s, int32_t dev, const hm_segop *ops, size_t n)
+{
+	size_t first, nseg = hm_snapseg_of(s, dev, &first), nops = 0;
+	if (!nseg)
+		return;
+	for (size_t i = 0; i < n; i++)
+		nops += ops[i].kind == HM_SEGOP_SEG_NEW || ops[i].kind == HM_SEGOP_SEG_GONE;
+	size_t start = s->nlives, cap = 64;
+	hm_grow(&s->lives, &s->caplives, start + nseg + nops + 1, sizeof *s->lives);
+	while (cap < 2 * (nseg + nops + 1))
+		cap *= 2;
+	lmap m = {hm_xcalloc(cap, sizeof *m.key), hm_xcalloc(cap, sizeof *m.val), cap - 1};
+	int ok = 1;
+	for (size_t i = first; i < first + nseg && ok; i++) {
+		const hm_snapseg *g = &s->segs[i];
+		hm_seglife *l = new_life(s, dev, g->addr, g->total, g->stream);
+		l->pool[0] = g->pool[0], l->pool[1] = g->pool[1];
+		uint32_t *v = lslot(&m, g->addr, 1);
+		ok = !*v;
+		*v = (uint32_t)(s->nlives - start);
+	}
+	size_t ends = s->nlives;
+	for (size_t i = n; i-- > 0 && ok;) {
+		const hm_segop *o = &ops[i];
+		if (o->kind != HM_SEGOP_SEG_NEW && o->kind != HM_SEGOP_SEG_GONE)
+			continue;
+		uint32_t *v = lslot(&m, o->addr, o->kind == HM_SEGOP_SEG_GONE);
+		if (o->kind == HM_SEGOP_SEG_NEW) { /* undone: the segment it made is no longer there */
+			hm_seglife *l = v ? &s->lives[start + *v - 1] : NULL;
+			if (!l || l->size != o->size) {
+				ok = 0;
+				break;
+			}
+			l->born_ts = o->ts, l->born_at = o->mem_at, l->flags |= o->mapped ? HM_SEGLIFE_MAPPED : 0;
+			*v = TOMB;
+		} else { /* undone: the segment it gave back is there again, until its making */
+			if (*v && *v != TOMB) {
+				ok = 0;
+				break;
+			}
+			hm_seglife *l = new_life(s, dev, o->addr, o->size, o->stream);
+			l->died_ts = o->ts, l->died_at = o->mem_at, l->flags |= o->mapped ? HM_SEGLIFE_MAPPED : 0;
+			*v = (uint32_t)(s->nlives - start);
+		}
+	}
+	if (!ok) { /* only the end is known */
+		s->nlives = ends;
+		for (size_t i = start; i < ends; i++)
+			s->lives[i].born_ts = HM_NONE, s->lives[i].born_at = UINT32_MAX, s->lives[i].flags = HM_SEGLIFE_NO_REPLAY;
+	}
+	qsort(s->lives + start, s->nlives - start, sizeof *s->lives, cmp_life);
+	free(m.key), free(m.val);
+}
+
+size_t hm_snapseg_lives_of(const hm_snap *s, int32_t dev, size_t *first)
+{
+	size_t i = 0;
+	while (i < s->nlives && s->lives[i].dev != dev)
+		i++;
+	size_t end = i;
+	while (end < s->nlives && s->lives[end].dev == dev)
+		end++;
+	*first = i;
+	return end - i;
+}
+
+/* segment_pool_id, a tuple of two integers (2.1+), into pool; HM_NONE each when absent or
+ * of another shape. */
+void hm_snapseg_pool(const hm_pk *p, hm_pkv v, int64_t pool[2])
+{
+	pool[0] = pool[1] = HM_NONE;
+	if (v == HM_PK_ABSENT || (hm_pk_type(v) != HM_PK_TUPLE && hm_pk_type(v) != HM_PK_LIST) || hm_pk_len(p, v) != 2)
+		return;
+	int64_t a, b;
+	if (hm_pk_int(p, hm_pk_item(p, v, 0), &a) == 0 && hm_pk_int(p, hm_pk_item(p, v, 1), &b) == 0)
+		pool[0] = a, pool[1] = b;
+}
+
 static int cmp_dev(const void *a, const void *b)
 {
 	const hm_snapseg *x = a, *y = b;

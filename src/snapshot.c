@@ -25,7 +25,7 @@ enum action { A_ALLOC, A_FREE_REQUESTED, A_FREE_COMPLETED, A_SEG_ALLOC, A_SEG_FR
 	X(segments) X(device_traces) X(device) X(address) X(total_size) X(blocks) X(size) X(requested_size) \
 	X(state) X(action) X(addr) X(stream) X(time_us) X(frames) X(filename) X(line) X(name)              \
 	X(compile_context) X(user_metadata) X(device_free) X(external_annotations) X(stage) X(history) \
-	X(real_size)
+	X(real_size) X(segment_pool_id)
 #define FIELD(k) uint32_t k;
 #define ATOM(n) x->k.n = hm_pk_atom(x->p, #n);
 
@@ -525,6 +525,7 @@ static int read_segments(sx *x, hm_pkv segs, int host)
 		x->t->events++, x->t->count[HM_EV_OTHER]++;
 		memset(sg, 0, sizeof *sg); /* padding too: a partial stores the records as they are */
 		sg->dev = dev_id_of(d), sg->addr = (uint64_t)a, sg->total = total, sg->sized = 1;
+		sg->stream = stream, hm_snapseg_pool(x->p, hm_pk_get(x->p, g, x->k.segment_pool_id), sg->pool); /* segment lives (issue 27) */
 		dev *dv = &x->devs[d];
 		dv->has_segs = dv->seen = 1;
 		if (!host && d > x->max_dev)
@@ -965,7 +966,7 @@ static void add_snap_row(sx *x, enum hm_snap_origin origin, const blk *b, int64_
 }
 
 /* An entry that changes the device's segments or live blocks, kept for the replay. */
-static void note_op(sx *x, enum action a, uint64_t addr, int64_t size, uint32_t oom)
+static void note_op(sx *x, enum action a, uint64_t addr, int64_t size, uint32_t oom, int64_t ts, int64_t stream)
 {
 	static const int kind[] = {[A_ALLOC] = HM_SEGOP_ALLOC, [A_FREE_REQUESTED] = -1, [A_FREE_COMPLETED] = HM_SEGOP_FREE,
 				   [A_SEG_ALLOC] = HM_SEGOP_SEG_NEW, [A_SEG_FREE] = HM_SEGOP_SEG_GONE,
@@ -974,13 +975,15 @@ static void note_op(sx *x, enum action a, uint64_t addr, int64_t size, uint32_t 
 	if (kind[a] < 0)
 		return;
 	hm_grow(&x->ops, &x->capops, x->nops + 1, sizeof *x->ops);
-	x->ops[x->nops++] = (hm_segop){(uint8_t)kind[a], addr, size, oom};
+	x->ops[x->nops++] = (hm_segop){(uint8_t)kind[a], a == A_SEG_MAP || a == A_SEG_UNMAP, addr, size, oom, ts, stream,
+				       (uint32_t)x->t->mem.n}; /* ts, stream, mem_at: segment lives (issue 27) */
 }
 
 /* The segments at each oom entry of device d (those from index oom0 on), when the
  * device has segments to start from. */
 static void replay(sx *x, int64_t d, size_t oom0)
 {
+	hm_snapseg_lives(x->s, dev_id_of(d), x->ops, x->nops); /* segment lives (issue 27) */
 	if (x->s->nooms == oom0 || !x->devs[d].has_segs) {
 		for (size_t i = oom0; i < x->s->nooms; i++)
 			x->s->ooms[i].segs = (hm_segstate){HM_NONE, 0, 0, 0, 0};
@@ -1082,8 +1085,8 @@ static int read_device(sx *x, hm_pkv list, int64_t d)
 			}
 			reserved += delta, allocated += change;
 			x->s->entries++;
-			if (ooms)
-				note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms);
+			if (ooms || delta) /* segment events always: segment lives (issue 27) */
+				note_op(x, a, has_addr == 0 ? (uint64_t)addr : UINT64_MAX, size, (uint32_t)x->s->nooms, clock, stream);
 			int bad = 0;
 			if (a == A_OOM) {
 				hm_snap *s = x->s;

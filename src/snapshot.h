@@ -7,11 +7,11 @@
  * annotations become annotation slices; stacks, streams, block sizes, segments and oom
  * entries go to hm_trace.snap (store.h). Plain C, no Lua.
  *
- * Ownership: as every reader (trace.h); the store owns everything afterwards. */
+ * Ownership: as every reader (reader.h); the store owns everything afterwards. */
 #ifndef HM_SNAPSHOT_H
 #define HM_SNAPSHOT_H
 
-#include "trace.h"
+#include "reader.h"
 
 /* The category of a record_function range the snapshot has no END of (it was taken during
  * the range), where the others have "user_annotation": a ProfilerStep#N of it is a step the

@@ -130,6 +130,7 @@ void hm_store_free_snap(hm_snap *s)
 	hm_strtab_free(&s->stacks);
 	free(s->stack_frame);
 	free(s->segs);
+	free(s->lives);
 	free(s->ooms);
 	free(s);
 }

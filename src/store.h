@@ -253,7 +253,29 @@ typedef struct hm_snapseg {
 	int64_t largest_free; /* the largest inactive block */
 	int sized;            /* every live block says what it asked for (requested_size, or
 			       * real_size in 1.13's history); else requested counts its size */
+	int64_t stream;       /* HM_NONE where absent */
+	int64_t pool[2];      /* segment_pool_id (2.1+), HM_NONE where absent */
 } hm_snapseg;
+
+/* A segment's life (snapseg.c, hm_snapseg_lives): a segment of the end, or one a
+ * segment_free or segment_unmap entry gave back, from the segment_alloc or segment_map entry
+ * that made it (born) to the one that gave it back (died). Times in ns as the entries';
+ * born_at and died_at are the memory events of those entries (their zero-byte events in
+ * hm_trace.mem: snapshot.c adds one for each), UINT32_MAX with the time HM_NONE for a
+ * segment made before recording began (or before the ring buffer's first entry) and for one
+ * live at the end. */
+enum { HM_SEGLIFE_MAPPED = 1,   /* made or given back by segment_map/segment_unmap entries */
+       HM_SEGLIFE_NO_REPLAY = 2 /* its device's segment entries do not replay from the end's
+				 * segments (an expandable segment mapped in parts): only the
+				 * end is known, and every life of the device says so */ };
+typedef struct hm_seglife {
+	int32_t dev;
+	uint32_t flags;
+	uint64_t addr;
+	int64_t size, stream, pool[2]; /* HM_NONE where unknown (a segment given back: no pool) */
+	int64_t born_ts, died_ts;
+	uint32_t born_at, died_at;
+} hm_seglife;
 
 /* The segments of a device at one moment (snapseg.c): live blocks are allocated or pending
  * a free; a segment without one is reclaimable, the rest of a segment with one stranded
@@ -297,6 +319,8 @@ typedef struct hm_snap {
 	size_t nsegs, capsegs;
 	hm_snapoom *ooms;
 	size_t nooms, capooms;
+	hm_seglife *lives;          /* by device, each device's by address (snapseg.h) */
+	size_t nlives, caplives;
 	uint64_t entries, skipped;  /* trace entries read; of them not memory events (segment
 				     * events, free_requested, snapshot, annotate, unknown actions) */
 	uint64_t untimed;           /* entries without time_us (before 2.2): each is 1 us after

@@ -57,6 +57,7 @@ void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats)
 
 void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 {
+	hm_stage_enter(s, HM_STAGE_TIMELINE);
 	free(s->cats);
 	s->cats = hm_xcalloc(ncats, sizeof *s->cats);
 	s->ncats = ncats;
@@ -182,13 +183,17 @@ size_t hm_categories_by_peak(const hm_series *s, size_t *order)
 	return n;
 }
 
-static const hm_series *sort_s;
-static const hm_mem *sort_m;
+/* Positions in a series (sorted_by's) by the size of their event, largest first. */
+typedef struct sorted_by {
+	const hm_series *s;
+	const hm_mem *m;
+} sorted_by;
 
-static int cmp_size(const void *a, const void *b)
+static int cmp_size(const void *a, const void *b, void *ctx)
 {
+	const sorted_by *o = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int64_t bx = sort_m->bytes[sort_s->ev[x]], by = sort_m->bytes[sort_s->ev[y]];
+	int64_t bx = o->m->bytes[o->s->ev[x]], by = o->m->bytes[o->s->ev[y]];
 	bx = bx < 0 ? -bx : bx;
 	by = by < 0 ? -by : by;
 	if (bx != by)
@@ -210,9 +215,9 @@ static size_t live_after(const hm_series *s, const hm_mem *m, long p, uint32_t *
 		if (live)
 			all[n++] = (uint32_t)k;
 	}
-	sort_s = s, sort_m = m;
+	sorted_by o = {s, m};
 	if (n)
-		qsort(all, n, sizeof *all, cmp_size);
+		qsort_r(all, n, sizeof *all, cmp_size, &o);
 	memcpy(out, all, (n < cap ? n : cap) * sizeof *out);
 	free(all);
 	return n;

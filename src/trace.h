@@ -9,6 +9,7 @@
 #define HM_TRACE_H
 
 #include "input.h"
+#include "reader.h" /* hm_read_in and hm_reader_fn, the readers' contract */
 #include "store.h"
 
 /* Read path into a new trace. On failure returns NULL with "path:offset: what" in err
@@ -39,21 +40,5 @@ void hm_trace_free(hm_trace *t);
 
 /* Rank from a file name: the N of the last "rank-N" or "rank_N" in the base name, or HM_NONE. */
 int64_t hm_trace_rank_from_name(const char *path);
-
-/* What a reader is given: the decoded bytes of one file, from src, or text[0, len) in
- * memory when src is NULL (both the caller's). */
-typedef struct hm_read_in {
-	const char *path;
-	hm_src *src;
-	const char *text;
-	size_t len;
-	int keep_partial, threaded; /* as in hm_read_opts (threaded: threads > 1) */
-	uint64_t *progress;
-} hm_read_in;
-
-/* A reader fills the empty store t (rank stays HM_NONE unless the file says it; the name
- * decides otherwise) and counts the events it read in t->events. Returns 0, or -1 with
- * "path:offset: what" in err and the exit code in *code; t is then freed by the caller. */
-typedef int (*hm_reader_fn)(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, int *code);
 
 #endif

@@ -163,6 +163,26 @@ void hm_strtab_free(hm_strtab *t)
 	memset(t, 0, sizeof *t);
 }
 
+size_t hm_thread_split(const char *key, size_t len, const char **tid, size_t *tid_len)
+{
+	const char *sep = memchr(key, 0x1f, len);
+	size_t pl = sep ? (size_t)(sep - key) : len;
+	if (tid)
+		*tid = sep ? sep + 1 : key + len;
+	if (tid_len)
+		*tid_len = sep ? len - pl - 1 : 0;
+	return pl;
+}
+
+int hm_thread_same_pid(const hm_strtab *threads, uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 1;
+	size_t n = hm_thread_split(threads->str[a], threads->len[a], NULL, NULL);
+	return n == hm_thread_split(threads->str[b], threads->len[b], NULL, NULL) &&
+	       memcmp(threads->str[a], threads->str[b], n) == 0;
+}
+
 /* The number is read as its digit string and a decimal point position, so that
  * "1419116105360.746" becomes exactly 1419116105360746 ns with no double in between. */
 const char *hm_num_parse(const char *s, size_t len, int scale, int round, int *neg, uint64_t *mag)

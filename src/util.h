@@ -1,5 +1,6 @@
-/* util: allocation that cannot fail silently, growable arrays, string interning,
- * exact decimal number parsing, text safe for a terminal. Plain C, no Lua. */
+/* util: allocation that cannot fail silently, growable arrays, string interning, thread
+ * keys split into pid and tid, exact decimal number parsing, sizes and times as text, text
+ * safe for a terminal. Plain C, no Lua. */
 #ifndef HM_UTIL_H
 #define HM_UTIL_H
 
@@ -40,6 +41,14 @@ typedef struct hm_strtab {
 
 uint32_t hm_strtab_intern(hm_strtab *t, const char *s, size_t len);
 void hm_strtab_free(hm_strtab *t);
+
+/* A thread key as the readers make it (store.h): "pid\x1ftid", each part canonical text
+ * that may hold NUL bytes, so split by its length, never as a C string. Returns the pid's
+ * length (key[0, return)); the tid is *tid[0, *tid_len) (both may be NULL when not wanted).
+ * A key without the separator is all pid, with an empty tid. Nothing is copied. */
+size_t hm_thread_split(const char *key, size_t len, const char **tid, size_t *tid_len);
+/* Whether threads a and b of a table of thread keys are of one process (the same pid). */
+int hm_thread_same_pid(const hm_strtab *threads, uint32_t a, uint32_t b);
 
 /* Parse the JSON number text [s, s+len) as value * 10^scale, exactly.
  * Digits below the scale are rounded to nearest when round is set, else they must be

@@ -136,7 +136,6 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to, int64_t
 		s->partner[j] = p >= (int32_t)ks && (size_t)p < ke ? p - (int32_t)ks
 				: p >= 0 && (size_t)p >= ke ? HM_FREED_AFTER - (int32_t)(ks + (size_t)p - ke) : -1;
 		s->before[j] = (uint8_t)(carried ? HM_BEFORE_WINDOW : s->before[k] == 2 ? 2 : 0);
-		s->cat[j] = carried ? 0 : s->cat[k];
 	}
 	s->nall = s->n;
 	s->n = ke - ks;
@@ -150,6 +149,8 @@ void hm_window_apply(hm_file *f, int64_t from, int64_t to)
 	int64_t first = f->t->first_ts == HM_NONE ? 0 : f->t->first_ts;
 	f->windowed = 1;
 	f->win_from = from, f->win_to = to;
+	for (size_t i = 0; i < f->nseries; i++)
+		hm_stage_enter(&f->series[i], HM_STAGE_WINDOWED);
 	for (size_t i = 0; i < f->nseries; i++)
 		cut(&f->series[i], &f->t->mem, from, to, from > first && from <= to ? from : first);
 }

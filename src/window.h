@@ -8,7 +8,7 @@
  * Allocated. Plain C.
  *
  * Ownership: hm_window_apply rewrites the arrays of the series in place (analyze.h, group
- * 1, and cat where a merge has set it); nothing is allocated that the caller must free. */
+ * 1); nothing is allocated that the caller must free. */
 #ifndef HM_WINDOW_H
 #define HM_WINDOW_H
 
@@ -37,7 +37,7 @@ int hm_window_bounds(const hm_window *w, const hm_trace *t, int64_t *from, int64
 void hm_window_steps_of(const hm_trace *t, char *buf, size_t n);
 
 /* Cut every series of f to its events in [from, to] (after the analysis, before
- * classification; a merge's categories are cut along) and remember the window in f
+ * classification: analyze.h's stages) and remember the window in f
  * (explain.c keeps its steps and OOMs, marking the steps it cuts partial). */
 void hm_window_apply(hm_file *f, int64_t from, int64_t to);
 

@@ -531,27 +531,46 @@ local function same(a, b)
   return a == b
 end
 
+-- RULES on TRACE as a page and --json (tmp/NAME.html, tmp/NAME.json): the page's text, the
+-- --json report and the page's data; nil when hmem fails (a check, named with PRE).
+local function page_of(rules, trace, name, pre)
+  local html, js = tmp .. "/" .. name .. ".html", tmp .. "/" .. name .. ".json"
+  if not check(os.execute(("hmem run -q %s %s --html %s --json %s"):format(rules, trace, html, js)), pre .. "hmem writes it") then
+    return nil
+  end
+  local page = read(html)
+  return page, cjson.decode(read(js)), cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
+end
+-- PAGE with tests/browser_driver.js under window.HMEM_TEST = CFG, in Chromium: what the
+-- driver found, or nil when it did not run (a check, named with PRE).
+local function drive(page, cfg, name, pre)
+  local driver = read("tests/browser_driver.js")
+  write(tmp .. "/" .. name .. "_t.html", (page:gsub("</body>", function()
+    return "<script>window.HMEM_TEST = " .. cjson.encode(cfg) .. ";</script>\n<script>\n" .. driver .. "</script>\n</body>"
+  end, 1)))
+  -- Chromium itself failing (no DOM at all: a crash or the timeout on a loaded machine) is
+  -- tried once more; a page that ran without the probe's result is the page's failure.
+  local dom, err
+  for _ = 1, 2 do
+    local h = io.popen(("timeout 120 %s %s --dump-dom file://%s/%s_t.html 2>%s/%s_err"):format(chromium, flags, tmp, name, tmp, name))
+    dom = h:read("a")
+    h:close()
+    err = read(tmp .. "/" .. name .. "_err") or ""
+    if #dom > 0 then break end
+  end
+  local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
+  if not check(res ~= nil, pre .. "Chromium ran the page and the probe",
+      #dom == 0 and "no DOM; Chromium's standard error ends: " .. err:sub(-1500) or dom:sub(-1500)) then return nil end
+  return cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
+end
+
 local function findings_case(rules, trace, opts)
   opts = opts or {}
   local pre = ("browser findings (%s on %s): "):format(rules:match("[^/]+$"), trace:match("([^/]+)/?$"))
-  local html, js = tmp .. "/f.html", tmp .. "/f.json"
-  if not check(os.execute(("hmem run -q %s %s --html %s --json %s"):format(rules, trace, html, js)), pre .. "hmem writes it") then
-    return
-  end
-  local page, rep = read(html), cjson.decode(read(js))
-  local data = cjson.decode(page:match('<script id=hmem%-data type="application/json">\n(.-)\n</script>'))
-  local driver = read("tests/browser_driver.js")
-  local p = page:gsub("</body>", function()
-    return "<script>window.HMEM_TEST = " .. cjson.encode({ mode = "findings" }) .. ";</script>\n<script>\n" .. driver ..
-      "</script>\n</body>"
-  end, 1)
-  write(tmp .. "/f_t.html", p)
-  local h = io.popen(("timeout 120 %s %s --dump-dom file://%s/f_t.html 2>/dev/null"):format(chromium, flags, tmp))
-  local dom = h:read("a")
-  h:close()
-  local res = dom:match('<pre id="hmem%-test">(.-)</pre>')
-  if not check(res ~= nil, pre .. "Chromium ran the page and the probe") then return end
-  res = cjson.decode((res:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&amp;", "&")))
+  local page, rep, data = page_of(rules, trace, "f", pre)
+  if not page then return end
+  local res = drive(page, { mode = "findings" }, "f", pre)
+  if not res then return end
   check(#res.errors == 0, pre .. "no script error", table.concat(res.errors, "\n"))
   check(res.broken and #res.broken == 0 and #res.broken_multiples == 0,
     pre .. "no word is broken across lines, in the single view nor the small multiples",
@@ -628,6 +647,7 @@ local function findings_case(rules, trace, opts)
     if #(js_s.steps or {}) > 0 then want_sec[#want_sec + 1] = "f-steps" end
     if js_s.leak and (js_s.leak.verdict ~= "unknown" or js_s.leak.steps > 0) then want_sec[#want_sec + 1] = "f-leak" end
     if js_s.snapshot then want_sec[#want_sec + 1] = "f-segments" end
+    if js_s.snapshot and data.series[i].segview then want_sec[#want_sec + 1] = "f-segview" end
     check(table.concat(r.sections, " ") == table.concat(want_sec, " "), sp .. "a section each: " .. table.concat(want_sec, " "),
       table.concat(r.sections, " "))
     -- Markers: each OOM's, each step tab, the diamond, opens its section, in view.
@@ -691,6 +711,169 @@ local function findings_case(rules, trace, opts)
     ::next_series::
   end
 end
+-- A snapshot drawn as the allocator sees it (issue 27): for each GPU series of SNAPSHOT, the
+-- view's figures and blocks, read from the DOM, against what hmem computed without the page:
+-- at the end the segments' figures of --json (each segment's size and requested bytes, the
+-- sums, memory_viz's internal and external free); at each OOM --json's reserved and
+-- allocated; at a clicked time the blocks listed are exactly what hmem allocations says is
+-- live then. A click on a block shows its frames.
+local function segview_case(rules, trace)
+  local name = trace:match("([^/]+)$")
+  local pre = ("browser segview (%s on %s): "):format(rules, name)
+  local page, rep, data = page_of(rules, trace, "sv", pre)
+  if not page then return end
+  local h = io.popen(("hmem allocations -q %s %s"):format(rules, trace))
+  local recs = csv.records(h:read("a"))
+  h:close()
+  local col = {}
+  for i, nm in ipairs(recs[1]) do col[nm] = i end
+  for i, js_s in ipairs(rep.series) do
+    local ds = data.series[i]
+    if not (js_s.snapshot and ds.segview and js_s.device:find("^cuda")) then goto next_series end
+    local sp = pre .. js_s.device .. ": "
+    local t0 = csv.ns(ds.t0)
+    -- the allocations of hmem allocations for this series: {at, free or nil, key}
+    local rows = {}
+    for r = 2, #recs do
+      local rr = recs[r]
+      if rr[col.path] == js_s.path and rr[col.device] == js_s.device then
+        local at = rr[col.alloc_ts] ~= "" and csv.ns(rr[col.alloc_ts]) - t0 or -1
+        rows[#rows + 1] = { at = at, free = rr[col.free_ts] ~= "" and csv.ns(rr[col.free_ts]) - t0 or nil,
+          key = ("%d:%d"):format(at, math.tointeger(tonumber(rr[col.bytes]))) }
+      end
+    end
+    local function live_at(t)
+      local n = 0
+      for _, w in ipairs(rows) do if w.at <= t and (w.free == nil or w.free > t) then n = n + 1 end end
+      return n
+    end
+    -- the click: between two points at different times (at most 200 tried, evenly spread),
+    -- after the one with the most allocations live
+    local click, most = nil, -1
+    local step = math.max(1, (#ds.t - 1) // 200)
+    for k = 1, #ds.t - 1, step do
+      if ds.t[k + 1] > ds.t[k] then
+        local n = live_at(ds.t[k])
+        if n > most then most, click = n, (ds.t[k] + ds.t[k + 1]) // 2 end
+      end
+    end
+    local res = drive(page, { mode = "segview", series = i - 1, click_ns = click }, "sv", sp)
+    if not res then goto next_series end
+    check(#res.errors == 0, sp .. "no script error", table.concat(res.errors, "\n"))
+    local v = res.segview
+    if not check(v and not v.missing and #v.moments > 0, sp .. "the allocator's view is there", cjson.encode(v)) then
+      goto next_series
+    end
+    local by = {}
+    for _, m in ipairs(v.moments) do by[m.at] = m end
+    -- the end: the segments' figures of --json, from the blocks the page drew
+    local e, ae = by["end"], js_s.snapshot.at_end
+    do
+      local sum = { size = 0, requested = 0, rounding = 0, free = 0 }
+      for _, g in ipairs(e.segs) do for k in pairs(sum) do sum[k] = sum[k] + g[k] end end
+      local jsegs = {}
+      for _, g in ipairs(js_s.snapshot.segments) do jsegs[g.address] = g end
+      local ok, why = #e.segs == ae.segments and e.figs.segments == ae.segments, "segments " .. #e.segs .. " " .. tostring(ae.segments)
+      local function same_as(a, b, what) if a ~= b then ok, why = false, ("%s: page %s, --json %s"):format(what, a, b) end end
+      same_as(sum.size, ae.reserved_bytes, "reserved (sum of the segments drawn)")
+      same_as(e.figs.reserved_bytes, ae.reserved_bytes, "reserved (figure)")
+      same_as(sum.requested, ae.requested_bytes, "requested (sum of the blocks drawn)")
+      same_as(e.figs.requested_bytes, ae.requested_bytes, "requested (figure)")
+      if ae.pending_free_bytes == 0 and ae.internal_free_bytes ~= cjson.null then
+        same_as(sum.rounding, ae.internal_free_bytes, "internal free (sum of the blocks' rounding)")
+        same_as(e.figs.internal_free_bytes, ae.internal_free_bytes, "internal free (figure)")
+        same_as(sum.free, ae.external_free_bytes, "external free (sum of the segments' free)")
+        same_as(e.figs.external_free_bytes, ae.external_free_bytes, "external free (figure)")
+      end
+      for _, g in ipairs(e.segs) do
+        local j = jsegs[g.addr]
+        if not j then ok, why = false, ("segment 0x%x is not in --json"):format(g.addr)
+        else
+          same_as(g.size, j.total_bytes, ("segment 0x%x size"):format(g.addr))
+          if j.requested_bytes ~= cjson.null then same_as(g.requested, j.requested_bytes, ("segment 0x%x requested"):format(g.addr)) end
+        end
+      end
+      local function num(x) return tostring(math.tointeger(x) or x) end
+      check(ok, ("%sat the end the %d segments drawn and their blocks add up to --json's segments: reserved %s, requested %s, "
+        .. "internal free %s, external free %s"):format(sp, #e.segs, num(ae.reserved_bytes), num(ae.requested_bytes),
+        num(ae.internal_free_bytes), num(ae.external_free_bytes)), why)
+    end
+    -- each OOM the page has a button for: --json's reserved and allocated then
+    local n_oom, ook, owhy = 0, true, nil
+    for j, o in ipairs(js_s.ooms or {}) do
+      local m = by["oom-" .. (j - 1)]
+      if j <= 20 then
+        n_oom = n_oom + 1
+        if not m then ook, owhy = false, "no view of OOM " .. j
+        elseif o.total_reserved ~= cjson.null and (m.figs.reserved_bytes ~= o.total_reserved or m.figs.requested_bytes ~= o.allocated) then
+          ook, owhy = false, ("OOM %d: page reserved %s allocated %s, --json %s and %s"):format(j, m.figs.reserved_bytes,
+            m.figs.requested_bytes, o.total_reserved, o.allocated)
+        end
+      end
+    end
+    check(ook, ("%sat each of %d OOMs the view's reserved and allocated are --json's"):format(sp, n_oom), owhy)
+    -- the clicked time: exactly the allocations live then, as hmem allocations lists them
+    local c = by.t
+    if click and c and ds.segview.replay then
+      local want, nwant = {}, 0
+      for _, w in ipairs(rows) do
+        if w.at <= c.point_t and (w.free == nil or w.free > c.point_t) then
+          want[w.key] = (want[w.key] or 0) + 1
+          nwant = nwant + 1
+        end
+      end
+      local got, ok, why = {}, #c.blocks == nwant, ("%d blocks listed, hmem allocations %d"):format(#c.blocks, nwant)
+      for _, b in ipairs(c.blocks) do
+        local key = ("%d:%d"):format(math.tointeger(b[1]), math.tointeger(b[2]))
+        got[key] = (got[key] or 0) + 1
+      end
+      for k2, n in pairs(want) do if got[k2] ~= n then ok, why = false, ("%s: page %s, hmem allocations %d"):format(k2, got[k2], n) end end
+      for k2, n in pairs(got) do if want[k2] ~= n then ok, why = false, ("%s: page %d, hmem allocations %s"):format(k2, n, want[k2]) end end
+      check(ok and c.state == "shown", ("%sa click at +%.3f ms shows the %d blocks live then, those of hmem allocations")
+        :format(sp, c.point_t / 1e6, nwant), why .. " " .. c.head)
+    end
+    -- entries that do not replay (an expandable segment mapped in parts): said, the end only
+    if ds.segview.replay == false then
+      local nr_ok, nr_why = by["end"].state == "shown", "the end: " .. by["end"].state
+      for _, m in ipairs(v.moments) do
+        if m.at ~= "end" and m.kp ~= ds.segview.end_k and m.state ~= "no-replay" then nr_ok, nr_why = false, m.at .. ": " .. m.state end
+      end
+      check(nr_ok, sp .. "entries that do not replay: every moment but the end says so", nr_why)
+    end
+    -- a block clicked shows its frames
+    check(v.pick ~= nil and v.pick ~= cjson.null and v.pick.row ~= cjson.null and (v.pick.text:find("^frames %(innermost first%):\n") or v.pick.text == "no frames recorded"),
+      sp .. "a click on a block shows it and its frames", cjson.encode(v.pick))
+    ::next_series::
+  end
+end
+local real = {}
+for d in (os.getenv("HMEM_REAL_SNAPSHOTS") or ""):gmatch("[^:]+") do
+  local hp = io.popen("ls " .. d .. "/*.pickle 2>/dev/null")
+  for f in hp:lines() do real[#real + 1] = f end
+  hp:close()
+end
+for _, f in ipairs { "tests/data/snapshots/sketchkv2_my_snapshot.pickle", "tests/data/snapshots/docubox_dump_snapshot.pickle" } do
+  segview_case("size", f)
+end
+for _, f in ipairs(real) do segview_case("pytorch", f) end
+if #real == 0 then print("# the allocator's view on the real snapshots of HMEM_REAL_SNAPSHOTS: none named") end
+if os.execute("python3 tests/snapshots/gen.py hostile " .. tmp .. "/svsnaps >/dev/null 2>&1") then
+  segview_case("size", tmp .. "/svsnaps/oom.pickle")
+end
+-- An expandable segment mapped in two parts, one part given back: the end holds one part.
+assert(os.execute("python3 - " .. tmp .. [==[/expandable.pickle <<'PY'
+import pickle, sys
+MiB, a = 1 << 20, 0x7f0000000000
+blocks = [{"size": MiB, "requested_size": MiB, "state": "active_allocated", "address": a, "frames": []},
+          {"size": MiB, "state": "inactive", "address": a + MiB, "frames": []}]
+s = {"segments": [{"device": 0, "address": a, "total_size": 2 * MiB, "stream": 0, "is_expandable": True, "blocks": blocks}],
+     "device_traces": [[{"action": "segment_map", "addr": a, "size": 4 * MiB, "stream": 0, "time_us": 10},
+                        {"action": "alloc", "addr": a, "size": MiB, "stream": 0, "time_us": 11},
+                        {"action": "segment_unmap", "addr": a + 2 * MiB, "size": 2 * MiB, "stream": 0, "time_us": 20}]]}
+pickle.dump(s, open(sys.argv[1], "wb"), protocol=4)
+PY]==]))
+segview_case("size", tmp .. "/expandable.pickle")
+
 findings_case("size", "tests/tiny/y_html_steps_oom.json")
 findings_case("tests/tiny/rules/by_size.lua", "tests/tiny/explain/y_leak.json")
 -- Names with markup ("a & b <!-- c -->") reach the sections as --json has them.

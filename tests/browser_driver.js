@@ -61,9 +61,82 @@
         function (e) { return e.textContent; });
     }
 
+    /* A snapshot's allocator view (issue 27), for series cfg.series: at each of its moments
+     * (the peak, each OOM, the end: its buttons) and at time cfg.click_ns clicked on the chart,
+     * the figures (data-view), each segment's row and every live block listed (bytes, time
+     * allocated); then a click on the first block drawn and what it shows. Waits for the page
+     * to read its allocations (the section's data-state). */
+    function segviewProbe(done) {
+      var data = JSON.parse(document.getElementById("hmem-data").textContent), s = data.series[cfg.series];
+      var r = out.segview = { moments: [] }, tries = 0;
+      function sec() { return document.getElementById("f-segview"); }
+      function read(what) {
+        var m = { at: what, kp: +sec().getAttribute("data-kp"), state: sec().getAttribute("data-state"), figs: {}, segs: [],
+          blocks: [], head: sec().querySelector("h4").textContent };
+        sec().querySelectorAll("[data-view]").forEach(function (e) { m.figs[e.getAttribute("data-view")] = +e.getAttribute("data-v"); });
+        var sd = sec().querySelector("details.svsegs");
+        if (sd) { sd.open = true; sd.dispatchEvent(new Event("toggle")); }
+        sec().querySelectorAll("tr.svseg").forEach(function (tr) {
+          var g = {};
+          ["addr", "size", "blocks", "requested", "rounding", "free"].forEach(function (k) { g[k] = +tr.getAttribute("data-" + k); });
+          m.segs.push(g);
+        });
+        var bd = sec().querySelector("details.svblocks");
+        if (bd) {
+          bd.open = true;
+          bd.dispatchEvent(new Event("toggle"));
+          for (var more = bd.querySelector("button.more"); more && !more.hidden; more = bd.querySelector("button.more")) more.click();
+          bd.querySelectorAll("tr.svb").forEach(function (tr) { m.blocks.push([+tr.getAttribute("data-t"), +tr.getAttribute("data-bytes")]); });
+        }
+        return m;
+      }
+      (function wait() {
+        var e = sec();
+        if ((!e || e.getAttribute("data-state") !== "shown") && tries++ < 1000) return setTimeout(wait, 10);
+        if (!e) { r.missing = true; return done(); }
+        r.buttons = [];
+        e.querySelectorAll("button.svat").forEach(function (b) {
+          r.buttons.push(b.getAttribute("data-at"));
+          b.click();
+          r.moments.push(read(b.getAttribute("data-at")));
+        });
+        if (cfg.click_ns != null) {
+          var p = clientAt(s, cfg.click_ns), o = overlay();
+          mouse("mousedown", p, o);
+          mouse("mouseup", p, o);
+          var m = read("t");
+          m.point_t = s.t[pointOf(s, m.kp)];
+          r.moments.push(m);
+        }
+        /* at the peak, the first block drawn: the first canvas's bars, pixel by pixel */
+        e.querySelector("button.svat[data-at=peak]").click();
+        if (e.getAttribute("data-state") === "no-replay") e.querySelector("button.svat[data-at=end]").click();
+        var cv = e.querySelector(".svgroup canvas");
+        if (cv) {
+          var b = cv.getBoundingClientRect();
+          for (var y = 5; y < b.height && !e.querySelector(".svpick pre"); y += 18)
+            for (var x = 1; x < b.width && !e.querySelector(".svpick pre"); x += 2)
+              cv.dispatchEvent(new MouseEvent("click", { clientX: b.left + x, clientY: b.top + y, bubbles: true }));
+          var pre = e.querySelector(".svpick pre"), pb = e.querySelector(".svpick p.svblock");
+          r.pick = pre ? { text: pre.textContent, row: pb && +pb.getAttribute("data-row"), p: pb && pb.textContent } : null;
+        }
+        done();
+      })();
+    }
+    /* The chart point whose state is event position kp. */
+    function pointOf(s, kp) {
+      var i = 0;
+      while (i + 1 < s.pk.length && s.pk[i + 1] <= kp) i++;
+      return i;
+    }
+
     if (cfg.mode === "findings") {
       findingsProbe();
       finish();
+      return;
+    }
+    if (cfg.mode === "segview") {
+      segviewProbe(finish);
       return;
     }
     out.nseries = data.series.length;

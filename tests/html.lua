@@ -221,4 +221,31 @@ for _, r in ipairs(runs) do
   end
   ::next::
 end
+
+-- A snapshot's segment lives (issue 27) reach the page of a merge as they reach a run's: the
+-- partial carries them (format 7). The snapshot: made, given back and made again.
+do
+  local snap = tmp .. "/lives.pickle"
+  assert(os.execute("python3 - " .. snap .. [==[ <<'PY'
+import pickle, sys
+MiB, base = 1 << 20, 0x7f0000000000
+def seg(a, size):
+    return {"device": 0, "address": a, "total_size": size, "stream": 0, "segment_pool_id": (0, 1),
+            "blocks": [{"size": size, "state": "inactive", "address": a, "frames": []}]}
+def ent(action, a, size, t):
+    return {"action": action, "addr": a, "size": size, "stream": 0, "time_us": t}
+s = {"segments": [seg(base, 20 * MiB)], "device_traces": [[ent("segment_alloc", base, 20 * MiB, 10),
+     ent("alloc", base, MiB, 11), ent("free_completed", base, MiB, 12), ent("segment_free", base, 20 * MiB, 13),
+     ent("segment_alloc", base, 20 * MiB, 14)]]}
+pickle.dump(s, open(sys.argv[1], "wb"), protocol=4)
+PY]==]))
+  local run, merged = tmp .. "/lives_run.html", tmp .. "/lives_merged.html"
+  local ok = os.execute(("hmem run -q size %s --html %s && hmem run -q size %s --partial %s/lives.db && "
+    .. "hmem merge -q size %s/lives.db --html %s"):format(snap, run, snap, tmp, tmp, merged))
+  local a = ok and page_data(read(run)).series[1].segview
+  local b = ok and page_data(read(merged)).series[1].segview
+  check(a and b and cjson.encode(a) == cjson.encode(b) and #a.a == 2 and a.b[1] > 0 and a.d[1] > a.b[1] and a.d[2] == -1
+    and a.pl[2] == "0,1", "html: a snapshot's segment lives (made, given back, made again) are the same in the page of a merge "
+    .. "of its partial as in a run's", a and cjson.encode(a))
+end
 os.execute("rm -rf " .. tmp)

@@ -26,8 +26,8 @@ export PATH="$p/bin:/usr/local/bin:/usr/bin:/bin"
 export LUA_PATH="$p/share/lua/5.4/?.lua;$p/share/lua/5.4/?/init.lua;/usr/share/lua/5.4/?.lua;/usr/share/lua/5.4/?/init.lua"
 unset LUA_PATH_5_4 HMEM_PATH
 check "the installed hmem is the one on PATH" test "$(command -v hmem)" = "$p/bin/hmem"
-check "hmem -V from the prefix prints the Makefile's version" \
-	test "$(hmem -V)" = "hmem $(sed -n 's/^VERSION *:= *//p' "$repo/Makefile")"
+check "hmem -V from the prefix prints the version lua/hmem/init.lua sets" \
+	test "$(hmem -V)" = "hmem $(sed -n 's/^hmem\.version = "\(.*\)"$/\1/p' "$repo/lua/hmem/init.lua")"
 check "hmem run size on a trace, outside the checkout" \
 	sh -c "hmem run size '$repo/tests/tiny/y_pair_basic.json' --json - | grep -q '\"peak_bytes\": 1536'"
 cat >outside_spec.lua <<'SPEC'

@@ -4,6 +4,8 @@
  * mkdtemp directory that is removed at the end. */
 #define _GNU_SOURCE
 #include "analyze.h"
+#include "fields.h"
+#include "explain.h"
 #include "input.h"
 #include "jscan.h"
 #include "store.h"
@@ -11,15 +13,19 @@
 #include "trace.h"
 #include "unpickle.h"
 #include "util.h"
+#include "window.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -368,6 +374,128 @@ static void test_jscan(void)
 	t = padded(buf, sizeof buf, "{\"a\": 1 \"b\": 2}");
 	bad = hm_jscan_members(t, t + strlen(t), note_key, &k);
 	check(bad == t + 8, "jscan: a missing comma is reported where it is missing", "at %td", bad ? bad - t : -1);
+}
+
+/* The block scan of every instruction set this CPU has (issue 29: AVX2 beside AVX-512 and
+ * the baseline), against a byte-by-byte reference on adversarial text: quotes and
+ * backslashes on both sides of block edges, escaped quotes, odd and even backslash runs of
+ * every length, NUL bytes, invalid UTF-8, brackets in and out of strings; blocks handed over
+ * in runs of every length, so that a string state dropped between two calls, or between two
+ * blocks of one call, shows as a wrong bracket. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static unsigned rnd(unsigned n)
+{
+	rnd_state ^= rnd_state << 13, rnd_state ^= rnd_state >> 7, rnd_state ^= rnd_state << 17;
+	return (unsigned)(rnd_state % n);
+}
+
+/* The reference: the brackets outside strings, and the opening ones, of text[0, n) (n a
+ * multiple of 64), one mask pair per block. A backslash escapes the next byte anywhere, as
+ * the block scan has it. */
+static void blocks_by_bytes(const unsigned char *text, size_t n, uint64_t *br, uint64_t *op)
+{
+	int in = 0, esc = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = text[i];
+		if (i % 64 == 0)
+			br[i / 64] = op[i / 64] = 0;
+		if (esc)
+			esc = 0;
+		else if (c == '\\')
+			esc = 1;
+		else if (c == '"')
+			in = !in;
+		if (!in && (c == '{' || c == '}' || c == '[' || c == ']')) {
+			br[i / 64] |= UINT64_C(1) << (i % 64);
+			if (c == '{' || c == '[')
+				op[i / 64] |= UINT64_C(1) << (i % 64);
+		}
+	}
+}
+
+static void test_jscan_blocks(void)
+{
+	enum { NB = 24, LEN = 64 * NB };
+	static unsigned char text[LEN + HM_JSCAN_PAD];
+	static const unsigned char alpha[] = {'"', '"', '\\', '\\', '\\', '{', '}', '[', ']', 'a', ' ', ':', ',', 0, 0xff, 0xc3, 0x80};
+	const char *names[] = {"base", "avx2", "avx512"};
+	uint64_t br[NB], op[NB];
+	hm_jscan_brk got[NB];
+	int have = 0;
+	for (int v = 0; v < 3; v++) {
+		hm_jscan_brackets_fn f = hm_jscan_brackets_named(names[v]);
+		hm_jscan_classify_fn cl = hm_jscan_classify_named(names[v]);
+		if (!f || !cl)
+			continue;
+		have++;
+		char why[200] = "", cwhy[200] = "";
+		for (int round = 0; round < 3000 && !*why; round++) {
+			/* rounds of random bytes, of long backslash runs before a quote at each place
+			 * of a block edge, and of strings that span one or more blocks */
+			int kind = round % 3;
+			for (size_t i = 0; i < LEN; i++)
+				text[i] = kind == 0 ? alpha[rnd(sizeof alpha)] : kind == 1 ? (rnd(4) ? 'x' : '{') : (rnd(40) ? 'y' : alpha[rnd(sizeof alpha)]);
+			if (kind == 1) {
+				size_t edge = 64 * (1 + rnd(NB - 2)), run = 1 + rnd(70), at = edge - rnd(3) + rnd(3);
+				for (size_t i = at - run; i < at; i++)
+					text[i] = '\\';
+				text[at] = '"';
+				text[at + 1 + rnd(130)] = '"';
+			}
+			size_t nb = NB - rnd(3);
+			blocks_by_bytes(text, 64 * nb, br, op);
+			hm_jscan_carry c = {0, 0};
+			for (size_t k = 0; k < nb;) { /* runs of 1 to 64 blocks */
+				size_t m = 1 + rnd(round % 2 ? 3 : HM_JSCAN_CHUNK);
+				if (m > nb - k)
+					m = nb - k;
+				f(text + 64 * k, m, got + k, &c);
+				k += m;
+			}
+			for (size_t k = 0; k < nb && !*why; k++)
+				if (got[k].bracket != br[k] || got[k].open != op[k])
+					snprintf(why, sizeof why, "round %d, block %zu: brackets %#llx, want %#llx", round, k,
+						 (unsigned long long)got[k].bracket, (unsigned long long)br[k]);
+			hm_jscan_blk cb[NB];
+			cl(text, nb, cb);
+			for (size_t k = 0; k < nb && !*cwhy; k++) {
+				hm_jscan_blk b = hm_jscan_classify64(text + 64 * k);
+				if (b.quote != cb[k].quote || b.bslash != cb[k].bslash || b.bracket != cb[k].bracket || b.open != cb[k].open)
+					snprintf(cwhy, sizeof cwhy, "round %d, block %zu", round, k);
+			}
+		}
+		char name[128];
+		snprintf(name, sizeof name, "jscan: the %s block scan finds the brackets outside strings, carried across blocks and calls", names[v]);
+		check(!*why, name, "%s", why);
+		snprintf(name, sizeof name, "jscan: the %s classifier agrees with the baseline on every byte", names[v]);
+		check(!*cwhy, name, "%s", cwhy);
+	}
+	check(have >= 1, "jscan: the baseline block scan is there", "none");
+
+	/* The whole reader at every alignment of the text's end (the last block is shorter) and
+	 * of its events on blocks: events whose strings hold brackets, escaped quotes and
+	 * backslash runs, each read as one slice. */
+	char *json = malloc(8192), err[256];
+	int ok = 1;
+	char why[300] = "";
+	for (int pad = 0; pad < 130 && ok; pad++) {
+		int o = snprintf(json, 8192, "{\"traceEvents\": [%*s", pad, "");
+		for (int e = 0; e < 12; e++)
+			o += snprintf(json + o, 8192 - (size_t)o,
+				      "%s{\"ph\": \"X\", \"name\": \"n%.*s\\\\\\\"{[\", \"cat\": \"cpu_op\", \"ts\": %d.5, \"dur\": 1, "
+				      "\"pid\": 1, \"tid\": 1, \"args\": {\"s\": \"}]\\\"%.*s\", \"d\": [[1], [2]]}}",
+				      e ? ", " : "", (e * 7 + pad) % 12 * 2, "\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\", e + 1,
+				      (e + pad) % 11 * 2, "\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\");
+		o += snprintf(json + o, 8192 - (size_t)o, "]}%*s", pad % 64, "");
+		hm_trace *t = hm_trace_parse("align.json", json, (size_t)o, err, sizeof err);
+		if (!t || t->count[HM_EV_HOST_SLICE] != 12) {
+			ok = 0;
+			snprintf(why, sizeof why, "pad %d: %s", pad, t ? "not 12 slices" : err);
+		}
+		hm_trace_free(t);
+	}
+	free(json);
+	check(ok, "jscan: events with brackets and escapes in strings read whole at every alignment", "%s", why);
 }
 
 /* A packed column gives back every value it was given, whatever the spread of a block:
@@ -1687,6 +1815,7 @@ static void test_analyze_ops(void)
  * matched frees inherit their allocation's category, zero-byte events get -1. */
 static void classify(hm_series *s, const hm_mem *m, const int32_t *cat_of_ev)
 {
+	hm_stage_enter(s, HM_STAGE_CLASSIFIED);
 	for (size_t k = 0; k < s->n; k++) {
 		int64_t bytes = m->bytes[s->ev[k]];
 		if (bytes == 0)
@@ -1813,6 +1942,7 @@ static void test_timeline(void)
 		m = &f->t->mem;
 		hm_pack_set(&f->t->mem.total_alloc, s->ev[4], 1199);
 		hm_pack_set(&f->t->mem.total_alloc, s->ev[5], 1);
+		s->stage = HM_STAGE_CLASSIFIED; /* the timeline again, over its own results */
 		hm_timeline(s, m, NC);
 		check(s->mismatches == 2 && s->first_mismatch == 4,
 		      "timeline: events whose Total Allocated differs from the device total are counted, the first is kept",
@@ -1821,6 +1951,7 @@ static void test_timeline(void)
 		      "timeline: mismatches do not change the computed totals", "start=%" PRId64 " peak=%" PRId64,
 		      s->start_bytes, s->peak);
 		/* Calling hm_timeline again with more categories replaces the old results. */
+		s->stage = HM_STAGE_CLASSIFIED;
 		hm_timeline(s, m, NC + 2);
 		check(s->ncats == NC + 2 && s->cats[5].end == 0 && s->cats[5].used == 0 && s->cats[1].end == 500,
 		      "timeline: a second hm_timeline replaces cats (unused categories stay 0 and unused)", "ncats=%zu",
@@ -2642,14 +2773,148 @@ static void test_trace_handoff(void)
 	sb_free(&b);
 }
 
+/* hm_field_names writes into the caller's buffer, bounded, and HM_FIELD_NAMES_CAP holds the
+ * whole list (issue 26: it was strcat into a static 512-byte buffer). */
+static void test_field_names(void)
+{
+	char all[HM_FIELD_NAMES_CAP], small[16];
+	size_t n = hm_field_names(all, sizeof all);
+	check(n < sizeof all && strlen(all) == n, "field names: the whole list fits in HM_FIELD_NAMES_CAP", "%zu bytes", n);
+	check(!strncmp(all, "ts, ts_ns, bytes, ", 18) && strstr(all, ", free_frames") && !strstr(all, ", ,"),
+	      "field names: every name, comma-separated", "%s", all);
+	memset(small, 'x', sizeof small);
+	size_t m = hm_field_names(small, 8);
+	check(m == n && !strcmp(small, "ts, ts_") && small[8] == 'x', "field names: cut to the buffer given, terminated, nothing past it",
+	      "%zu %.16s", m, small);
+	check(hm_field_names(NULL, 0) == n, "field names: the length alone with no buffer", "want %zu", n);
+}
+
+/* Thread keys are split in one place (issue 26), by their length: a pid or tid may hold NUL. */
+static void test_thread_split(void)
+{
+	const char *tid;
+	size_t tl, pl = hm_thread_split("25738\x1f" "7", 7, &tid, &tl);
+	check(pl == 5 && tl == 1 && *tid == '7', "thread key: \"25738\\x1f7\" is pid 25738, tid 7", "pid %zu tid %zu", pl, tl);
+	pl = hm_thread_split("a\0b\x1f\0", 5, &tid, &tl);
+	check(pl == 3 && tl == 1 && tid[0] == 0, "thread key: NUL bytes in pid and tid are kept, split by length", "pid %zu tid %zu", pl, tl);
+	pl = hm_thread_split("\x1f", 1, &tid, &tl);
+	check(pl == 0 && tl == 0, "thread key: a snapshot's \"\\x1f\" is an empty pid and tid", "pid %zu tid %zu", pl, tl);
+	pl = hm_thread_split("xyz", 3, &tid, &tl);
+	check(pl == 3 && tl == 0, "thread key: no separator, all pid", "pid %zu tid %zu", pl, tl);
+	hm_strtab th = {0};
+	uint32_t a = hm_strtab_intern(&th, "1\x1f" "2", 3), b = hm_strtab_intern(&th, "1\x1f" "3", 3), c = hm_strtab_intern(&th, "12\x1f", 3);
+	check(hm_thread_same_pid(&th, a, b) && !hm_thread_same_pid(&th, a, c) && hm_thread_same_pid(&th, c, c),
+	      "thread key: same pid, 1/2 and 1/3, not 12/", "%u %u %u", a, b, c);
+	hm_strtab_free(&th);
+}
+
+/* ---------------------------------------------------------------- stages */
+
+/* The writers of a series, as src/run.c runs them (analyze.h, enum hm_stage). */
+enum { W_WINDOW, W_CLASSIFY, W_TIMELINE, W_EXPLAIN };
+
+static void write_stage(hm_file *f, int w)
+{
+	if (w == W_WINDOW)
+		hm_window_apply(f, INT64_MIN, INT64_MAX);
+	else if (w == W_CLASSIFY)
+		hm_file_given_cats(f, NULL);
+	else if (w == W_EXPLAIN)
+		hm_explain(f, 2);
+	else
+		for (size_t s = 0; s < f->nseries; s++)
+			hm_timeline(&f->series[s], &f->t->mem, 2);
+}
+
+/* The writers w[0..n) over a fresh analysis of b, in a child process: 1 when an assertion
+ * stopped it (SIGABRT), 0 when all ran, -1 otherwise. */
+static int writers_stop(sb *b, const int *w, int n)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[512];
+		int fd = open("/dev/null", O_WRONLY); /* the assertion's own message */
+		if (fd >= 0)
+			dup2(fd, 2);
+		hm_file *f = analyze_sb("stages.json", b, err, sizeof err);
+		if (!f)
+			_exit(2);
+		for (int i = 0; i < n; i++)
+			write_stage(f, w[i]);
+		hm_file_free(f);
+		_exit(0);
+	}
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT ? 1 : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Issue 26: the writer list of analyze.h is a checked rule. In order the writers run and
+ * each records its stage; out of order (the window after classification, as it once ran;
+ * a timeline before classification; a writer twice) an assertion stops the run. */
+static void test_stages(void)
+{
+	char err[512];
+	sb b = {0};
+	tr_open(&b);
+	mem_ev(&b, "10", 1, 0, 0xA0, 100, 100, NOTOT, "1", "1");
+	mem_ev(&b, "20", 1, 0, 0xA0, -100, 0, NOTOT, "1", "1");
+	tr_close(&b);
+	hm_file *f = analyze_sb("stages.json", &b, err, sizeof err);
+	if (!f || f->nseries != 1) {
+		check(0, "stages: the fixture parses", "err=%s", err);
+	} else {
+		grp g = {0};
+		g_i64(&g, "analysed", f->series[0].stage, HM_STAGE_ANALYZED);
+		static const int want[] = {HM_STAGE_WINDOWED, HM_STAGE_CLASSIFIED, HM_STAGE_TIMELINE, HM_STAGE_EXPLAINED};
+		static const char *const name[] = {"windowed", "classified", "timeline", "explained"};
+		for (int w = W_WINDOW; w <= W_EXPLAIN; w++) {
+			write_stage(f, w);
+			g_i64(&g, name[w], f->series[0].stage, want[w]);
+		}
+		g_done(&g, "stages: each writer records its stage, in the order of analyze.h");
+	}
+	hm_file_free(f);
+#ifdef NDEBUG
+	check(1, "stages: out-of-order writers (skipped: NDEBUG build, no assertions)", NULL);
+#else
+	static const struct {
+		int w[5], n, stops;
+		const char *name;
+	} cases[] = {
+		{{W_WINDOW, W_CLASSIFY, W_TIMELINE, W_EXPLAIN}, 4, 0, "every writer in order runs"},
+		{{W_CLASSIFY, W_TIMELINE, W_EXPLAIN}, 3, 0, "without a window, classification follows the analysis"},
+		{{W_CLASSIFY, W_WINDOW}, 2, 1, "a window after classification stops the run"},
+		{{W_TIMELINE}, 1, 1, "a timeline before classification stops the run"},
+		{{W_CLASSIFY, W_EXPLAIN}, 2, 1, "explain before the timeline stops the run"},
+		{{W_WINDOW, W_WINDOW}, 2, 1, "a window twice stops the run"},
+		{{W_CLASSIFY, W_CLASSIFY}, 2, 1, "classification twice stops the run"},
+		{{W_CLASSIFY, W_TIMELINE, W_EXPLAIN, W_TIMELINE}, 4, 1, "a timeline after explain stops the run"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int got = writers_stop(&b, cases[i].w, cases[i].n);
+		char what[160];
+		snprintf(what, sizeof what, "stages: %s", cases[i].name);
+		check(got == cases[i].stops, what, "child: %d (1: stopped by an assertion, 0: ran, -1: other)", got);
+	}
+#endif
+	sb_free(&b);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_numbers();
 	test_jscan();
+	test_jscan_blocks();
 	test_pack();
 	test_store();
 	test_format();
+	test_field_names();
+	test_thread_split();
 	test_strtab();
 	test_unpickle();
 	test_trace_generations();
@@ -2661,6 +2926,7 @@ int main(void)
 	test_analyze_pairing();
 	test_analyze_ops();
 	test_timeline();
+	test_stages();
 
 	snprintf(g_tmp, sizeof g_tmp, "%s", "/tmp/hmem-unit-XXXXXX");
 	if (!mkdtemp(g_tmp)) {

@@ -5,23 +5,10 @@
 -- declaration and copy it into hmem (the Lua versions below serve plain lua5.4 and busted).
 local hmem = {}
 
--- hmem.version is the binary's (defined once, in the Makefile): hmem run sets it in every
--- instance; from plain lua5.4 and busted it is asked of the hmem on PATH when first read
--- (nil when there is none).
-setmetatable(hmem, {
-  __index = function(t, k)
-    local popen = k == "version" and rawget(_G, "io") and io.popen
-    if not popen then
-      return nil
-    end
-    local p = popen("hmem --version 2>/dev/null")
-    local v = p and p:read("l")
-    if p then p:close() end
-    v = v and v:match("^hmem (%S+)$")
-    rawset(t, "version", v)
-    return v
-  end,
-})
+-- The version, written here only: the Makefile reads it from this line into the binary
+-- (hmem -V, and hmem.version in every instance hmem run makes), and plain lua5.4 and busted
+-- read it here, with no process run (issue 26).
+hmem.version = "0.1.0"
 
 -- Binary units, in bytes.
 hmem.KiB = 1024
@@ -32,17 +19,20 @@ hmem.TiB = 1024 * 1024 * 1024 * 1024
 local units = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }
 
 -- Human-readable bytes in binary units: human(1536) == "1.50 KiB", human(512) == "512 B".
+-- The same text as hmem's own outputs (hm_fmt_bytes in src/util.c, step for step): the size
+-- as a float, up a unit also when two decimals would round to 1024.00 (1048575 is
+-- "1.00 MiB", never "1024.00 KiB"), PiB at most; tests/human.lua compares the two.
 function hmem.human(bytes)
   if type(bytes) ~= "number" then
     error(("human: expected a number of bytes, got %s"):format(type(bytes)), 2)
   end
-  local v, u = math.abs(bytes), 1
-  while v >= 1024 and u < #units do
+  local v, u = math.abs(bytes + 0.0), 1
+  while (v >= 1024 or (u > 1 and v >= 1023.995)) and u < #units do
     v, u = v / 1024, u + 1
   end
   local sign = bytes < 0 and "-" or ""
   if u == 1 then
-    return ("%s%d B"):format(sign, math.floor(v))
+    return ("%s%.0f B"):format(sign, v)
   end
   return ("%s%.2f %s"):format(sign, v, units[u])
 end

@@ -107,11 +107,9 @@ static void check_error(const char *err)
 static void merge_one(hm_trace *t, int32_t *catev, const hm_strtab *cats)
 {
 	hm_file *f = hm_analyze(t);
-	for (size_t s = 0; s < f->nseries; s++) {
-		for (size_t j = 0; j < f->series[s].n; j++)
-			f->series[s].cat[j] = catev[f->series[s].ev[j]];
+	hm_file_given_cats(f, catev);
+	for (size_t s = 0; s < f->nseries; s++)
 		hm_timeline(&f->series[s], &t->mem, cats->n);
-	}
 	hm_report rep = {0};
 	rep.rules = "fuzz";
 	rep.files = &f;

@@ -325,6 +325,7 @@ static void classify(hm_file *f)
 	const hm_mem *m = &f->t->mem;
 	for (size_t si = 0; si < f->nseries; si++) {
 		hm_series *x = &f->series[si];
+		hm_stage_enter(x, HM_STAGE_CLASSIFIED);
 		for (size_t k = 0; k < x->n; k++) {
 			int64_t b = m->bytes[x->ev[k]];
 			x->cat[k] = b == 0 ? -1 : b < 0 && x->partner[k] >= 0 ? x->cat[x->partner[k]] : 1;

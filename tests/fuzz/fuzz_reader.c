@@ -2,8 +2,8 @@
  * "Fuzzing"). The reader must load the input or fail with "name:offset: what"; anything
  * else (a sanitizer report, a crash, a hang) is a bug. The scanning helpers are checked on
  * the same bytes without threads (issue 13): the block classifier the CPU picks agrees with
- * the baseline one, the fast number paths agree with the general parser, and a member walk
- * stays inside its object.
+ * the baseline one, and so does its scan of strings and brackets (issue 29), the fast
+ * number paths agree with the general parser, and a member walk stays inside its object.
  *
  * Built by `make fuzz` with -fsanitize=fuzzer,address,undefined. Linked with
  * tests/fuzz/replay.c instead of libFuzzer, it runs files given on the command line (the
@@ -55,6 +55,18 @@ static void check_jscan(const uint8_t *data, size_t size)
 		if (b.quote != blk[k].quote || b.bslash != blk[k].bslash || b.bracket != blk[k].bracket || b.open != blk[k].open)
 			abort();
 	}
+	/* the block scan with strings followed (issue 29): the picked one and the baseline give
+	 * the same brackets, the string state carried the same way through every block */
+	hm_jscan_brk pb[4], bb[4];
+	hm_jscan_carry pc = {0, 0}, bc = {0, 0};
+	hm_jscan_pick_brackets()((const unsigned char *)buf, nb, pb, &pc);
+	for (size_t k = 0; k < nb; k++) /* one block a call: the carry between calls */
+		hm_jscan_brackets_named("base")((const unsigned char *)buf + 64 * k, 1, bb + k, &bc);
+	for (size_t k = 0; k < nb; k++)
+		if (pb[k].bracket != bb[k].bracket || pb[k].open != bb[k].open)
+			abort();
+	if (pc.esc != bc.esc || pc.str != bc.str)
+		abort();
 	if (size && size < 40) {
 		int64_t fast = 0, gen = 0;
 		const char *ef = hm_jscan_ns(buf, buf + size, &fast), *eg = hm_num_i64(buf, size, 3, 1, &gen);

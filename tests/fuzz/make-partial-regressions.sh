@@ -34,6 +34,7 @@ damage partial-snap-stack-frame snap-1.13 poke 0 snap.stacks 4 7f7f7f7f
 damage partial-snap-frame-name snap-1.13 poke 0 snap.frames 4 7f7f7f7f
 damage partial-snap-first-frame snap-1.13 fill 0 snap.stack_frame 7f7f7f7f
 damage partial-snap-oom-stack snap-2.0 poke 0 snap.ooms 28 7f7f7f7f
+damage partial-snap-lives snap-docubox fill 0 snap.lives 7f7f7f7f
 damage partial-path-null traces sql 0 "UPDATE files SET path = NULL WHERE idx = 0"
 damage partial-count-negative traces sql 1 "UPDATE files SET memory_events = -5 WHERE idx = 1"
 damage partial-count-null traces sql 1 "UPDATE files SET oom_events = NULL WHERE idx = 1"

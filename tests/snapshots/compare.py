@@ -170,8 +170,10 @@ def compare(label_of, ref, out, figures, results, todo, agree_everywhere):
 
 
 def who_pairs(path, dev):
-    """(reference who, hmem frame) of every alloc entry of device `dev`, matched by (time, size)
-    in order; `None` when hmem has no row for it."""
+    """(reference who, hmem frame) of every alloc entry of device `dev`, matched by (time, size,
+    free time) in order; `None` when hmem has no row for it. The free time tells an entry from
+    the blocks made before recording that hmem lists at the first entry's time with the same
+    size (never freed: they are live at the end), as a real snapshot has them."""
     snap = reference.load(path)
     entries = snap["device_traces"][dev] if isinstance(snap, dict) and dev < len(snap.get("device_traces", [])) else []
     out = subprocess.run([HMEM, "allocations", "-q", "size", path], capture_output=True, text=True)
@@ -179,14 +181,23 @@ def who_pairs(path, dev):
     for r in csv.DictReader(io.StringIO(out.stdout)):
         if r["device"] != "cuda:%d" % dev or r["alloc_ts"] == "":
             continue
-        hm.setdefault((float(r["alloc_ts"]), int(r["bytes"])), []).append(r["frame"] or None)
+        free = float(r["free_ts"]) if r["free_ts"] else None
+        hm.setdefault((float(r["alloc_ts"]), int(r["bytes"]), free), []).append(r["frame"] or None)
+    live, freed = {}, {}
+    for i, e in enumerate(entries):
+        t = float(e.get("time_us", i))
+        if e["action"] == "alloc":
+            live.setdefault(e["addr"], []).append(i)
+        elif e["action"] == "free_completed" and live.get(e["addr"]) and entries[live[e["addr"]][-1]]["size"] == e["size"]:
+            freed[live[e["addr"]].pop()] = t
     pairs = []
     for i, e in enumerate(entries):
         if e["action"] != "alloc" or not e.get("frames"):
             continue
         t = float(e.get("time_us", i))
-        got = hm.get((t, e["size"]))
-        pairs.append((reference.who(e["frames"]), got.pop(0) if got else "(no row)"))
+        got = hm.get((t, e["size"], freed.get(i)))
+        # never freed at the first time: the entry's row follows the blocks made before it
+        pairs.append((reference.who(e["frames"]), got.pop() if got else "(no row)"))
     return pairs
 
 
