@@ -47,16 +47,30 @@ static void group_write(FILE *f, groups *g)
 	*g = (groups){0};
 }
 
-/* Every allocation live at the peak, grouped by field (op or module); memory from before
- * the trace is its own group, "(before trace)", so that the groups add up to the peak. */
+/* The file of a frame "FILE(LINE): NAME": its length up to the last "(" before ": ". */
+static size_t frame_file_len(const char *s, size_t len)
+{
+	size_t i = 0;
+	while (i + 3 <= len && memcmp(s + i, "): ", 3) != 0)
+		i++;
+	while (i + 3 <= len && i > 0)
+		if (s[--i] == '(')
+			return i;
+	return len;
+}
+
+/* Every allocation live at the peak, grouped by op and module, or for a snapshot (its rows
+ * have frames, no op) by user frame and by that frame's file; memory from before the trace is
+ * its own group, "(before trace)", so that the groups add up to the peak. */
 static void write_groups(FILE *f, const hm_report *r, const hm_file *hf, const hm_series *s)
 {
 	uint32_t *pos = hm_xcalloc(s->n + 1, sizeof *pos);
 	size_t n = hm_live_at_peak(s, &hf->t->mem, pos, s->n);
-	static const int fields[] = {HM_F_OP, HM_F_MODULE};
-	static const char *const names[] = {"op", "module"}, *const none[] = {"(no op)", "(no module)"};
+	static const int fields[] = {HM_F_OP, HM_F_MODULE, HM_F_FRAME, HM_F_FRAME};
+	static const char *const names[] = {"op", "module", "frame", "file"},
+			  *const none[] = {"(no op)", "(no module)", "(no frame)", "(no file)"};
 	fputs("{", f);
-	for (int j = 0; j < 2; j++) {
+	for (int j = hf->t->snap ? 2 : 0; j < (hf->t->snap ? 4 : 2); j++) {
 		groups g = {0};
 		if (s->ncats && s->cats[HM_CAT_BEFORE].at_peak)
 			group_add(&g, "(before trace)", 14, s->cats[HM_CAT_BEFORE].at_peak);
@@ -66,12 +80,14 @@ static void write_groups(FILE *f, const hm_report *r, const hm_file *hf, const h
 			hm_field_get(&ref, fields[j], r->cats, &v);
 			int64_t b = hf->t->mem.bytes[s->ev[pos[i]]];
 			b = b < 0 ? -b : b;
+			if (v.type == HM_V_STR && j == 3)
+				v.len = frame_file_len(v.s, v.len);
 			if (v.type == HM_V_STR)
 				group_add(&g, v.s, v.len, b);
 			else
 				group_add(&g, none[j], strlen(none[j]), b);
 		}
-		fprintf(f, "%s\"%s\": ", j ? ", " : "", names[j]);
+		fprintf(f, "%s\"%s\": ", j % 2 ? ", " : "", names[j]);
 		group_write(f, &g);
 	}
 	fputs("}", f);

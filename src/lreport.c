@@ -135,7 +135,7 @@ static void oom_live(lua_State *L, const series_ud *u)
  * list once, not once per i (issue 26), and s.steps == s.steps. */
 enum {
 	SF_PATH, SF_RANK, SF_DEVICE, SF_MEMORY_EVENTS, SF_ALLOCS, SF_FREES, SF_MATCHED_FREES, SF_BEFORE,
-	SF_PEAK_BYTES, SF_PEAK_TS, SF_END_BYTES, SF_MAX_RESERVED, SF_MISMATCHES, SF_CATEGORIES,
+	SF_PEAK_BYTES, SF_PEAK_TS, SF_END_BYTES, SF_MAX_RESERVED, SF_MISMATCHES, SF_SNAPSHOT, SF_CATEGORIES,
 	SF_LIVE_AT_PEAK, SF_EXPLAIN /* lexplain.h's */
 };
 static const struct series_field {
@@ -146,7 +146,7 @@ static const struct series_field {
 	{"allocs", SF_ALLOCS, 0}, {"frees", SF_FREES, 0}, {"matched_frees", SF_MATCHED_FREES, 0},
 	{"before_trace_bytes", SF_BEFORE, 0}, {"peak_bytes", SF_PEAK_BYTES, 0}, {"peak_ts", SF_PEAK_TS, 0},
 	{"end_bytes", SF_END_BYTES, 0}, {"max_reserved_bytes", SF_MAX_RESERVED, 0}, {"mismatches", SF_MISMATCHES, 0},
-	{"categories", SF_CATEGORIES, 1}, {"live_at_peak", SF_LIVE_AT_PEAK, 1},
+	{"snapshot", SF_SNAPSHOT, 0}, {"categories", SF_CATEGORIES, 1}, {"live_at_peak", SF_LIVE_AT_PEAK, 1},
 	{"steps", SF_EXPLAIN, 1}, {"steps_note", SF_EXPLAIN, 0}, {"ooms", SF_EXPLAIN, 1}, {"leak", SF_EXPLAIN, 1},
 	{"reserved_unallocated_at_peak", SF_EXPLAIN, 0}, {"max_reserved_unallocated", SF_EXPLAIN, 0},
 	{"max_reserved_unallocated_ts", SF_EXPLAIN, 0},
@@ -194,6 +194,7 @@ static void push_field(lua_State *L, const series_ud *u, const struct series_fie
 	case SF_END_BYTES: lua_pushinteger(L, s->end_bytes); break;
 	case SF_MAX_RESERVED: push_opt_int(L, s->max_reserved); break;
 	case SF_MISMATCHES: lua_pushinteger(L, (lua_Integer)s->mismatches); break;
+	case SF_SNAPSHOT: lua_pushboolean(L, t->snap != NULL); break;
 	case SF_CATEGORIES: push_categories(L, u); break;
 	case SF_LIVE_AT_PEAK: {
 		size_t top = u->rep->top; /* --top 0: none, as in --json (issue 11) */

@@ -122,15 +122,40 @@ local function groups_of_report(s)
       listed = listed + num(c.bytes_at_peak)
     end
   end
+  -- a snapshot's rows have frames, no op: grouped by user frame and its file too
+  local snap = s.snapshot ~= nil and s.snapshot ~= cjson.null
+  local fr, fi = snap and {} or nil, snap and {} or nil
+  for k, v in pairs(g) do
+    if fr then fr[k], fi[k] = v, v end
+  end
   for _, a in ipairs(s.live_at_peak or {}) do
     local key = (a.op == nil or a.op == cjson.null) and "(no op)" or a.op
     g[key] = (g[key] or 0) + num(a.bytes)
     listed = listed + num(a.bytes)
+    if fr then
+      local frame = type(a.frame) == "string" and a.frame or nil
+      key = frame or "(no frame)"
+      fr[key] = (fr[key] or 0) + num(a.bytes)
+      key = frame and diff.frame_file(frame) or "(no file)"
+      fi[key] = (fi[key] or 0) + num(a.bytes)
+    end
   end
   if num(s.peak_bytes) > listed then
-    g["(not listed in the --json)"] = num(s.peak_bytes) - listed
+    local rest = num(s.peak_bytes) - listed
+    g["(not listed in the --json)"] = rest
+    if fr then fr["(not listed in the --json)"], fi["(not listed in the --json)"] = rest, rest end
   end
+  if fr then return { frame = fr, file = fi } end
   return { op = g }
+end
+
+-- The file of a frame "FILE(LINE): NAME" (diffside.c's frame_file_len does the same).
+function diff.frame_file(frame)
+  local i = frame:find("): ", 1, true)
+  if not i then return frame end
+  local j = i
+  while j > 1 and frame:sub(j, j) ~= "(" do j = j - 1 end
+  return j > 1 and frame:sub(1, j - 1) or frame
 end
 
 local function groups_of_side(e)
@@ -322,7 +347,7 @@ local function pair_rows(p, top)
     table.sort(part, by_change)
     for _, r in ipairs(part) do rows[#rows + 1] = r end
   end
-  for _, what in ipairs({ "op", "module" }) do
+  for _, what in ipairs({ "op", "module", "frame", "file" }) do
     local ga, gb = a.groups[what], b.groups[what]
     if ga and gb then
       local part, keys = {}, {}
@@ -355,6 +380,7 @@ end
 local row_titles = {
   peak = "peak", end_bytes = "end", category_peak = "peak of", category_at_peak = "at the peak:",
   op_at_peak = "live at the peak, op", module_at_peak = "live at the peak, module",
+  frame_at_peak = "live at the peak, who", file_at_peak = "live at the peak, file",
 }
 
 local function row_title(r)

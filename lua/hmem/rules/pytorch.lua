@@ -83,8 +83,9 @@
 -- Checked against ground truth (tests/truth: an MLP 784-512-256-10 trained with Adam, and
 -- its inference, with and without with_stack/with_modules, the model built inside and
 -- before the trace): every category within 1% of the truth (the table: python3
--- tests/truth/check.py). When "(before trace)" holds more than half a series' peak, done()
--- says so and what to do.
+-- tests/truth/check.py). When "(before trace)" holds more than half a series' peak (of a
+-- snapshot: when what was live as recording began is more than half its peak), done() says so
+-- and what to do (for a snapshot, torch.cuda.memory._record_memory_history() earlier).
 --
 -- Where it can be wrong:
 --   * Parameters and optimizer state allocated before the trace began are in hmem's own
@@ -439,15 +440,27 @@ function pytorch.classify(row)
   return forward(row, f, freed, outlives, p == "forward", stack)
 end
 
--- A note when memory allocated before the trace is most of a peak: no rule can see it.
+-- A note when memory allocated before the trace is most of a peak: no rule can see it. A
+-- snapshot lists every block made before recording as a row (classified from its frames, if
+-- the segments kept any), so there the note counts what was live when recording began.
 function pytorch.done(report)
   for _, s in ipairs(report.series) do
-    for _, c in ipairs(s.categories) do
-      if c.name == "(before trace)" and s.peak_bytes > 0 and c.bytes_at_peak * 2 > s.peak_bytes then
-        hmem.note(("pytorch: %s %s: %s of the %s peak (%d%%) was allocated before the trace began, so no"
-          .. " category sees it (parameters, optimizer state); start the profiler before the model and"
-          .. " optimizer are built, or at step 0"):format(s.path, s.device, hmem.human(c.bytes_at_peak),
-          hmem.human(s.peak_bytes), c.bytes_at_peak * 100 // s.peak_bytes))
+    if s.snapshot then
+      local live = s.before_trace_bytes
+      if s.peak_bytes > 0 and live * 2 > s.peak_bytes then
+        hmem.note(("pytorch: %s %s: %s was live when recording began (%d%% of the %s peak): the snapshot"
+          .. " has no history of it, so its categories come from the segments' frames at most; call"
+          .. " torch.cuda.memory._record_memory_history() before the model and optimizer are built")
+          :format(s.path, s.device, hmem.human(live), live * 100 // s.peak_bytes, hmem.human(s.peak_bytes)))
+      end
+    else
+      for _, c in ipairs(s.categories) do
+        if c.name == "(before trace)" and s.peak_bytes > 0 and c.bytes_at_peak * 2 > s.peak_bytes then
+          hmem.note(("pytorch: %s %s: %s of the %s peak (%d%%) was allocated before the trace began, so no"
+            .. " category sees it (parameters, optimizer state); start the profiler before the model and"
+            .. " optimizer are built, or at step 0"):format(s.path, s.device, hmem.human(c.bytes_at_peak),
+            hmem.human(s.peak_bytes), c.bytes_at_peak * 100 // s.peak_bytes))
+        end
       end
     end
   end
