@@ -17,6 +17,7 @@
  * command line (tests/run replays tests/fuzz/regressions-lua/). */
 #define _GNU_SOURCE
 #include "analyze.h"
+#include "fuzz_report.h"
 #include "output.h"
 #include "script.h"
 #include "timeline.h"
@@ -234,23 +235,13 @@ static void run(const char *src, size_t len)
 	if (!t)
 		die("the built-in trace does not parse", err);
 	hm_file *f = hm_analyze(t);
-	hm_report rep = {0};
-	rep.files = &f;
-	rep.nfiles = 1;
-	rep.cats = &cats;
-	rep.top = 5;
+	hm_report rep = fuzz_report(&f, &cats, NULL);
 	if (hm_script_classify(s, f, &cats, err, sizeof err) == 0) {
 		for (size_t i = 0; i < f->nseries; i++)
 			hm_timeline(&f->series[i], &t->mem, cats.n);
 		rep.rules = hm_script_name(s);
 		if (hm_script_finish(s, &rep, err, sizeof err) == 0) {
-			char *buf;
-			size_t n;
-			FILE *out = open_memstream(&buf, &n);
-			hm_write_json(out, &rep);
-			hm_write_summary(out, &rep);
-			fclose(out);
-			free(buf);
+			fuzz_write_json_summary(&rep);
 		} else if (!err[0]) {
 			die("done or an aggregation failed without a message", NULL);
 		}

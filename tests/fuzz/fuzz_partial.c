@@ -13,6 +13,7 @@
  * replays tests/fuzz/regressions-partial/ with it). */
 #define _GNU_SOURCE
 #include "analyze.h"
+#include "fuzz_report.h"
 #include "output.h"
 #include "partial.h"
 #include "timeline.h"
@@ -110,19 +111,8 @@ static void merge_one(hm_trace *t, int32_t *catev, const hm_strtab *cats)
 	hm_file_given_cats(f, catev);
 	for (size_t s = 0; s < f->nseries; s++)
 		hm_timeline(&f->series[s], &t->mem, cats->n);
-	hm_report rep = {0};
-	rep.rules = "fuzz";
-	rep.files = &f;
-	rep.nfiles = 1;
-	rep.cats = cats;
-	rep.top = 5;
-	char *buf;
-	size_t n;
-	FILE *out = open_memstream(&buf, &n);
-	hm_write_json(out, &rep);
-	hm_write_summary(out, &rep);
-	fclose(out);
-	free(buf);
+	hm_report rep = fuzz_report(&f, cats, "fuzz");
+	fuzz_write_json_summary(&rep);
 	hm_file_free(f);
 }
 

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "analyze.h"
 #include "fields.h"
+#include "fuzz_report.h"
 #include "input.h"
 #include "output.h"
 #include "timeline.h"
@@ -369,12 +370,7 @@ static void fields_of_every_row(const hm_file *f, const hm_strtab *cats)
 
 static void write_all(hm_file *f, const hm_strtab *cats)
 {
-	hm_report rep = {0};
-	rep.rules = "fuzz";
-	rep.files = &f;
-	rep.nfiles = 1;
-	rep.cats = cats;
-	rep.top = 5;
+	hm_report rep = fuzz_report(&f, cats, "fuzz");
 	size_t nmem = 0;
 	for (size_t si = 0; si < f->nseries; si++)
 		nmem += f->series[si].n;

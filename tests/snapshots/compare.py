@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import reference  # noqa: E402
+import who  # noqa: E402
 
 HMEM = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "hmem")
 
@@ -204,13 +205,7 @@ def who_pairs(path, dev):
 def snapshots(tmp):
     # the committed real snapshots, and those of HMEM_REAL_SNAPSHOTS (folders, colon-separated):
     # real files a developer has but the repository may not carry (tests/data/snapshots/README.md)
-    dirs = [os.path.join(ROOT, "tests/data/snapshots")] + [d for d in os.environ.get("HMEM_REAL_SNAPSHOTS", "").split(":") if d]
-    seen, real = set(), []
-    for d in dirs:
-        for f in sorted(os.listdir(d)):
-            if f.endswith(".pickle") and f not in seen:
-                seen.add(f)
-                real.append(os.path.join(d, f))
+    real = who.real_snapshots()
     subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), tmp], check=True, capture_output=True)
     gen = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith("_p4.pickle"))
     # and the hand-made ones of tests/cli/snap25_steps.t: four steps that leak, and ranges none a step
@@ -273,7 +268,8 @@ def main():
     print("1..%d" % len(results))
     for line in results:
         print(line)
-    print("# hmem's figures that differ from the reference today (not failures; issue 25):")
+    if todo:
+        print("# hmem's figures that differ from the reference today (not failures; issue 25):")
     for line in todo:
         print(line)
     flips = sorted(f for f, ok in agree_everywhere.items() if ok)
