@@ -41,6 +41,9 @@ const char *hm_src_error(const hm_src *s);
 uint64_t hm_src_file_pos(const hm_src *s);
 uint64_t hm_src_file_size(const hm_src *s);
 int hm_src_is_gzip(const hm_src *s);
+/* Bytes of text the file holds: its size, or for gzip a guess from its size and trailer
+ * (input.c inflated_size), to size columns before reading. */
+uint64_t hm_src_text_size(const hm_src *s);
 void hm_src_close(hm_src *s);
 
 #endif

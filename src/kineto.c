@@ -144,10 +144,9 @@ int hm_kineto_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, i
 	hm_jerr herr = {in->path, NULL, errsz, 0, 0};
 	st.event = hm_kevent_on_event, st.ud = ev;
 	if (in->src) {
-		/* JSON bytes are guessed at 10 per gzip byte; an event takes 256 bytes or more in
-		 * the profiler's layout. */
+		/* an event takes 256 bytes or more in the profiler's layout */
 		st.src = in->src;
-		hm_store_reserve(t, hm_src_file_size(in->src) * (hm_src_is_gzip(in->src) ? 10 : 1) / 256);
+		hm_store_reserve(t, hm_src_text_size(in->src) / 256);
 		hm_jstream_fill(&st, 0);
 	} else {
 		st.eof = 1;

@@ -1291,7 +1291,7 @@ int hm_snapshot_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz,
 		rc = fail(x, root, "the pickle holds neither a dict nor a list of segments (not a memory snapshot?)");
 	}
 	if (rc == 0)
-		reserve(x, segs, traces, in->src ? hm_src_file_size(in->src) * (hm_src_is_gzip(in->src) ? 10 : 1) : in->len);
+		reserve(x, segs, traces, in->src ? hm_src_text_size(in->src) : in->len);
 	if (rc == 0)
 		rc = read_segments(x, segs, 0);
 	if (rc == 0)

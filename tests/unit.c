@@ -2390,8 +2390,40 @@ static void test_src(void)
 		      hm_src_file_pos(s) == hm_src_file_size(s),
 	      "src: gzip is detected by magic bytes (name .json) and inflated exactly", "n=%ld want %zu err=%s", n, big.n,
 	      s ? hm_src_error(s) : err);
+	/* Random numbers compress less than ten times: the guess is ten times the file. */
+	struct stat gst;
+	check(s && stat(tpath("gz_named.json"), &gst) == 0 && hm_src_text_size(s) == 10 * (uint64_t)gst.st_size,
+	      "src: the text of a gzip file compressing less than 10x is guessed at 10x its size", "guess %llu",
+	      s ? (unsigned long long)hm_src_text_size(s) : 0);
 	hm_src_close(s);
 	sb_free(&out);
+
+	/* Events compress 20 times and more: the trailer gives the exact size. */
+	sb ev = {0};
+	for (int i = 0; i < 20000; i++)
+		sb_printf(&ev, "{\"ph\": \"X\", \"name\": \"aten::mm\", \"ts\": %d, \"dur\": 5},\n", i);
+	write_gz(tpath("trailer.json.gz"), ev.p, ev.n);
+	s = hm_src_open(tpath("trailer.json.gz"), err, sizeof err);
+	check(s && stat(tpath("trailer.json.gz"), &gst) == 0 && (uint64_t)gst.st_size * 10 < ev.n &&
+		      hm_src_text_size(s) == ev.n,
+	      "src: the text of a gzip file compressing more than 10x is its trailer's size", "guess %llu, text %zu, file %lld",
+	      s ? (unsigned long long)hm_src_text_size(s) : 0, ev.n, (long long)gst.st_size);
+	hm_src_close(s);
+	sb_free(&ev);
+
+	/* The trailer holds the size modulo 4 GiB: 5 in a file of 100 bytes is 4 GiB + 5. */
+	char fake[100] = {0x1f, (char)0x8b, 8};
+	fake[96] = 5;
+	write_file(tpath("wrapped.json.gz"), fake, sizeof fake);
+	s = hm_src_open(tpath("wrapped.json.gz"), err, sizeof err);
+	check(s && hm_src_text_size(s) == 4294967296ull + 5, "src: a trailer's size below the file's is taken modulo 4 GiB",
+	      "guess %llu", s ? (unsigned long long)hm_src_text_size(s) : 0);
+	hm_src_close(s);
+	write_file(tpath("plain_size.json"), plain, strlen(plain));
+	s = hm_src_open(tpath("plain_size.json"), err, sizeof err);
+	check(s && hm_src_text_size(s) == strlen(plain), "src: a plain file's text is its size", "guess %llu",
+	      s ? (unsigned long long)hm_src_text_size(s) : 0);
+	hm_src_close(s);
 
 	write_file(tpath("plain_named.json.gz"), plain, strlen(plain));
 	s = hm_src_open(tpath("plain_named.json.gz"), err, sizeof err);
