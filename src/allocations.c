@@ -60,7 +60,7 @@ void hm_write_allocations(FILE *f, const hm_report *r)
 			const hm_series *s = &hf->series[si];
 			for (size_t k = 0; k < s->n; k++) {
 				uint32_t e = s->ev[k];
-				int64_t bytes = m->bytes[e];
+				int64_t bytes = hm_mem_bytes(m, e);
 				if (bytes == 0 || (bytes < 0 && s->partner[k] >= 0))
 					continue; /* a zero-byte event, or the free of a row already written */
 				hm_rowref ref = {hf, s, (uint32_t)k};
@@ -74,15 +74,15 @@ void hm_write_allocations(FILE *f, const hm_report *r)
 				 * allocation in the trace, an allocation never freed no free. */
 				int32_t p = s->partner[k];
 				if (bytes > 0)
-					us(f, m->ts[e]);
+					us(f, hm_mem_ts(m, e));
 				else
 					putc(',', f);
 				if (bytes < 0 || p >= 0)
-					us(f, m->ts[bytes < 0 ? e : s->ev[p]]);
+					us(f, hm_mem_ts(m, bytes < 0 ? e : s->ev[p]));
 				else
 					putc(',', f);
 				if (bytes > 0 && p >= 0)
-					us(f, m->ts[s->ev[p]] - m->ts[e]);
+					us(f, hm_mem_ts(m, s->ev[p]) - hm_mem_ts(m, e));
 				else
 					putc(',', f);
 				for (size_t j = 0; j < sizeof fields / sizeof *fields; j++)

@@ -63,10 +63,11 @@ static void by_thread(size_t n, const uint32_t *thread, size_t nthreads, uint32_
 /* Memory events: by time, ties in file order (rule 1). */
 static int cmp_mem_time(const void *a, const void *b, void *ctx)
 {
-	const int64_t *ts = ctx;
+	const hm_mem *m = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	if (ts[x] != ts[y])
-		return ts[x] < ts[y] ? -1 : 1;
+	int64_t tx = hm_mem_ts(m, x), ty = hm_mem_ts(m, y);
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -87,16 +88,26 @@ static int cmp_slice(const void *a, const void *b, void *ctx)
 
 #define END(o, i) ((o)->ts[i] + (o)->dur[i])
 
-/* The op of memory event e: the innermost enclosing op, except at a tie. Where times are
+/* hm_innermost for memory event i whose time ts the caller has read already (the sweep
+ * reads it once an event: the column is packed). */
+static int32_t innermost_at(const hm_file *f, uint32_t i, int64_t ts, unsigned kinds)
+{
+	const hm_slices *o = &f->t->sl;
+	for (int32_t s = f->inner_of[i]; s >= 0; s = f->parent[s])
+		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts)
+			return s;
+	return -1;
+}
+
+/* The op of memory event e at its time ts: the innermost enclosing op, except at a tie. Where times are
  * whole µs (2022-format traces), an event at the very µs where one op ends and a sibling
  * begins lies in both; the allocation is then far more often the finishing op's (its
  * output) than the next one's, so the op that ends then is preferred over ops that start
  * then. Needs parent links up to e's time (called during the sweep). */
-static int32_t op_at(const hm_file *f, uint32_t e)
+static int32_t op_at(const hm_file *f, uint32_t e, int64_t ts)
 {
 	const hm_slices *o = &f->t->sl;
-	int64_t ts = f->t->mem.ts[e];
-	int32_t s = hm_innermost(f, e, HM_KIND(HM_SL_OP));
+	int32_t s = innermost_at(f, e, ts, HM_KIND(HM_SL_OP));
 	if (s < 0 || o->ts[s] != ts)
 		return s;
 	for (int32_t p = f->parent[s]; p >= 0; p = f->parent[p])
@@ -138,24 +149,25 @@ static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
 	for (size_t th = 0; th < nth; th++)
 		next[th] = SIZE_MAX;
 	for (size_t b = 0; b < m->n; b++) {
-		uint32_t e = order[b], th = m->thread[e];
+		uint32_t e = order[b], th = hm_mem_thread(m, e);
 		if (next[th] == SIZE_MAX) {
 			next[th] = os[th], sp[th] = 0;
 			sort_indices(oi + os[th], os[th + 1] - os[th], cmp_slice, o, tmp);
 		}
 		int32_t *st = stack + os[th] + th;
 		size_t a = next[th], n = sp[th];
-		for (; a < os[th + 1] && o->ts[oi[a]] <= m->ts[e]; a++) {
+		int64_t ts = hm_mem_ts(m, e);
+		for (; a < os[th + 1] && o->ts[oi[a]] <= ts; a++) {
 			uint32_t op = oi[a];
 			while (n && END(o, st[n - 1]) < o->ts[op])
 				n--;
 			f->parent[op] = n ? st[n - 1] : -1;
 			st[n++] = (int32_t)op;
 		}
-		while (n && END(o, st[n - 1]) < m->ts[e])
+		while (n && END(o, st[n - 1]) < ts)
 			n--;
 		f->inner_of[e] = n ? st[n - 1] : -1;
-		f->op_of[e] = op_at(f, e);
+		f->op_of[e] = op_at(f, e, ts);
 		next[th] = a, sp[th] = n;
 	}
 	free(oi);
@@ -167,12 +179,7 @@ static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
 
 int32_t hm_innermost(const hm_file *f, uint32_t i, unsigned kinds)
 {
-	const hm_slices *o = &f->t->sl;
-	int64_t ts = f->t->mem.ts[i];
-	for (int32_t s = f->inner_of[i]; s >= 0; s = f->parent[s])
-		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts)
-			return s;
-	return -1;
+	return innermost_at(f, i, hm_mem_ts(&f->t->mem, i), kinds);
 }
 
 size_t hm_context(const hm_file *f, uint32_t i, unsigned kinds, int32_t *out, size_t cap)
@@ -184,7 +191,7 @@ size_t hm_context_where(const hm_file *f, uint32_t i, unsigned kinds, int (*keep
 			size_t cap)
 {
 	const hm_slices *o = &f->t->sl;
-	int64_t ts = f->t->mem.ts[i];
+	int64_t ts = hm_mem_ts(&f->t->mem, i);
 	size_t n = 0;
 	for (int32_t s = f->inner_of[i]; s >= 0; s = f->parent[s])
 		if ((kinds & HM_KIND(o->kind[s])) && END(o, s) >= ts && (!keep || keep(f->t, s))) {
@@ -265,15 +272,16 @@ static void steps(hm_file *f, const uint32_t *order)
 	for (size_t k = n; k--;)
 		at[st[k].pid] = k;
 	for (size_t b = 0; b < m->n; b++) {
-		uint32_t i = order[b], p = pid_of(&pids, pid, t, m->thread[i]);
+		uint32_t i = order[b], p = pid_of(&pids, pid, t, hm_mem_thread(m, i));
 		f->step_of[i] = -1;
 		if (p >= np)
 			continue;
 		size_t k = at[p];
-		while (k < n && st[k].pid == p && st[k].ts <= m->ts[i])
+		int64_t ts = hm_mem_ts(m, i);
+		while (k < n && st[k].pid == p && st[k].ts <= ts)
 			k++;
 		at[p] = k;
-		if (k && st[k - 1].pid == p && st[k - 1].end >= m->ts[i])
+		if (k && st[k - 1].pid == p && st[k - 1].end >= ts)
 			f->step_of[i] = (int32_t)(k - 1);
 	}
 	free(at);
@@ -366,11 +374,12 @@ static void pair(hm_series *s, const hm_mem *m, const uint8_t *origin, int32_t *
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
 		s->partner[k] = -1;
-		if (!m->has_addr[e] || m->bytes[e] == 0)
+		int64_t bytes = hm_mem_bytes(m, e);
+		if (bytes == 0 || !hm_mem_has_addr(m, e))
 			continue;
 		s->has_addr = 1;
 		size_t slot = am_find(&am, m->addr[e]);
-		if (m->bytes[e] > 0) {
+		if (bytes > 0) {
 			if (origin && origin[e] == HM_SNAP_BLOCK)
 				s->before[k] = 2;
 			prev[k] = am.slot[slot].val;
@@ -381,7 +390,7 @@ static void pair(hm_series *s, const hm_mem *m, const uint8_t *origin, int32_t *
 			continue;
 		}
 		int32_t *link = &am.slot[slot].val;
-		while (*link >= 0 && m->bytes[s->ev[*link]] != -m->bytes[e])
+		while (*link >= 0 && hm_mem_bytes(m, s->ev[*link]) != -bytes)
 			link = &prev[*link];
 		if (*link < 0) {
 			s->before[k] = 1;
@@ -495,9 +504,10 @@ static void fit_columns(hm_trace *t)
 {
 	hm_mem *m = &t->mem;
 	if (m->cap > m->n) {
-		FIT(m->ts, m->n), FIT(m->bytes, m->n), FIT(m->addr, m->n), FIT(m->thread, m->n), FIT(m->has_addr, m->n);
+		FIT(m->addr, m->n);
 		m->cap = m->n;
 	}
+	hm_pack_fit(&m->ts), hm_pack_fit(&m->bytes), hm_pack_fit(&m->thread), hm_pack_fit(&m->has_addr);
 	hm_pack_fit(&m->total_alloc), hm_pack_fit(&m->total_res), hm_pack_fit(&m->ev_idx);
 	hm_slices *o = &t->sl;
 	if (o->cap > o->n) {
@@ -539,7 +549,7 @@ hm_file *hm_analyze(hm_trace *t)
 	uint32_t *tmp = hm_xrealloc(NULL, (m->n > t->sl.n ? m->n : t->sl.n) * sizeof *tmp); /* for sort_indices */
 	for (size_t i = 0; i < m->n; i++)
 		order[i] = (uint32_t)i;
-	sort_indices(order, m->n, cmp_mem_time, m->ts, tmp);
+	sort_indices(order, m->n, cmp_mem_time, m, tmp);
 
 	split(f, order, tmp);
 	drop_devices(m);

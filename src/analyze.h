@@ -193,10 +193,16 @@ static inline uint32_t hm_free_ev(const hm_series *s, size_t k)
 }
 
 /* What position k changes the device total by: its signed bytes, or 0 for an allocation
- * live from the start (before 2), whose bytes the start state holds already. */
+ * live from the start (before 2), whose bytes the start state holds already. hm_delta_of
+ * is the same for a caller that has read the bytes (b) already. */
+static inline int64_t hm_delta_of(const hm_series *s, size_t k, int64_t b)
+{
+	return s->before[k] == 2 ? 0 : b;
+}
+
 static inline int64_t hm_mem_delta(const hm_series *s, const hm_mem *m, size_t k)
 {
-	return s->before[k] == 2 ? 0 : m->bytes[s->ev[k]];
+	return hm_delta_of(s, k, hm_mem_bytes(m, s->ev[k]));
 }
 
 /* A writer of s enters stage st (see enum hm_stage): asserts, unless NDEBUG, that s is at

@@ -78,7 +78,7 @@ static void write_groups(FILE *f, const hm_report *r, const hm_file *hf, const h
 			hm_rowref ref = {hf, s, pos[i]};
 			hm_value v;
 			hm_field_get(&ref, fields[j], r->cats, &v);
-			int64_t b = hf->t->mem.bytes[s->ev[pos[i]]];
+			int64_t b = hm_mem_bytes(&hf->t->mem, s->ev[pos[i]]);
 			b = b < 0 ? -b : b;
 			if (v.type == HM_V_STR && j == 3)
 				v.len = frame_file_len(v.s, v.len);
@@ -102,7 +102,7 @@ static void write_points(FILE *f, const hm_report *r, const hm_file *hf, const h
 	int64_t *val = hm_xcalloc(nc + 1, sizeof *val), *best = hm_xcalloc(ncol * (nc + 1), sizeof *best);
 	int64_t *bts = hm_xcalloc(ncol, sizeof *bts), *btot = hm_xcalloc(ncol, sizeof *btot);
 	char *has = hm_xcalloc(ncol, 1);
-	int64_t t0 = s->n ? hf->t->mem.ts[s->ev[0]] : 0, t1 = s->n ? hf->t->mem.ts[s->ev[s->n - 1]] : 0;
+	int64_t t0 = s->n ? hm_mem_ts(&hf->t->mem, s->ev[0]) : 0, t1 = s->n ? hm_mem_ts(&hf->t->mem, s->ev[s->n - 1]) : 0;
 	hm_replay it;
 	hm_replay_init(&it, s, &hf->t->mem, val, nc);
 	do {

@@ -26,7 +26,7 @@ long hm_explain_at(const hm_series *s, const hm_mem *m, int64_t ts)
 	size_t lo = 0, hi = s->n; /* first position with a later time */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->ts[s->ev[mid]] <= ts)
+		if (hm_mem_ts(m, s->ev[mid]) <= ts)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -155,11 +155,12 @@ static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, s
 		st->peak_bytes = st->start_bytes, st->peak_ts = st->start_ts;
 		int64_t run = st->start_bytes;
 		for (long k = ks + 1; k <= ke; k++) {
-			run += hm_mem_delta(s, m, (size_t)k);
+			int64_t b = hm_mem_bytes(m, s->ev[k]); /* packed: read once */
+			run += hm_delta_of(s, (size_t)k, b);
 			if (run > st->peak_bytes)
-				st->peak_bytes = run, st->peak_ts = m->ts[s->ev[k]];
-			if (m->bytes[s->ev[k]] > 0 && s->partner[k] < 0 && !s->before[k])
-				st->survivors_bytes += m->bytes[s->ev[k]];
+				st->peak_bytes = run, st->peak_ts = hm_mem_ts(m, s->ev[k]);
+			if (b > 0 && s->partner[k] < 0 && !s->before[k])
+				st->survivors_bytes += b;
 		}
 		if (!s->has_addr) /* no Addr: nothing is paired, so what survives is unknown */
 			st->survivors_bytes = HM_NONE;
@@ -251,12 +252,12 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 	for (size_t i = 0; i < s->nooms; i++) {
 		hm_oom *o = &s->ooms[i];
 		o->k = before(s, m, o->ts); /* then the events at its time that the file has before it */
-		while ((size_t)(o->k + 1) < s->n && m->ts[s->ev[o->k + 1]] == o->ts && s->ev[o->k + 1] < oc->mem_at[o->ev])
+		while ((size_t)(o->k + 1) < s->n && hm_mem_ts(m, s->ev[o->k + 1]) == o->ts && s->ev[o->k + 1] < oc->mem_at[o->ev])
 			o->k++;
 		o->allocated = total_after(s, m, tot, o->k);
 		for (size_t k = (size_t)(o->k + 1); k < s->n; k++)
-			if (m->bytes[s->ev[k]] < 0)
-				o->freed_after -= m->bytes[s->ev[k]];
+			if (hm_mem_bytes(m, s->ev[k]) < 0)
+				o->freed_after -= hm_mem_bytes(m, s->ev[k]);
 		oom_context(t, o, ss, nss);
 		o->cat_at = hm_xcalloc(ncats ? ncats : 1, sizeof *o->cat_at);
 		at[i] = o->k, out[i] = o->cat_at;
@@ -282,7 +283,7 @@ static void explain_reserved(hm_series *s, const hm_mem *m)
 		if (g == HM_NONE)
 			continue;
 		if (s->max_reserved_unallocated == HM_NONE || g > s->max_reserved_unallocated)
-			s->max_reserved_unallocated = g, s->max_reserved_unallocated_ts = m->ts[e];
+			s->max_reserved_unallocated = g, s->max_reserved_unallocated_ts = hm_mem_ts(m, e);
 		if ((long)k == s->peak_k || (s->peak_k < 0 && unchanged && s->reserved_unallocated_at_peak == HM_NONE))
 			s->reserved_unallocated_at_peak = g;
 	}
@@ -314,7 +315,8 @@ static void makers(const hm_file *f, hm_series *s, const size_t *whole, size_t n
 		long ks = before(s, m, st->start_ts), ke = hm_explain_at(s, m, st->end_ts);
 		for (long k = ks + 1; k <= ke; k++) {
 			uint32_t e = s->ev[k];
-			if (m->bytes[e] <= 0 || s->partner[k] >= 0 || s->before[k])
+			int64_t b = hm_mem_bytes(m, e);
+			if (b <= 0 || s->partner[k] >= 0 || s->before[k])
 				continue;
 			hm_rowref r = {f, s, (uint32_t)k};
 			hm_value v;
@@ -329,7 +331,7 @@ static void makers(const hm_file *f, hm_series *s, const size_t *whole, size_t n
 			size_t old = cap;
 			hm_grow(&sum, &cap, id + 1, sizeof *sum);
 			memset(sum + old, 0, (cap - old) * sizeof *sum);
-			sum[id] += m->bytes[e];
+			sum[id] += b;
 		}
 	}
 	hm_maker *all = hm_xrealloc(NULL, (names.n ? names.n : 1) * sizeof *all);

@@ -172,7 +172,7 @@ static void json_live_at(FILE *f, const hm_report *r, const hm_file *hf, const h
 	for (size_t i = 0; i < n && i < top; i++) {
 		hm_rowref ref = {hf, s, pos[i]};
 		hm_value v;
-		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]];
+		int64_t b = hm_mem_bytes(&hf->t->mem, s->ev[pos[i]]);
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"category\": ", i ? ",\n     " : "\n     ", b < 0 ? -b : b);
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &v);
 		if (v.type == HM_V_STR)
@@ -180,7 +180,7 @@ static void json_live_at(FILE *f, const hm_report *r, const hm_file *hf, const h
 		else
 			fputs("null", f);
 		fputs(", \"ts\": ", f);
-		hm_json_us(f, hf->t->mem.ts[s->ev[pos[i]]]);
+		hm_json_us(f, hm_mem_ts(&hf->t->mem, s->ev[pos[i]]));
 		hm_json_who(f, &ref);
 		putc('}', f);
 	}
@@ -414,7 +414,7 @@ static void summary_oom(FILE *f, const hm_report *r, const hm_file *hf, const hm
 	for (size_t j = 0; j < nl && j < 3; j++) {
 		hm_rowref ref = {hf, s, pos[j]};
 		char who[256];
-		int64_t by = t->mem.bytes[s->ev[pos[j]]];
+		int64_t by = hm_mem_bytes(&t->mem, s->ev[pos[j]]);
 		hm_fmt_bytes(b1, sizeof b1, by < 0 ? -by : by);
 		hm_explain_who(&ref, who, sizeof who);
 		fprintf(f, "      live %12s  ", b1);

@@ -118,7 +118,7 @@ static void thread_part(hm_value *v, const hm_trace *t, uint32_t th, int part)
 static uint32_t free_event(const hm_rowref *r)
 {
 	uint32_t e = r->s->ev[r->k];
-	if (r->f->t->mem.bytes[e] < 0)
+	if (hm_mem_bytes(&r->f->t->mem, e) < 0)
 		return e;
 	return hm_free_ev(r->s, r->k);
 }
@@ -189,7 +189,7 @@ static uint64_t chain_from(const hm_file *f, int32_t s, int64_t ts, int64_t *min
 /* The chain hash of event e's enclosing slices, walked from the innermost. */
 static uint64_t chain_walk(const hm_file *f, uint32_t e)
 {
-	return chain_from(f, f->inner_of[e], f->t->mem.ts[e], NULL);
+	return chain_from(f, f->inner_of[e], hm_mem_ts(&f->t->mem, e), NULL);
 }
 
 void hm_ctxmemo_reset(hm_ctxmemo *m)
@@ -253,15 +253,15 @@ static int64_t context_of(const hm_file *f, uint32_t e, hm_ctxmemo *m)
 {
 	const hm_trace *t = f->t;
 	if (!m)
-		return context_final(chain_walk(f, e), path_hash(t->path), t->mem.thread[e]);
+		return context_final(chain_walk(f, e), path_hash(t->path), hm_mem_thread(&t->mem, e));
 	memo_for(m, f);
 	uint64_t chain = CHAIN_SEED;
 	int32_t s = f->inner_of[e];
 	if (s >= 0) {
 		const struct hm_ctxslot *c = chain_entry(m, f, s);
-		chain = c && t->mem.ts[e] <= c->minend ? c->hash : chain_walk(f, e);
+		chain = c && hm_mem_ts(&t->mem, e) <= c->minend ? c->hash : chain_walk(f, e);
 	}
-	return context_final(chain, m->path_hash, t->mem.thread[e]);
+	return context_final(chain, m->path_hash, hm_mem_thread(&t->mem, e));
 }
 
 int64_t hm_field_context(const hm_rowref *r, int field, hm_ctxmemo *m)
@@ -281,7 +281,7 @@ int64_t hm_field_context(const hm_rowref *r, int field, hm_ctxmemo *m)
 static size_t ops_open_at(const hm_file *f, uint32_t e, int64_t free_ts)
 {
 	const hm_slices *o = &f->t->sl;
-	int64_t ts = f->t->mem.ts[e];
+	int64_t ts = hm_mem_ts(&f->t->mem, e);
 	size_t n = 0, ended = SIZE_MAX; /* ended: the position from the innermost of the outermost ended op */
 	for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s])
 		if (o->kind[s] == HM_SL_OP && END(o, s) >= ts) {
@@ -330,36 +330,36 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	const hm_trace *t = f->t;
 	const hm_mem *m = &t->mem;
 	uint32_t e = r->s->ev[r->k];
-	int64_t b = m->bytes[e];
+	int64_t b = hm_mem_bytes(m, e);
 	memset(v, 0, sizeof *v);
 	switch (field) {
-	case HM_F_TS: v->type = HM_V_NUM, v->d = (double)m->ts[e] / 1000.0; break;
-	case HM_F_TS_NS: set_int(v, m->ts[e]); break;
+	case HM_F_TS: v->type = HM_V_NUM, v->d = (double)hm_mem_ts(m, e) / 1000.0; break;
+	case HM_F_TS_NS: set_int(v, hm_mem_ts(m, e)); break;
 	case HM_F_BYTES: set_int(v, b < 0 ? -b : b); break;
 	case HM_F_KIND: set_str(v, b < 0 ? "free" : "alloc", b < 0 ? 4 : 5); break;
 	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k] == 1; break;
-	case HM_F_ADDR: set_int(v, m->has_addr[e] ? (int64_t)hm_mem_addr(m, e) : HM_NONE); break;
+	case HM_F_ADDR: set_int(v, hm_mem_has_addr(m, e) ? (int64_t)hm_mem_addr(m, e) : HM_NONE); break;
 	case HM_F_DEVICE: set_str(v, r->s->device, strlen(r->s->device)); break;
 	case HM_F_DEVICE_TYPE: set_int(v, r->s->dev_type); break;
 	case HM_F_DEVICE_ID: set_int(v, r->s->dev_id); break;
 	case HM_F_RANK: set_int(v, t->rank); break;
 	case HM_F_FILE: set_str(v, t->path, strlen(t->path)); break;
-	case HM_F_PID: thread_part(v, t, m->thread[e], 0); break;
-	case HM_F_TID: thread_part(v, t, m->thread[e], 1); break;
+	case HM_F_PID: thread_part(v, t, hm_mem_thread(m, e), 0); break;
+	case HM_F_TID: thread_part(v, t, hm_mem_thread(m, e), 1); break;
 	case HM_F_EV_IDX: set_int(v, hm_mem_ev_idx(m, e)); break;
 	case HM_F_TOTAL_ALLOC: set_int(v, hm_mem_total_alloc(m, e)); break;
 	case HM_F_TOTAL_RES: set_int(v, hm_mem_total_res(m, e)); break;
 	case HM_F_FREE_TS: {
 		uint32_t fe = free_event(r);
 		if (fe != UINT32_MAX)
-			v->type = HM_V_NUM, v->d = (double)m->ts[fe] / 1000.0;
+			v->type = HM_V_NUM, v->d = (double)hm_mem_ts(m, fe) / 1000.0;
 		break;
 	}
 	case HM_F_LIFETIME: {
 		int32_t p = r->s->partner[r->k];
 		uint32_t pe = b > 0 ? hm_free_ev(r->s, r->k) : p >= 0 ? r->s->ev[p] : UINT32_MAX;
 		if (pe != UINT32_MAX) {
-			int64_t d = m->ts[pe] - m->ts[e];
+			int64_t d = hm_mem_ts(m, pe) - hm_mem_ts(m, e);
 			v->type = HM_V_NUM, v->d = (double)(d < 0 ? -d : d) / 1000.0;
 		}
 		break;
@@ -389,7 +389,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 		for (int32_t s = f->inner_of[e]; s >= 0; s = f->parent[s]) {
 			const char *n = t->names.str[t->sl.name[s]];
 			size_t len = t->names.len[t->sl.name[s]];
-			if (t->sl.kind[s] != HM_SL_PYTHON || t->sl.ts[s] + t->sl.dur[s] < m->ts[e])
+			if (t->sl.kind[s] != HM_SL_PYTHON || t->sl.ts[s] + t->sl.dur[s] < hm_mem_ts(m, e))
 				continue;
 			if (field == HM_F_MODULE && is_module(n, len)) {
 				set_str(v, n + MODULE_PREFIX_LEN, len - MODULE_PREFIX_LEN);
@@ -406,7 +406,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			v->type = HM_V_NUM, v->d = (double)hm_step_ts_of(f, e) / 1000.0;
 		break;
 	case HM_F_THREAD: {
-		uint32_t th = m->thread[e];
+		uint32_t th = hm_mem_thread(m, e);
 		if (th < t->thread_name_cap && t->thread_name[th] != UINT32_MAX)
 			set_name(v, t, t->thread_name[th]);
 		break;
@@ -417,7 +417,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_OPS_OPEN_AT_FREE: {
 		uint32_t fe = b > 0 ? hm_free_ev(r->s, r->k) : UINT32_MAX;
 		if (fe != UINT32_MAX)
-			set_int(v, (int64_t)ops_open_at(f, e, m->ts[fe]));
+			set_int(v, (int64_t)ops_open_at(f, e, hm_mem_ts(m, fe)));
 		break;
 	}
 	case HM_F_SAME_STEP:
@@ -427,10 +427,10 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
 			v->i = fe != UINT32_MAX && hm_step_of(f, fe) == hm_step_of(f, e) &&
 			       hm_step_ts_of(f, fe) == hm_step_ts_of(f, e) &&
-			       hm_thread_same_pid(&t->threads, m->thread[e], m->thread[fe]);
+			       hm_thread_same_pid(&t->threads, hm_mem_thread(m, e), hm_mem_thread(m, fe));
 		}
 		break;
-	case HM_F_HAS_ADDR: v->type = HM_V_BOOL, v->i = m->has_addr[e] != 0; break;
+	case HM_F_HAS_ADDR: v->type = HM_V_BOOL, v->i = hm_mem_has_addr(m, e) != 0; break;
 	case HM_F_CATEGORY:
 		if (cats && r->s->cat[r->k] >= 0)
 			set_str(v, cats->str[r->s->cat[r->k]], cats->len[r->s->cat[r->k]]);

@@ -362,7 +362,7 @@ static size_t choose_points(const hm_series *s, const hm_mem *m, uint8_t *keep, 
 	memset(keep, 0, s->n);
 	hm_replay it;
 	hm_replay_init(&it, s, m, val, ncats);
-	int64_t t_lo = it.ts, span = m->ts[s->ev[s->n - 1]] - t_lo + 1;
+	int64_t t_lo = it.ts, span = hm_mem_ts(m, s->ev[s->n - 1]) - t_lo + 1;
 	int64_t lo = 0, hi = 0, res = 0;
 	long col = -1, k_lo = -1, k_hi = -1, k_res = -1, k_last = -1;
 	size_t kept = 0;
@@ -516,7 +516,7 @@ static void live_json(FILE *f, contexts *ctx, const hm_file *hf, const hm_series
 	sized *c = hm_xcalloc(s->n + 1, sizeof *c);
 	size_t n = 0;
 	for (size_t k = 0; k < s->n; k++) {
-		int64_t b = m->bytes[s->ev[k]];
+		int64_t b = hm_mem_bytes(m, s->ev[k]);
 		uint32_t from = b > 0 && s->before[k] != 2 ? pt[k] : 0, to = b > 0 ? (s->partner[k] >= 0 ? pt[s->partner[k]] : UINT32_MAX) : pt[k];
 		if ((b > 0 || s->before[k]) && from < to)
 			c[n++] = (sized){b < 0 ? -b : b, (uint32_t)k};
@@ -531,21 +531,21 @@ static void live_json(FILE *f, contexts *ctx, const hm_file *hf, const hm_series
 		in[c[i].k] = 1;
 	for (size_t i = 0; i < np && i < HM_HTML_PEAK_LIVE; i++)
 		if (!in[at_peak[i]]) {
-			int64_t b = m->bytes[s->ev[at_peak[i]]];
+			int64_t b = hm_mem_bytes(m, s->ev[at_peak[i]]);
 			c[show++] = (sized){b < 0 ? -b : b, at_peak[i]};
 		}
 	free(in);
 	fprintf(f, ",\n \"live\":{\"allocs\":%zu,\"largest\":%zu,\"at_peak\":%d,\"listed\":%zu,\"a\":[", n,
 		n < HM_HTML_LIVE ? n : HM_HTML_LIVE, HM_HTML_PEAK_LIVE, show);
 	text b = {0};
-	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? hm_mem_ts(m, s->ev[0]) : 0);
 	for (size_t i = 0; i < show; i++) {
 		uint32_t k = c[i].k;
-		int before = m->bytes[s->ev[k]] < 0;
+		int before = hm_mem_bytes(m, s->ev[k]) < 0;
 		long to = before ? (long)pt[k] : s->partner[k] >= 0 ? (long)pt[s->partner[k]] : -1;
 		fprintf(f, "%s[%" PRIu32 ",%ld,%" PRId64 ",%" PRId32 ",%" PRIu32 ",%" PRId64 "]", i ? "," : "",
 			before ? 0 : pt[k], to, c[i].bytes, s->cat[k], context_of(ctx, hf, s, k, &b),
-			before ? -1 : m->ts[s->ev[k]] - t0);
+			before ? -1 : hm_mem_ts(m, s->ev[k]) - t0);
 	}
 	fputs("]}", f);
 	free(b.p);
@@ -601,7 +601,7 @@ static all_block all_allocations(contexts *ctx, hm_strtab *whos, const hm_report
 		return blk;
 	size_t n = 0;
 	for (size_t k = 0; k < s->n; k++)
-		n += m->bytes[s->ev[k]] > 0 || (m->bytes[s->ev[k]] < 0 && s->before[k]);
+		n += hm_mem_bytes(m, s->ev[k]) > 0 || (hm_mem_bytes(m, s->ev[k]) < 0 && s->before[k]);
 	const hm_snap *sn = hf->t->snap;
 	size_t width = 3 * 8 + 5 * 4 + 2 + (sn ? 16 : 0), raw = n * width;
 	unsigned char *col = hm_xcalloc(raw + 1, 1);
@@ -609,12 +609,12 @@ static all_block all_allocations(contexts *ctx, hm_strtab *whos, const hm_report
 	unsigned char *c_blk = c_addr + (sn ? 8 * n : 0), *c_from = c_blk + (sn ? 8 * n : 0);
 	unsigned char *c_to = c_from + 4 * n, *c_ctx = c_to + 4 * n, *c_who = c_ctx + 4 * n, *c_step = c_who + 4 * n;
 	unsigned char *c_cat = c_step + 4 * n;
-	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? hm_mem_ts(m, s->ev[0]) : 0);
 	text b = {0};
 	char who[1024];
 	size_t i = 0;
 	for (size_t k = 0; k < s->n; k++) {
-		int64_t by = m->bytes[s->ev[k]];
+		int64_t by = hm_mem_bytes(m, s->ev[k]);
 		int before = by < 0 && s->before[k];
 		if (by <= 0 && !before)
 			continue;
@@ -622,8 +622,8 @@ static all_block all_allocations(contexts *ctx, hm_strtab *whos, const hm_report
 		hm_value step;
 		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
 		hm_explain_who(&ref, who, sizeof who);
-		double at = before ? -1 : (double)(m->ts[s->ev[k]] - t0);
-		double ft = before ? (double)(m->ts[s->ev[k]] - t0) : s->partner[k] >= 0 ? (double)(m->ts[s->ev[s->partner[k]]] - t0) : -1;
+		double at = before ? -1 : (double)(hm_mem_ts(m, s->ev[k]) - t0);
+		double ft = before ? (double)(hm_mem_ts(m, s->ev[k]) - t0) : s->partner[k] >= 0 ? (double)(hm_mem_ts(m, s->ev[s->partner[k]]) - t0) : -1;
 		double bd = (double)(by < 0 ? -by : by);
 		uint64_t u;
 		memcpy(&u, &bd, 8), put_le(c_bytes + 8 * i, u, 8);
@@ -854,7 +854,7 @@ static void series_json(FILE *f, contexts *ctx, hm_strtab *whos, all_block *all,
 			const hm_series *s)
 {
 	const hm_mem *m = &hf->t->mem;
-	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? m->ts[s->ev[0]] : 0);
+	int64_t t0 = hf->t->first_ts != HM_NONE ? hf->t->first_ts : (s->n ? hm_mem_ts(m, s->ev[0]) : 0);
 	char label[1200], us[40];
 	series_label(label, sizeof label, hf, s);
 	fputs("{\"label\":", f);
@@ -880,7 +880,7 @@ static void series_json(FILE *f, contexts *ctx, hm_strtab *whos, all_block *all,
 	fprintf(f, ",\"reduced\":%s,\n \"t\":[0", kept < s->n ? "true" : "false");
 	for (size_t k = 0; k < s->n; k++)
 		if (keep[k])
-			fprintf(f, ",%" PRId64, m->ts[s->ev[k]] - t0);
+			fprintf(f, ",%" PRId64, hm_mem_ts(m, s->ev[k]) - t0);
 	fputs("],\n \"pk\":[0", f); /* each point's event position + 1, for the every-allocation columns */
 	for (size_t k = 0; k < s->n; k++)
 		if (keep[k])
@@ -1041,7 +1041,7 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
 		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
 		hm_field_get(&ref, HM_F_CATEGORY, r->cats, &cat);
-		int64_t b = hf->t->mem.bytes[s->ev[pos[i]]], at = hf->t->mem.ts[s->ev[pos[i]]] - hf->t->first_ts;
+		int64_t b = hm_mem_bytes(&hf->t->mem, s->ev[pos[i]]), at = hm_mem_ts(&hf->t->mem, s->ev[pos[i]]) - hf->t->first_ts;
 		fprintf(f, "<tr data-bytes=%" PRId64 " data-t=%" PRId64 " title=\"click: what is live at the peak\">", b < 0 ? -b : b,
 			s->before[pos[i]] == HM_BEFORE_TRACE || s->before[pos[i]] == HM_BEFORE_WINDOW ? -1 : at);
 		bytes_cell(f, b < 0 ? -b : b);
@@ -1064,7 +1064,7 @@ static void live_table(FILE *f, const hm_report *r, const colors *k, const hm_fi
 			fprintf(f, "%.3f ms", life.d / 1000.0);
 		else
 			fputs("never freed", f);
-		int64_t ts = hf->t->mem.ts[s->ev[pos[i]]];
+		int64_t ts = hm_mem_ts(&hf->t->mem, s->ev[pos[i]]);
 		int held = s->before[pos[i]] == HM_BEFORE_TRACE || s->before[pos[i]] == HM_BEFORE_WINDOW;
 		fprintf(f, "</td><td class=num>%s%.3f ms</td><td class=who>", held ? "freed +" : "+",
 			(double)(ts - hf->t->first_ts) / 1e6);

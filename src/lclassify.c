@@ -101,11 +101,11 @@ static void describe(const hm_file *f, const hm_series *x, size_t k, char *out, 
 	const hm_trace *t = f->t;
 	uint32_t e = x->ev[k];
 	char ts[32];
-	hm_fmt_us(ts, t->mem.ts[e]);
+	hm_fmt_us(ts, hm_mem_ts(&t->mem, e));
 	int32_t op = f->op_of[e];
 	snprintf(out, n, "while classifying the %s of %lld bytes on %s at ts %s (op %s) in %s",
-		 t->mem.bytes[e] < 0 ? "free" : "allocation",
-		 (long long)(t->mem.bytes[e] < 0 ? -t->mem.bytes[e] : t->mem.bytes[e]), x->device, ts,
+		 hm_mem_bytes(&t->mem, e) < 0 ? "free" : "allocation",
+		 (long long)(hm_mem_bytes(&t->mem, e) < 0 ? -hm_mem_bytes(&t->mem, e) : hm_mem_bytes(&t->mem, e)), x->device, ts,
 		 op >= 0 ? t->names.str[t->sl.name[op]] : "none", t->path);
 }
 
@@ -357,7 +357,7 @@ static int classify_protected(lua_State *L)
 		hm_series *x = &f->series[c->si];
 		for (; c->k < x->n; c->k++) {
 			size_t k = c->k;
-			int64_t b = m->bytes[x->ev[k]];
+			int64_t b = hm_mem_bytes(m, x->ev[k]);
 			if (b == 0) {
 				x->cat[k] = -1;
 				continue;

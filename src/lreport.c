@@ -98,7 +98,7 @@ static int series_allocations(lua_State *L)
 	lua_createtable(L, (int)s->allocs, 0);
 	lua_Integer i = 0;
 	for (size_t k = 0; k < s->n; k++) {
-		int64_t b = m->bytes[s->ev[k]];
+		int64_t b = hm_mem_bytes(m, s->ev[k]);
 		if (b > 0 || (b < 0 && s->partner[k] < 0)) {
 			hm_lua_row_push(L, u->f, u->s, (uint32_t)k, u->rep->cats);
 			lua_rawseti(L, -2, ++i);
@@ -728,7 +728,7 @@ static void aggregate(lua_State *L, const hm_aggdecl *d, hm_report *rep, hm_agg 
 		for (size_t si = 0; si < f->nseries; si++) {
 			const hm_series *s = &f->series[si];
 			for (size_t k = 0; k < s->n; k++) {
-				int64_t b = m->bytes[s->ev[k]];
+				int64_t b = hm_mem_bytes(m, s->ev[k]);
 				if (!(b > 0 || (b < 0 && s->partner[k] < 0)) || !where_ok(s, k, d->where))
 					continue;
 				hm_rowref r = {f, s, (uint32_t)k};

@@ -169,9 +169,9 @@ static int row_tostring(lua_State *L)
 	const hm_mem *m = &r->f->t->mem;
 	uint32_t e = r->s->ev[r->k];
 	char ts[32];
-	hm_fmt_us(ts, m->ts[e]);
-	lua_pushfstring(L, "hmem.row(%s %I bytes on %s at ts %s)", m->bytes[e] < 0 ? "free" : "alloc",
-			(lua_Integer)(m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e]), r->s->device, ts);
+	hm_fmt_us(ts, hm_mem_ts(m, e));
+	lua_pushfstring(L, "hmem.row(%s %I bytes on %s at ts %s)", hm_mem_bytes(m, e) < 0 ? "free" : "alloc",
+			(lua_Integer)(hm_mem_bytes(m, e) < 0 ? -hm_mem_bytes(m, e) : hm_mem_bytes(m, e)), r->s->device, ts);
 	return 1;
 }
 

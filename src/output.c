@@ -76,7 +76,7 @@ static void json_live(FILE *f, const hm_report *r, const hm_file *hf, const hm_s
 		for (size_t j = 0; j < sizeof fields / sizeof *fields; j++) {
 			fprintf(f, "%s\"%s\": ", j ? ", " : "", hm_field_name(fields[j]));
 			if (fields[j] == HM_F_TS)
-				hm_json_us(f, hf->t->mem.ts[s->ev[pos[i]]]);
+				hm_json_us(f, hm_mem_ts(&hf->t->mem, s->ev[pos[i]]));
 			else
 				json_field(f, &ref, fields[j], r->cats);
 		}
@@ -275,9 +275,9 @@ void hm_write_events(FILE *f, const hm_report *r)
 			const hm_series *s = &hf->series[si];
 			for (size_t k = 0; k < s->n; k++) {
 				uint32_t e = s->ev[k];
-				csv_event_prefix(f, hf, s, m->ts[e], m->bytes[e]);
+				csv_event_prefix(f, hf, s, hm_mem_ts(m, e), hm_mem_bytes(m, e));
 				putc(',', f);
-				if (m->has_addr[e])
+				if (hm_mem_has_addr(m, e))
 					fprintf(f, "%" PRIu64, hm_mem_addr(m, e));
 				putc(',', f);
 				csv_opt(f, hm_mem_total_alloc(m, e));
@@ -287,8 +287,8 @@ void hm_write_events(FILE *f, const hm_report *r)
 				csv_opt(f, hm_mem_ev_idx(m, e));
 				/* A pid or tid string may hold NUL bytes (\u0000 in the trace): split the
 				 * thread key by its length, not as a C string. */
-				const char *key = t->threads.str[m->thread[e]], *tid;
-				size_t tl, pl = hm_thread_split(key, t->threads.len[m->thread[e]], &tid, &tl);
+				const char *key = t->threads.str[hm_mem_thread(m, e)], *tid;
+				size_t tl, pl = hm_thread_split(key, t->threads.len[hm_mem_thread(m, e)], &tid, &tl);
 				putc(',', f);
 				csv_str(f, key, pl);
 				putc(',', f);
@@ -300,7 +300,7 @@ void hm_write_events(FILE *f, const hm_report *r)
 				int32_t p = s->partner[k];
 				fputs(p >= 0 ? ",yes," : ",no,", f);
 				if (p >= 0) {
-					int64_t d = m->ts[s->ev[p]] - m->ts[e];
+					int64_t d = hm_mem_ts(m, s->ev[p]) - hm_mem_ts(m, e);
 					hm_json_us(f, d < 0 ? -d : d);
 				}
 				putc('\n', f);
@@ -466,7 +466,7 @@ static void summary_live(FILE *f, const hm_report *r, const hm_file *hf, const h
 		hm_field_get(&ref, HM_F_STEP, r->cats, &step);
 		hm_field_get(&ref, HM_F_LIFETIME, r->cats, &life);
 		char b[32], st[24], lt[40];
-		int64_t by = hf->t->mem.bytes[s->ev[pos[i]]];
+		int64_t by = hm_mem_bytes(&hf->t->mem, s->ev[pos[i]]);
 		hm_fmt_bytes(b, sizeof b, by < 0 ? -by : by);
 		snprintf(st, sizeof st, step.type == HM_V_INT ? "%" PRId64 : "-", step.i);
 		if (s->before[pos[i]])

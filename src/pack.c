@@ -35,12 +35,19 @@ static uint8_t *room(hm_pack *p, size_t len)
 static hm_packblk encode(hm_pack *p, const int64_t *v)
 {
 	hm_packblk k = {INT64_MIN, NULL, 0, 0};
-	int64_t lo = INT64_MAX, hi = INT64_MIN; /* HM_NONE is INT64_MIN: it never raises hi */
-	size_t nnone = 0;
-	for (size_t r = 0; r < HM_PACK_ROWS; r++) {
+	/* Two running minima and maxima over the even and the odd rows: each is a chain of
+	 * dependent steps, and every block of every packed column is encoded as the file is
+	 * read. HM_NONE is INT64_MIN: it never raises a maximum. */
+	int64_t lo = INT64_MAX, hi = INT64_MIN, lo1 = INT64_MAX, hi1 = INT64_MIN;
+	for (size_t r = 0; r < HM_PACK_ROWS; r += 2) {
 		lo = v[r] < lo ? v[r] : lo;
 		hi = v[r] > hi ? v[r] : hi;
+		lo1 = v[r + 1] < lo1 ? v[r + 1] : lo1;
+		hi1 = v[r + 1] > hi1 ? v[r + 1] : hi1;
 	}
+	lo = lo1 < lo ? lo1 : lo;
+	hi = hi1 > hi ? hi1 : hi;
+	size_t nnone = 0;
 	if (lo == INT64_MIN) { /* some rows are HM_NONE: the smallest of the others */
 		lo = INT64_MAX;
 		for (size_t r = 0; r < HM_PACK_ROWS; r++) {

@@ -73,7 +73,9 @@ static inline int64_t hm_pack_get(const hm_pack *p, size_t i)
 	case 4: { uint32_t x; memcpy(&x, k->off + 4 * r, 4); o = x; } break;
 	default: { int64_t x; memcpy(&x, k->off + 8 * r, 8); return x; }
 	}
-	if (o == ((uint64_t)k->none << 8 * k->w) - 1) /* without none: UINT64_MAX, never an offset */
+	/* Most blocks hold no HM_NONE: tested first, it spares the code's shift on every read
+	 * (hot loops read a packed column per event). */
+	if (__builtin_expect(k->none, 0) && o == ((uint64_t)1 << 8 * k->w) - 1)
 		return INT64_MIN; /* HM_NONE */
 	return (int64_t)((uint64_t)k->base + o);
 }

@@ -275,22 +275,18 @@ static void put_strtab(db *d, sqlite3_stmt *st, int64_t idx, const char *name, c
 	free(b);
 }
 
-/* A packed column as the plain int64 column it stands for (the partial's format). */
-static void put_pack(db *d, sqlite3_stmt *st, int64_t idx, const char *name, const hm_pack *p)
+/* A packed column as the plain column it stands for (the partial's format): el bytes a row,
+ * int64 values (8), uint32 ids (4) or uint8 flags (1). */
+static void put_pack(db *d, sqlite3_stmt *st, int64_t idx, const char *name, const hm_pack *p, size_t el)
 {
-	int64_t *v = hm_xrealloc(NULL, (p->n + 1) * sizeof *v);
-	hm_pack_copy(p, v);
-	row(d, st, "itb", idx, name, (const void *)v, p->n * sizeof *v);
-	free(v);
-}
-
-/* A packed column of uint32 ids as the plain uint32 column it stands for. */
-static void put_pack32(db *d, sqlite3_stmt *st, int64_t idx, const char *name, const hm_pack *p)
-{
-	uint32_t *v = hm_xrealloc(NULL, (p->n + 1) * sizeof *v);
-	for (size_t i = 0; i < p->n; i++)
-		v[i] = (uint32_t)hm_pack_get(p, i);
-	row(d, st, "itb", idx, name, (const void *)v, p->n * sizeof *v);
+	uint8_t *v = hm_xrealloc(NULL, (p->n + 1) * el);
+	for (size_t i = 0; i < p->n; i++) {
+		int64_t x = hm_pack_get(p, i);
+		uint32_t id = (uint32_t)x;
+		uint8_t flag = (uint8_t)x;
+		memcpy(v + i * el, el == 8 ? (const void *)&x : el == 4 ? (const void *)&id : (const void *)&flag, el);
+	}
+	row(d, st, "itb", idx, name, (const void *)v, p->n * el);
 	free(v);
 }
 
@@ -307,16 +303,17 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 		for (size_t j = 0; j < (f->series[k].based ? f->series[k].nall : f->series[k].n); j++)
 			dtype[f->series[k].ev[j]] = f->series[k].dev_type, did[f->series[k].ev[j]] = f->series[k].dev_id;
 #define COL(name, p, count) row(d, st, "itb", idx, name, (const void *)(p), (size_t)(count) * sizeof *(p))
-	COL("mem.ts", m->ts, n), COL("mem.bytes", m->bytes, n);
+	put_pack(d, st, idx, "mem.ts", &m->ts, 8), put_pack(d, st, idx, "mem.bytes", &m->bytes, 8);
 	if (m->addr)
 		COL("mem.addr", m->addr, n);
 	else
-		put_pack(d, st, idx, "mem.addr", &m->addrs);
-	put_pack(d, st, idx, "mem.total_alloc", &m->total_alloc), put_pack(d, st, idx, "mem.total_res", &m->total_res);
-	put_pack(d, st, idx, "mem.ev_idx", &m->ev_idx);
+		put_pack(d, st, idx, "mem.addr", &m->addrs, 8);
+	put_pack(d, st, idx, "mem.total_alloc", &m->total_alloc, 8), put_pack(d, st, idx, "mem.total_res", &m->total_res, 8);
+	put_pack(d, st, idx, "mem.ev_idx", &m->ev_idx, 8);
 	COL("mem.dev_type", dtype, n), COL("mem.dev_id", did, n);
 	free(dtype), free(did);
-	COL("mem.thread", m->thread, n), COL("mem.has_addr", m->has_addr, n), COL("mem.category", catev, n);
+	put_pack(d, st, idx, "mem.thread", &m->thread, 4), put_pack(d, st, idx, "mem.has_addr", &m->has_addr, 1);
+	COL("mem.category", catev, n);
 	const hm_slices *s = &t->sl;
 	COL("sl.ts", s->ts, s->n), COL("sl.dur", s->dur, s->n), COL("sl.name", s->name, s->n);
 	COL("sl.thread", s->thread, s->n), COL("sl.cat", s->cat, s->n), COL("sl.kind", s->kind, s->n);
@@ -332,10 +329,10 @@ static void put_store(db *d, sqlite3_stmt *st, int64_t idx, const hm_file *f, co
 	put_strtab(d, st, idx, "threads", &t->threads);
 	const hm_snap *sn = t->snap;
 	if (sn) {
-		put_pack(d, st, idx, "snap.block_bytes", &sn->block_bytes), put_pack(d, st, idx, "snap.stream", &sn->stream);
-		put_pack(d, st, idx, "snap.segment", &sn->segment), COL("snap.origin", sn->origin, n);
-		COL("snap.stack", sn->stack, n), put_pack32(d, st, idx, "snap.compile_ctx", &sn->compile_ctx);
-		put_pack32(d, st, idx, "snap.user_meta", &sn->user_meta), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
+		put_pack(d, st, idx, "snap.block_bytes", &sn->block_bytes, 8), put_pack(d, st, idx, "snap.stream", &sn->stream, 8);
+		put_pack(d, st, idx, "snap.segment", &sn->segment, 8), COL("snap.origin", sn->origin, n);
+		COL("snap.stack", sn->stack, n), put_pack(d, st, idx, "snap.compile_ctx", &sn->compile_ctx, 4);
+		put_pack(d, st, idx, "snap.user_meta", &sn->user_meta, 4), COL("snap.stack_frame", sn->stack_frame, sn->stacks.n);
 		COL("snap.segs", sn->segs, sn->nsegs), COL("snap.ooms", sn->ooms, sn->nooms);
 		COL("snap.lives", sn->lives, sn->nlives);
 		int64_t sc[] = {I(sn->entries), I(sn->skipped), sn->protocol, sn->overflowed, sn->max_entries, I(sn->untimed)};
@@ -894,22 +891,20 @@ static void get_strtab(const blobs *b, const char *name, hm_strtab *t, int *bad)
 		*bad = 1;
 }
 
-static void get_pack(const blobs *b, const char *name, size_t n, hm_pack *p, int *bad);
+static void get_pack(const blobs *b, const char *name, size_t n, size_t el, hm_pack *p, int *bad);
 
 static void get_snap(const blobs *b, hm_trace *t, int *bad)
 {
 	size_t n = t->mem.n;
 	hm_snap *s = t->snap = hm_xcalloc(1, sizeof *s);
 	s->cap = n;
-	get_pack(b, "snap.block_bytes", n, &s->block_bytes, bad);
-	get_pack(b, "snap.stream", n, &s->stream, bad);
-	get_pack(b, "snap.segment", n, &s->segment, bad);
+	get_pack(b, "snap.block_bytes", n, 8, &s->block_bytes, bad);
+	get_pack(b, "snap.stream", n, 8, &s->stream, bad);
+	get_pack(b, "snap.segment", n, 8, &s->segment, bad);
 	s->origin = column(b, "snap.origin", n, sizeof *s->origin, bad);
 	s->stack = column(b, "snap.stack", n, sizeof *s->stack, bad);
-	uint32_t *ids[2] = {column(b, "snap.compile_ctx", n, sizeof **ids, bad), column(b, "snap.user_meta", n, sizeof **ids, bad)};
-	for (size_t i = 0; i < n && !*bad; i++)
-		hm_pack_add(&s->compile_ctx, ids[0][i]), hm_pack_add(&s->user_meta, ids[1][i]);
-	free(ids[0]), free(ids[1]);
+	get_pack(b, "snap.compile_ctx", n, 4, &s->compile_ctx, bad);
+	get_pack(b, "snap.user_meta", n, 4, &s->user_meta, bad);
 	get_strtab(b, "snap.frames", &s->frames, bad);
 	get_strtab(b, "snap.stacks", &s->stacks, bad);
 	s->stack_frame = column(b, "snap.stack_frame", s->stacks.n, sizeof *s->stack_frame, bad);
@@ -928,12 +923,21 @@ static void get_snap(const blobs *b, hm_trace *t, int *bad)
 	free(sc);
 }
 
-/* A plain int64 column into a packed one. */
-static void get_pack(const blobs *b, const char *name, size_t n, hm_pack *p, int *bad)
+/* A plain column into a packed one: el bytes a row, as put_pack wrote it. */
+static void get_pack(const blobs *b, const char *name, size_t n, size_t el, hm_pack *p, int *bad)
 {
-	int64_t *v = column(b, name, n, sizeof *v, bad);
-	for (size_t i = 0; i < n && !*bad; i++)
-		hm_pack_add(p, v[i]);
+	uint8_t *v = column(b, name, n, el, bad);
+	for (size_t i = 0; i < n && !*bad; i++) {
+		int64_t x;
+		uint32_t id;
+		if (el == 8)
+			memcpy(&x, v + 8 * i, 8);
+		else if (el == 4)
+			memcpy(&id, v + 4 * i, 4), x = id;
+		else
+			x = v[i];
+		hm_pack_add(p, x);
+	}
 	free(v);
 }
 
@@ -1011,8 +1015,8 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 	size_t nnames = t->names.n, nthreads = t->threads.n;
 	uint64_t traffic = 0;
 	for (size_t i = 0; i < m->n; i++) {
-		int64_t b = m->bytes[i], ta = hm_mem_total_alloc(m, i);
-		if (!IN_TS(m->ts[i]))
+		int64_t b = hm_mem_bytes(m, i), ta = hm_mem_total_alloc(m, i);
+		if (!IN_TS(hm_mem_ts(m, i)))
 			BAD("memory event %zu: its time is beyond 2^62 ns", i);
 		if (!IN_MEM(b) || (traffic += (uint64_t)(b < 0 ? -b : b)) > HM_STORE_MEM_LIMIT)
 			BAD("memory event %zu: sizes beyond 2^60 bytes", i);
@@ -1020,10 +1024,10 @@ static int load_check(const hm_trace *t, const int32_t *catev, size_t ncats, cha
 			BAD("memory event %zu: Total Allocated beyond 2^60 bytes", i);
 		if (m->dev_type[i] < -32768 || m->dev_type[i] > 32767)
 			BAD("memory event %zu: device type %d out of range", i, (int)m->dev_type[i]);
-		if (m->thread[i] >= nthreads)
-			BAD("memory event %zu: thread id %u of %zu threads", i, (unsigned)m->thread[i], nthreads);
-		if (m->has_addr[i] > 1)
-			BAD("memory event %zu: has_addr %u", i, (unsigned)m->has_addr[i]);
+		if (hm_mem_thread(m, i) >= nthreads)
+			BAD("memory event %zu: thread id %u of %zu threads", i, (unsigned)hm_mem_thread(m, i), nthreads);
+		if ((uint64_t)hm_pack_get(&m->has_addr, i) > 1) /* as the partial gave it */
+			BAD("memory event %zu: has_addr %u", i, (unsigned)hm_pack_get(&m->has_addr, i));
 		if (catev[i] < -1 || catev[i] >= (int64_t)ncats)
 			BAD("memory event %zu: category id %d of %zu categories", i, (int)catev[i], ncats);
 	}
@@ -1163,16 +1167,16 @@ static hm_trace *get_trace(sqlite3_stmt *fr, const blobs *b, int32_t **catev, in
 		free(dst);                                          \
 		(dst) = col_;                                       \
 	} while (0)
-	GET(m->ts, "mem.ts", n);
-	GET(m->bytes, "mem.bytes", n);
+	get_pack(b, "mem.ts", n, 8, &m->ts, bad);
+	get_pack(b, "mem.bytes", n, 8, &m->bytes, bad);
 	GET(m->addr, "mem.addr", n);
-	get_pack(b, "mem.total_alloc", n, &m->total_alloc, bad);
-	get_pack(b, "mem.total_res", n, &m->total_res, bad);
-	get_pack(b, "mem.ev_idx", n, &m->ev_idx, bad);
+	get_pack(b, "mem.total_alloc", n, 8, &m->total_alloc, bad);
+	get_pack(b, "mem.total_res", n, 8, &m->total_res, bad);
+	get_pack(b, "mem.ev_idx", n, 8, &m->ev_idx, bad);
 	GET(m->dev_type, "mem.dev_type", n);
 	GET(m->dev_id, "mem.dev_id", n);
-	GET(m->thread, "mem.thread", n);
-	GET(m->has_addr, "mem.has_addr", n);
+	get_pack(b, "mem.thread", n, 4, &m->thread, bad);
+	get_pack(b, "mem.has_addr", n, 1, &m->has_addr, bad);
 	m->cap = n + 1;
 	*catev = column(b, "mem.category", n, sizeof **catev, bad);
 	hm_slices *s = &t->sl;

@@ -18,7 +18,7 @@
  * "a\u0000b" holds a NUL (issue 11). */
 static const char *pid_of(const hm_file *hf, const hm_series *s, size_t *n)
 {
-	uint32_t id = hf->t->mem.thread[s->ev[0]];
+	uint32_t id = hm_mem_thread(&hf->t->mem, s->ev[0]);
 	const char *key = hf->t->threads.str[id];
 	*n = hm_thread_split(key, hf->t->threads.len[id], NULL, NULL);
 	return key;

@@ -383,7 +383,7 @@ static int stage_timeline(run *r)
 			if (!s->mismatches || r->o->quiet)
 				continue;
 			char ts[32];
-			hm_fmt_us(ts, f->t->mem.ts[s->ev[s->first_mismatch]]);
+			hm_fmt_us(ts, hm_mem_ts(&f->t->mem, s->ev[s->first_mismatch]));
 			hm_eprintf("hmem: warning: %s %s: the sum of categories differs from the trace's Total Allocated "
 				   "after %llu of %zu events (first at ts %s)\n", f->t->path, s->device,
 				   (unsigned long long)s->mismatches, s->n, ts);

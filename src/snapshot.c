@@ -1201,8 +1201,8 @@ static int read_annotations(sx *x, hm_pkv anns)
 	uint32_t cat = hm_store_name(x->t, "user_annotation", 15);
 	int64_t last = x->t->first_ts == HM_NONE ? 0 : x->t->first_ts, clock = 0;
 	for (size_t i = 0; i < x->t->mem.n; i++)
-		if (x->t->mem.ts[i] > last)
-			last = x->t->mem.ts[i];
+		if (hm_mem_ts(&x->t->mem, i) > last)
+			last = hm_mem_ts(&x->t->mem, i);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		hm_pkv a = hm_pk_item(x->p, anns, i);

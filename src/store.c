@@ -23,8 +23,7 @@ hm_trace *hm_store_new(const char *path)
 
 void hm_store_grow_mem(hm_mem *mm, size_t c)
 {
-	GROW(mm->ts, c), GROW(mm->bytes, c), GROW(mm->addr, c), GROW(mm->dev_type, c), GROW(mm->dev_id, c);
-	GROW(mm->thread, c), GROW(mm->has_addr, c);
+	GROW(mm->addr, c), GROW(mm->dev_type, c), GROW(mm->dev_id, c);
 	mm->cap = c;
 }
 
@@ -44,6 +43,10 @@ void hm_store_reserve(hm_trace *t, uint64_t n)
 		n = HM_STORE_RESERVE_MAX;
 	if (n > 1024) {
 		hm_store_grow_mem(&t->mem, (size_t)n);
+		hm_pack_reserve(&t->mem.ts, (size_t)n);
+		hm_pack_reserve(&t->mem.bytes, (size_t)n);
+		hm_pack_reserve(&t->mem.thread, (size_t)n);
+		hm_pack_reserve(&t->mem.has_addr, (size_t)n);
 		hm_pack_reserve(&t->mem.total_alloc, (size_t)n);
 		hm_pack_reserve(&t->mem.total_res, (size_t)n);
 		hm_pack_reserve(&t->mem.ev_idx, (size_t)n);
@@ -102,7 +105,8 @@ void hm_store_free(hm_trace *t)
 	if (!t)
 		return;
 	hm_mem *m = &t->mem;
-	free(m->ts), free(m->bytes), free(m->addr), free(m->dev_type), free(m->dev_id), free(m->thread), free(m->has_addr);
+	free(m->addr), free(m->dev_type), free(m->dev_id);
+	hm_pack_free(&m->ts), hm_pack_free(&m->bytes), hm_pack_free(&m->thread), hm_pack_free(&m->has_addr);
 	hm_pack_free(&m->addrs), hm_pack_free(&m->total_alloc), hm_pack_free(&m->total_res), hm_pack_free(&m->ev_idx);
 	hm_slices *o = &t->sl;
 	free(o->ts), free(o->dur), free(o->name), free(o->thread), free(o->cat), free(o->kind);

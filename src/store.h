@@ -39,22 +39,23 @@
 /* hm_store_reserve reserves at most this many rows (3 GB of address space). */
 #define HM_STORE_RESERVE_MAX (UINT64_C(32) << 20)
 
-/* [memory] events, in file order (struct of arrays; index = file order). The trace's
- * totals and Ev Idx are packed (pack.h: a running total, a value that seldom changes and a
- * counter take 0 to 4 bytes an event, not 8): read them with hm_mem_total_alloc and the
- * two below. */
+/* [memory] events, in file order (struct of arrays; index = file order). Every column
+ * but the raw addresses and devices is packed (pack.h): times and sizes of neighbouring
+ * events are close, the totals run, Ev Idx counts, and the thread and whether there is an
+ * Addr seldom change, so each takes 0 to 4 bytes an event, not 8. Read them with the
+ * hm_mem_* accessors below. */
 typedef struct hm_mem {
 	size_t n, cap;      /* cap: of the plain columns */
-	int64_t *ts;        /* ns, exact from the decimal text */
-	int64_t *bytes;     /* signed: + allocation, - free */
+	hm_pack ts;         /* ns, exact from the decimal text */
+	hm_pack bytes;      /* signed: + allocation, - free */
 	uint64_t *addr;     /* valid where has_addr; NULL once hm_analyze has paired the events,
 			     * which packs it into addrs: read it with hm_mem_addr */
 	hm_pack addrs;
 	hm_pack total_alloc, total_res, ev_idx; /* HM_NONE where absent */
 	int32_t *dev_type, *dev_id; /* NULL once hm_analyze has split the events by device:
 				     * each series holds its own (analyze.h) */
-	uint32_t *thread;   /* id in hm_trace.threads ("pid\x1ftid") */
-	uint8_t *has_addr;
+	hm_pack thread;     /* id in hm_trace.threads ("pid\x1ftid") */
+	hm_pack has_addr;   /* 1 where the event has an Addr, else 0 */
 } hm_mem;
 
 /* [OutOfMemory] events, in file order (struct of arrays). Only Device Type, Device Id and
@@ -155,19 +156,42 @@ static inline void hm_store_add_mem(hm_trace *t, const hm_mem_event *e)
 	if (mm->n == mm->cap)
 		hm_store_grow_mem(mm, mm->cap ? mm->cap * 2 : 1024);
 	size_t i = mm->n++;
-	mm->ts[i] = e->ts;
-	mm->bytes[i] = e->bytes;
+	hm_pack_add(&mm->ts, e->ts);
+	hm_pack_add(&mm->bytes, e->bytes);
 	mm->addr[i] = e->addr;
-	mm->has_addr[i] = (uint8_t)e->has_addr;
+	hm_pack_add(&mm->has_addr, e->has_addr != 0);
 	hm_pack_add(&mm->total_alloc, e->total_alloc);
 	hm_pack_add(&mm->total_res, e->total_res);
 	hm_pack_add(&mm->ev_idx, e->ev_idx);
 	mm->dev_type[i] = e->dev_type;
 	mm->dev_id[i] = e->dev_id;
-	mm->thread[i] = e->thread;
+	hm_pack_add(&mm->thread, e->thread);
 }
 
-/* The Addr of memory event i (valid where has_addr). */
+/* The time (ns) and size (+ allocation, - free) of memory event i. */
+static inline int64_t hm_mem_ts(const hm_mem *m, size_t i)
+{
+	return hm_pack_get(&m->ts, i);
+}
+
+static inline int64_t hm_mem_bytes(const hm_mem *m, size_t i)
+{
+	return hm_pack_get(&m->bytes, i);
+}
+
+/* The thread of memory event i (an id in hm_trace.threads). */
+static inline uint32_t hm_mem_thread(const hm_mem *m, size_t i)
+{
+	return (uint32_t)hm_pack_get(&m->thread, i);
+}
+
+/* Whether memory event i has an Addr. */
+static inline int hm_mem_has_addr(const hm_mem *m, size_t i)
+{
+	return hm_pack_get(&m->has_addr, i) != 0;
+}
+
+/* The Addr of memory event i (valid where hm_mem_has_addr). */
 static inline uint64_t hm_mem_addr(const hm_mem *m, size_t i)
 {
 	return m->addr ? m->addr[i] : (uint64_t)hm_pack_get(&m->addrs, i);

@@ -14,9 +14,10 @@ static int64_t rule5(const hm_series *s, const hm_mem *m, int64_t *held)
 	*held = 0;
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
+		int64_t b = hm_mem_bytes(m, e);
 		if (s->before[k])
-			*held += m->bytes[e] < 0 ? -m->bytes[e] : m->bytes[e];
-		run += hm_mem_delta(s, m, k);
+			*held += b < 0 ? -b : b;
+		run += hm_delta_of(s, k, b);
 		if (run < min_run)
 			min_run = run;
 		if (first_ta == HM_NONE && (first_ta = hm_mem_total_alloc(m, e)) != HM_NONE)
@@ -40,7 +41,7 @@ static void start_values(hm_series *s, const hm_mem *m)
 	int64_t held, b0 = rule5(s, m, &held);
 	for (size_t k = 0; k < s->n; k++)
 		if (s->before[k]) {
-			int64_t b = m->bytes[s->ev[k]];
+			int64_t b = hm_mem_bytes(m, s->ev[k]);
 			s->cats[s->cat[k]].start += b < 0 ? -b : b;
 		}
 	if (s->based)
@@ -102,7 +103,7 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 	for (size_t c = 0; c < ncats; c++)
 		s->cats[c].end = val[c];
 	s->end_bytes = it.total;
-	s->peak_ts = s->n ? m->ts[s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]] : s->base_ts;
+	s->peak_ts = s->n ? hm_mem_ts(m, s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]) : s->base_ts;
 
 	/* Category values at the device's peak: replay up to it rather than copying every
 	 * category at every new peak (a growing trace sets a new peak at most events). */
@@ -126,7 +127,7 @@ static size_t put_bucket(int64_t *ts, int64_t *bytes, size_t out, int64_t mn, in
 size_t hm_timeline_points(const hm_series *s, const hm_mem *m, size_t cat, size_t ncats, uint64_t points,
 			  int64_t *val, int64_t *ts, int64_t *bytes)
 {
-	int64_t t0 = s->n ? m->ts[s->ev[0]] : 0, t1 = s->n ? m->ts[s->ev[s->n - 1]] : 0;
+	int64_t t0 = s->n ? hm_mem_ts(m, s->ev[0]) : 0, t1 = s->n ? hm_mem_ts(m, s->ev[s->n - 1]) : 0;
 	int all = !points || points >= (s->n + 2) / 2; /* n + 1 states fit in 2 * points */
 	size_t out = 0;
 	long bucket = -1; /* its minimum and maximum seen, with their times */
@@ -193,7 +194,7 @@ static int cmp_size(const void *a, const void *b, void *ctx)
 {
 	const sorted_by *o = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int64_t bx = o->m->bytes[o->s->ev[x]], by = o->m->bytes[o->s->ev[y]];
+	int64_t bx = hm_mem_bytes(o->m, o->s->ev[x]), by = hm_mem_bytes(o->m, o->s->ev[y]);
 	bx = bx < 0 ? -bx : bx;
 	by = by < 0 ? -by : by;
 	if (bx != by)
@@ -209,7 +210,7 @@ static size_t live_after(const hm_series *s, const hm_mem *m, long p, uint32_t *
 		return 0; /* without Addr, frees cannot be matched: nothing is known to be live */
 	uint32_t *all = hm_xcalloc(s->n + 1, sizeof *all);
 	for (size_t k = 0; k < s->n; k++) {
-		int64_t b = m->bytes[s->ev[k]];
+		int64_t b = hm_mem_bytes(m, s->ev[k]);
 		int live = b > 0 ? (s->before[k] == 2 || (long)k <= p) && (s->partner[k] < 0 || s->partner[k] > p)
 				 : s->before[k] && (long)k > p;
 		if (live)
@@ -231,7 +232,7 @@ size_t hm_live_at_peak(const hm_series *s, const hm_mem *m, uint32_t *out, size_
 size_t hm_live_at(const hm_series *s, const hm_mem *m, int64_t ts, uint32_t *out, size_t cap)
 {
 	long p = -1; /* the last event at or before ts */
-	while (p + 1 < (long)s->n && m->ts[s->ev[p + 1]] <= ts)
+	while (p + 1 < (long)s->n && hm_mem_ts(m, s->ev[p + 1]) <= ts)
 		p++;
 	return live_after(s, m, p, out, cap);
 }

@@ -54,7 +54,7 @@ typedef struct hm_replay {
 static inline void hm_replay_init(hm_replay *it, const hm_series *s, const hm_mem *m, int64_t *val, size_t ncats)
 {
 	hm_timeline_start(s, val, ncats);
-	*it = (hm_replay){.k = -1, .kind = HM_ZERO, .ts = s->n ? m->ts[s->ev[0]] : s->base_ts, .cat = -1,
+	*it = (hm_replay){.k = -1, .kind = HM_ZERO, .ts = s->n ? hm_mem_ts(m, s->ev[0]) : s->base_ts, .cat = -1,
 			  .total = s->start_bytes, .reserved = HM_NONE, .cat_values = val, .s = s, .m = m, .val = val};
 }
 
@@ -66,14 +66,14 @@ static inline int hm_replay_next(hm_replay *it)
 		return 0;
 	size_t k = (size_t)++it->k;
 	uint32_t e = it->s->ev[k];
-	int64_t b = it->m->bytes[e];
+	int64_t b = hm_mem_bytes(it->m, e);
 	int32_t c = it->s->cat[k];
 	it->e = e;
 	it->kind = hm_kind_of(b);
-	it->ts = it->m->ts[e];
+	it->ts = hm_mem_ts(it->m, e);
 	it->bytes = b;
 	it->cat = c;
-	int64_t d = it->s->before[k] == 2 ? 0 : b; /* live from the start: in the start state */
+	int64_t d = hm_delta_of(it->s, k, b); /* live from the start: in the start state */
 	it->total += d;
 	it->reserved = hm_mem_total_res(it->m, e);
 	if (c >= 0)

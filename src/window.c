@@ -118,9 +118,9 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to, int64_t
 		return;
 	}
 	int64_t base = hm_timeline_start_bytes(s, m);
-	while (ks < s->n && m->ts[s->ev[ks]] < from)
+	while (ks < s->n && hm_mem_ts(m, s->ev[ks]) < from)
 		base += hm_mem_delta(s, m, ks++);
-	while (ke > ks && m->ts[s->ev[ke - 1]] > to)
+	while (ke > ks && hm_mem_ts(m, s->ev[ke - 1]) > to)
 		ke--;
 	/* the events outside go after the window's, in ev only: a partial still writes
 	 * each event's device from its series */
@@ -131,7 +131,7 @@ static void cut(hm_series *s, const hm_mem *m, int64_t from, int64_t to, int64_t
 	for (size_t k = ks; k < ke; k++) {
 		size_t j = k - ks;
 		int32_t p = s->partner[k];
-		int carried = m->bytes[s->ev[k]] < 0 && (s->before[k] || (p >= 0 && (size_t)p < ks));
+		int carried = hm_mem_bytes(m, s->ev[k]) < 0 && (s->before[k] || (p >= 0 && (size_t)p < ks));
 		s->ev[j] = s->ev[k];
 		s->partner[j] = p >= (int32_t)ks && (size_t)p < ke ? p - (int32_t)ks
 				: p >= 0 && (size_t)p >= ke ? HM_FREED_AFTER - (int32_t)(ks + (size_t)p - ke) : -1;

@@ -553,11 +553,63 @@ static void test_store(void)
 		hm_store_add_slice(t, i, -5, a, a, th, HM_SL_OP);
 	}
 	hm_store_name_thread(t, 4, a);
-	int ok = t->mem.n == 3000 && t->mem.cap >= 3000 && t->sl.n == 3000 && t->mem.ts[2999] == 2999 &&
-		 t->mem.bytes[2999] == -64 && t->mem.addr[1500] == 0x1000u + 1500 && hm_mem_ev_idx(&t->mem, 7) == 7 &&
+	int ok = t->mem.n == 3000 && t->mem.cap >= 3000 && t->sl.n == 3000 && hm_mem_ts(&t->mem, 2999) == 2999 &&
+		 hm_mem_bytes(&t->mem, 2999) == -64 && t->mem.addr[1500] == 0x1000u + 1500 && hm_mem_ev_idx(&t->mem, 7) == 7 &&
 		 t->sl.dur[10] == 0 && t->sl.kind[2999] == HM_SL_OP && t->thread_name[4] == a && t->thread_name[0] == UINT32_MAX &&
 		 t->rank == HM_NONE && t->first_ts == HM_NONE;
 	check(ok, "store: appends past the first growth keep every row, negative durations stored as 0", "n=%zu", t->mem.n);
+	hm_store_free(t);
+}
+
+/* The store's packed memory columns give back what each event had, read through the
+ * hm_mem_* accessors, checked against plain arrays (issue 29): times that jump and go
+ * back, sizes of both signs from 0 to the store's limit, a thread that changes now and
+ * then, events with and without an Addr, Total Allocated absent on some; rows read while
+ * their block is still being filled, and again once the last block (not full) is closed. */
+static void test_store_packed(void)
+{
+	enum { N = 64 * 9 + 23 };
+	static int64_t ts[N], bytes[N], ta[N];
+	static uint32_t thread[N];
+	static int has_addr[N];
+	static uint64_t addr[N];
+	hm_trace *t = hm_store_new("x.json");
+	uint64_t x = 88172645463325252u;
+	int ok = 1;
+	size_t bad = N;
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t b = i / 64;
+		ts[i] = b == 3 ? -(int64_t)(x % 1000000) : (int64_t)(i * 1000 + x % 997) + (b == 5 ? HM_STORE_TS_LIMIT - 10000000 : 0);
+		bytes[i] = i % 7 == 0 ? 0 : (int64_t)(x % (b == 6 ? (uint64_t)HM_STORE_MEM_LIMIT : 1u << 20));
+		if (i % 2)
+			bytes[i] = -bytes[i];
+		thread[i] = b == 2 ? (uint32_t)(x % 5) : (uint32_t)(i / 100);
+		has_addr[i] = b == 4 ? 0 : b == 7 ? (int)(x % 2) : 1;
+		addr[i] = has_addr[i] ? 0x7f0000000000u + (x % 4096) * 512 : 0;
+		ta[i] = i % 11 == 3 ? HM_NONE : (int64_t)i * 512;
+		hm_mem_event e = {ts[i], bytes[i], ta[i], HM_NONE, (int64_t)i, addr[i], has_addr[i], 1, 0, thread[i]};
+		hm_store_add_mem(t, &e);
+		const hm_mem *m = &t->mem;
+		size_t j = i - i % 64 + (i % 64) / 2; /* a row of the block being filled */
+		if (hm_mem_ts(m, j) != ts[j] || hm_mem_bytes(m, j) != bytes[j] || hm_mem_thread(m, j) != thread[j])
+			ok = 0;
+	}
+	check(ok, "store: packed memory columns read back while their block is being filled", "differ");
+	const hm_mem *m = &t->mem;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < N && bad == N; i++)
+			if (hm_mem_ts(m, i) != ts[i] || hm_mem_bytes(m, i) != bytes[i] || hm_mem_thread(m, i) != thread[i] ||
+			    hm_mem_has_addr(m, i) != has_addr[i] || (has_addr[i] && hm_mem_addr(m, i) != addr[i]) ||
+			    hm_mem_total_alloc(m, i) != ta[i] || hm_mem_total_res(m, i) != HM_NONE || hm_mem_ev_idx(m, i) != (int64_t)i)
+				bad = i;
+		hm_pack_fit(&t->mem.ts), hm_pack_fit(&t->mem.bytes), hm_pack_fit(&t->mem.thread), hm_pack_fit(&t->mem.has_addr);
+	}
+	check(bad == N, "store: every packed memory column reads back as appended (issue 29)", "row %zu", bad);
+	check(hm_pack_bytes(&t->mem.ts) + hm_pack_bytes(&t->mem.bytes) + hm_pack_bytes(&t->mem.thread) +
+		      hm_pack_bytes(&t->mem.has_addr) < N * (8 + 8 + 4 + 1),
+	      "store: packed time, size, thread and Addr flag take less than plain columns", "%zu bytes",
+	      hm_pack_bytes(&t->mem.ts));
 	hm_store_free(t);
 }
 
@@ -903,11 +955,11 @@ static void test_trace_generations(void)
 	if (g_true(&g, t != NULL, "parse failed: %s", err)) {
 		g_i64(&g, "events", (int64_t)t->events, 5);
 		g_i64(&g, "mem.n", (int64_t)t->mem.n, 2);
-		g_i64(&g, "ts[0] ns", t->mem.ts[0], INT64_C(1623143089861005000));
-		g_i64(&g, "ts[1] ns", t->mem.ts[1], INT64_C(1623143089861020000));
-		g_i64(&g, "bytes[0]", t->mem.bytes[0], 4);
-		g_i64(&g, "bytes[1]", t->mem.bytes[1], -4);
-		g_i64(&g, "has_addr[0]", t->mem.has_addr[0], 0);
+		g_i64(&g, "ts[0] ns", hm_mem_ts(&t->mem, 0), INT64_C(1623143089861005000));
+		g_i64(&g, "ts[1] ns", hm_mem_ts(&t->mem, 1), INT64_C(1623143089861020000));
+		g_i64(&g, "bytes[0]", hm_mem_bytes(&t->mem, 0), 4);
+		g_i64(&g, "bytes[1]", hm_mem_bytes(&t->mem, 1), -4);
+		g_i64(&g, "has_addr[0]", hm_mem_has_addr(&t->mem, 0), 0);
 		g_i64(&g, "total_alloc[0]", hm_mem_total_alloc(&t->mem, 0), HM_NONE);
 		g_i64(&g, "total_res[0]", hm_mem_total_res(&t->mem, 0), HM_NONE);
 		g_i64(&g, "ev_idx[0]", hm_mem_ev_idx(&t->mem, 0), HM_NONE);
@@ -921,7 +973,7 @@ static void test_trace_generations(void)
 			g_i64(&g, "op ts", t->sl.ts[0], INT64_C(1623143089861000000));
 			g_i64(&g, "op dur", t->sl.dur[0], 10000);
 			g_str(&g, "op name", t->names.str[t->sl.name[0]], "aten::empty");
-			g_i64(&g, "op thread == memory thread (string vs int tid)", t->sl.thread[0], t->mem.thread[0]);
+			g_i64(&g, "op thread == memory thread (string vs int tid)", t->sl.thread[0], hm_mem_thread(&t->mem, 0));
 		}
 		g_i64(&g, "first_ts", t->first_ts, INT64_C(1623143089860000000));
 		g_i64(&g, "rank", t->rank, HM_NONE);
@@ -947,13 +999,13 @@ static void test_trace_generations(void)
 	if (g_true(&g, t != NULL, "parse failed: %s", err)) {
 		g_i64(&g, "events", (int64_t)t->events, 3);
 		g_i64(&g, "mem.n", (int64_t)t->mem.n, 1);
-		g_i64(&g, "ts", t->mem.ts[0], INT64_C(1669783687404093000));
+		g_i64(&g, "ts", hm_mem_ts(&t->mem, 0), INT64_C(1669783687404093000));
 		g_i64(&g, "ev_idx", hm_mem_ev_idx(&t->mem, 0), 7);
 		g_i64(&g, "dev_type", t->mem.dev_type[0], 1);
 		g_i64(&g, "dev_id", t->mem.dev_id[0], 1);
-		g_i64(&g, "has_addr", t->mem.has_addr[0], 1);
+		g_i64(&g, "has_addr", hm_mem_has_addr(&t->mem, 0), 1);
 		g_true(&g, t->mem.addr[0] == UINT64_C(139942626263040), "addr %" PRIu64, t->mem.addr[0]);
-		g_i64(&g, "bytes", t->mem.bytes[0], 98566144);
+		g_i64(&g, "bytes", hm_mem_bytes(&t->mem, 0), 98566144);
 		g_i64(&g, "total_alloc", hm_mem_total_alloc(&t->mem, 0), INT64_C(6629508096));
 		g_i64(&g, "total_res", hm_mem_total_res(&t->mem, 0), INT64_C(12782141440));
 		g_i64(&g, "ops.n", (int64_t)t->sl.n, 1);
@@ -978,7 +1030,7 @@ static void test_trace_generations(void)
 	g = (grp){0};
 	if (g_true(&g, t != NULL, "parse failed: %s", err)) {
 		g_i64(&g, "mem.n", (int64_t)t->mem.n, 1);
-		g_i64(&g, "ts (exact ns)", t->mem.ts[0], 1419116105360746);
+		g_i64(&g, "ts (exact ns)", hm_mem_ts(&t->mem, 0), 1419116105360746);
 		g_i64(&g, "dev_type", t->mem.dev_type[0], 6);
 		g_i64(&g, "total_res", hm_mem_total_res(&t->mem, 0), INT64_C(194000000000));
 		g_i64(&g, "total_alloc", hm_mem_total_alloc(&t->mem, 0), 4096);
@@ -1020,9 +1072,9 @@ static void test_trace_times(void)
 			bad = "out of range";
 		if (bad)
 			g_true(&g, t == NULL, "ts %s: read as %" PRId64 ", the general parser says: %s", forms[i],
-			       t ? t->mem.ts[0] : 0, bad);
+			       t ? hm_mem_ts(&t->mem, 0) : 0, bad);
 		else if (g_true(&g, t != NULL, "ts %s: refused (%s), the general parser reads %" PRId64, forms[i], err, want))
-			g_i64(&g, forms[i], t->mem.ts[0], want);
+			g_i64(&g, forms[i], hm_mem_ts(&t->mem, 0), want);
 		hm_trace_free(t);
 		sb_free(&b);
 	}
@@ -1050,7 +1102,9 @@ static void test_trace_shapes(void)
 		t = parse_text("threads.json", b.p, b.n, err, sizeof err);
 		g = (grp){0};
 		if (g_true(&g, t && t->mem.n == 7, "parse failed: %s", err)) {
-			uint32_t *th = t->mem.thread;
+			uint32_t th[7];
+			for (size_t i = 0; i < 7; i++)
+				th[i] = hm_mem_thread(&t->mem, i);
 			g_true(&g, th[0] == th[1], "42/7 and \"42\"/\"7\" differ");
 			g_true(&g, th[0] == th[2], "42/7 and \"42\"/7 differ");
 			g_true(&g, th[0] != th[3], "\"07\" (not a canonical integer) was taken as 7");
@@ -1123,7 +1177,7 @@ static void test_trace_shapes(void)
 		const char *s = "\xef\xbb\xbf{\"traceEvents\": [{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, "
 				"\"ts\": 1, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": 8}}]}";
 		t = parse_text("bom.json", s, strlen(s), err, sizeof err);
-		check(t && t->mem.n == 1 && t->mem.bytes[0] == 8, "trace: a leading UTF-8 BOM is skipped", "err=%s", err);
+		check(t && t->mem.n == 1 && hm_mem_bytes(&t->mem, 0) == 8, "trace: a leading UTF-8 BOM is skipped", "err=%s", err);
 		hm_trace_free(t);
 	}
 
@@ -1240,8 +1294,8 @@ static void test_trace_shapes(void)
 		if (g_true(&g, t && t->mem.n == 3, "parse failed: %s", err)) {
 			g_true(&g, t->mem.addr[0] == 16, "addr 16 -> %" PRIx64, t->mem.addr[0]);
 			g_true(&g, t->mem.addr[1] == UINT64_MAX, "addr 2^64-1 -> %" PRIx64, t->mem.addr[1]);
-			g_i64(&g, "bytes 0", t->mem.bytes[1], 0);
-			g_i64(&g, "bytes 1e3", t->mem.bytes[2], 1000);
+			g_i64(&g, "bytes 0", hm_mem_bytes(&t->mem, 1), 0);
+			g_i64(&g, "bytes 1e3", hm_mem_bytes(&t->mem, 2), 1000);
 			g_i64(&g, "total -0", hm_mem_total_alloc(&t->mem, 2), 0);
 		}
 		g_done(&g, "trace: Addr 2^64-1 fits, Bytes 1e3 is 1000");
@@ -1437,9 +1491,9 @@ static void test_analyze_sort_series(void)
 		const hm_mem *m = &f->t->mem;
 		for (size_t k = 1; k < 300; k++) {
 			uint32_t p = f->series[0].ev[k - 1], q = f->series[0].ev[k];
-			if (!g_true(&g, m->ts[p] < m->ts[q] || (m->ts[p] == m->ts[q] && p < q),
+			if (!g_true(&g, hm_mem_ts(m, p) < hm_mem_ts(m, q) || (hm_mem_ts(m, p) == hm_mem_ts(m, q) && p < q),
 				    "positions %zu,%zu: events %u (ts %" PRId64 ") then %u (ts %" PRId64 ")", k - 1, k, p,
-				    m->ts[p], q, m->ts[q]))
+				    hm_mem_ts(m, p), q, hm_mem_ts(m, q)))
 				break;
 		}
 	}
@@ -1563,7 +1617,7 @@ static void test_analyze_pairing(void)
 		int nbad = 0;
 		const hm_mem *m = &f->t->mem;
 		for (size_t k = 0; k < s->n; k++)
-			nbad += s->before[k] && (m->bytes[s->ev[k]] >= 0 || s->partner[k] >= 0);
+			nbad += s->before[k] && (hm_mem_bytes(m, s->ev[k]) >= 0 || s->partner[k] >= 0);
 		check(nbad == 0, "pair: allocations, zero-byte events and matched frees are never flagged before-trace",
 		      "%d flagged", nbad);
 	}
@@ -1766,7 +1820,7 @@ static void test_analyze_ops(void)
 			int32_t want[512];
 			size_t nwant = 0;
 			for (size_t i = 0; i < o->n; i++) {
-				if (o->thread[i] != m->thread[e] || o->ts[i] > m->ts[e] || o->ts[i] + o->dur[i] < m->ts[e])
+				if (o->thread[i] != hm_mem_thread(m, e) || o->ts[i] > hm_mem_ts(m, e) || o->ts[i] + o->dur[i] < hm_mem_ts(m, e))
 					continue;
 				want[nwant++] = (int32_t)i;
 				if (best < 0 || o->ts[i] > o->ts[best] || (o->ts[i] == o->ts[best] && o->dur[i] <= o->dur[best]))
@@ -1775,16 +1829,16 @@ static void test_analyze_ops(void)
 			/* the tie rule (issue 15): at the start of the innermost op, the innermost op
 			 * that started before the event wins if it ends at that very time */
 			int32_t alt = -1;
-			for (size_t j = 0; best >= 0 && o->ts[best] == m->ts[e] && j < nwant; j++) {
+			for (size_t j = 0; best >= 0 && o->ts[best] == hm_mem_ts(m, e) && j < nwant; j++) {
 				int32_t i = want[j];
-				if (o->ts[i] < m->ts[e] &&
+				if (o->ts[i] < hm_mem_ts(m, e) &&
 				    (alt < 0 || o->ts[i] > o->ts[alt] || (o->ts[i] == o->ts[alt] && o->dur[i] <= o->dur[alt])))
 					alt = i;
 			}
-			if (alt >= 0 && o->ts[alt] + o->dur[alt] == m->ts[e])
+			if (alt >= 0 && o->ts[alt] + o->dur[alt] == hm_mem_ts(m, e))
 				best = alt;
 			g_true(&g, f->op_of[e] == best, "event %zu (ts %" PRId64 "): op_of %d (%s), brute force %d (%s)", e,
-			       m->ts[e], f->op_of[e], opname(f, f->op_of[e]), best, opname(f, best));
+			       hm_mem_ts(m, e), f->op_of[e], opname(f, f->op_of[e]), best, opname(f, best));
 			/* outermost first = reverse innermost order: sort want by (ts asc, dur desc, index asc) */
 			for (size_t i = 1; i < nwant; i++)
 				for (size_t j = i; j > 0; j--) {
@@ -1798,7 +1852,7 @@ static void test_analyze_ops(void)
 			int32_t got[512];
 			size_t ngot = hm_context(f, (uint32_t)e, HM_KIND(HM_SL_OP), got, 512);
 			g_true(&g, ngot == nwant, "event %zu (ts %" PRId64 "): hm_ops_of gives %zu ops, %zu contain it", e,
-			       m->ts[e], ngot, nwant);
+			       hm_mem_ts(m, e), ngot, nwant);
 			for (size_t i = 0; i < nwant && i < ngot && !g.bad; i++)
 				g_true(&g, got[i] == want[i], "event %zu: ops[%zu] is %s, want %s", e, i, opname(f, got[i]),
 				       opname(f, want[i]));
@@ -1817,14 +1871,14 @@ static void classify(hm_series *s, const hm_mem *m, const int32_t *cat_of_ev)
 {
 	hm_stage_enter(s, HM_STAGE_CLASSIFIED);
 	for (size_t k = 0; k < s->n; k++) {
-		int64_t bytes = m->bytes[s->ev[k]];
+		int64_t bytes = hm_mem_bytes(m, s->ev[k]);
 		if (bytes == 0)
 			s->cat[k] = -1;
 		else if (bytes > 0 || s->partner[k] < 0)
 			s->cat[k] = cat_of_ev[s->ev[k]];
 	}
 	for (size_t k = 0; k < s->n; k++)
-		if (m->bytes[s->ev[k]] < 0 && s->partner[k] >= 0)
+		if (hm_mem_bytes(m, s->ev[k]) < 0 && s->partner[k] >= 0)
 			s->cat[k] = s->cat[s->partner[k]];
 }
 
@@ -1869,7 +1923,7 @@ static void test_timeline(void)
 		g = (grp){0};
 		for (size_t k = 0; k < s->n; k++) {
 			if (s->cat[k] >= 0)
-				v[s->cat[k]] += m->bytes[s->ev[k]];
+				v[s->cat[k]] += hm_mem_bytes(m, s->ev[k]);
 			int64_t sum = v[0] + v[1] + v[2] + v[3];
 			if (hm_mem_total_alloc(m, s->ev[k]) != HM_NONE) {
 				char w[48];
@@ -1888,7 +1942,7 @@ static void test_timeline(void)
 			size_t states = 0;
 			while (hm_replay_next(&it)) {
 				int64_t sum = rv[0] + rv[1] + rv[2] + rv[3], ta = hm_mem_total_alloc(m, it.e);
-				ok &= it.k == (long)states++ && it.ts == m->ts[it.e] && sum == it.total && (ta == HM_NONE || ta == sum);
+				ok &= it.k == (long)states++ && it.ts == hm_mem_ts(m, it.e) && sum == it.total && (ta == HM_NONE || ta == sum);
 				ok &= it.reserved == hm_mem_total_res(m, it.e) && it.kind == hm_kind_of(it.bytes);
 			}
 			check(ok && states == s->n && it.total == s->end_bytes,
@@ -2575,11 +2629,11 @@ static int same_trace(grp *g, const hm_trace *a, const hm_trace *b)
 		return 0;
 	const hm_mem *x = &a->mem, *y = &b->mem;
 	for (size_t i = 0; i < x->n; i++)
-		if (!g_true(g, x->ts[i] == y->ts[i] && x->bytes[i] == y->bytes[i] && x->addr[i] == y->addr[i] &&
+		if (!g_true(g, hm_mem_ts(x, i) == hm_mem_ts(y, i) && hm_mem_bytes(x, i) == hm_mem_bytes(y, i) && x->addr[i] == y->addr[i] &&
 				       hm_mem_total_alloc(x, i) == hm_mem_total_alloc(y, i) && hm_mem_total_res(x, i) == hm_mem_total_res(y, i) &&
 				       x->dev_type[i] == y->dev_type[i] && x->dev_id[i] == y->dev_id[i] &&
-				       x->has_addr[i] == y->has_addr[i] &&
-				       strcmp(a->threads.str[x->thread[i]], b->threads.str[y->thread[i]]) == 0,
+				       hm_mem_has_addr(x, i) == hm_mem_has_addr(y, i) &&
+				       strcmp(a->threads.str[hm_mem_thread(x, i)], b->threads.str[hm_mem_thread(y, i)]) == 0,
 			    "memory event %zu differs", i))
 			return 0;
 	for (size_t i = 0; i < a->sl.n; i++)
@@ -2943,6 +2997,7 @@ int main(void)
 	test_jscan();
 	test_jscan_blocks();
 	test_pack();
+	test_store_packed();
 	test_store();
 	test_format();
 	test_field_names();

@@ -59,7 +59,7 @@ static void check_ids(const hm_trace *t, const int32_t *catev, size_t ncats)
 {
 	const hm_mem *m = &t->mem;
 	for (size_t i = 0; i < m->n; i++)
-		if (m->thread[i] >= t->threads.n || catev[i] < -1 || catev[i] >= (int64_t)ncats)
+		if (hm_mem_thread(m, i) >= t->threads.n || catev[i] < -1 || catev[i] >= (int64_t)ncats)
 			die("a memory event's thread or category out of range", t->path);
 	for (size_t i = 0; i < t->sl.n; i++)
 		if (t->sl.name[i] >= t->names.n || t->sl.cat[i] >= t->names.n || t->sl.thread[i] >= t->threads.n)

@@ -88,10 +88,10 @@ static int same_trace(const hm_trace *a, const hm_trace *b)
 	    x->n != y->n || a->sl.n != b->sl.n || a->names.n != b->names.n || a->threads.n != b->threads.n)
 		return 0;
 	for (size_t i = 0; i < x->n; i++)
-		if (x->ts[i] != y->ts[i] || x->bytes[i] != y->bytes[i] || x->has_addr[i] != y->has_addr[i] ||
-		    (x->has_addr[i] && x->addr[i] != y->addr[i]) || hm_mem_total_alloc(x, i) != hm_mem_total_alloc(y, i) ||
+		if (hm_mem_ts(x, i) != hm_mem_ts(y, i) || hm_mem_bytes(x, i) != hm_mem_bytes(y, i) ||
+		    hm_mem_has_addr(x, i) != hm_mem_has_addr(y, i) || (hm_mem_has_addr(x, i) && x->addr[i] != y->addr[i]) || hm_mem_total_alloc(x, i) != hm_mem_total_alloc(y, i) ||
 		    hm_mem_total_res(x, i) != hm_mem_total_res(y, i) || hm_mem_ev_idx(x, i) != hm_mem_ev_idx(y, i) || x->dev_type[i] != y->dev_type[i] ||
-		    x->dev_id[i] != y->dev_id[i] || x->thread[i] != y->thread[i])
+		    x->dev_id[i] != y->dev_id[i] || hm_mem_thread(x, i) != hm_mem_thread(y, i))
 			return 0;
 	const hm_slices *o = &a->sl, *p = &b->sl;
 	for (size_t i = 0; i < o->n; i++)
@@ -328,7 +328,7 @@ static void classify(hm_file *f)
 		hm_series *x = &f->series[si];
 		hm_stage_enter(x, HM_STAGE_CLASSIFIED);
 		for (size_t k = 0; k < x->n; k++) {
-			int64_t b = m->bytes[x->ev[k]];
+			int64_t b = hm_mem_bytes(m, x->ev[k]);
 			x->cat[k] = b == 0 ? -1 : b < 0 && x->partner[k] >= 0 ? x->cat[x->partner[k]] : 1;
 		}
 	}
@@ -455,7 +455,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t pos[8];
 		hm_live_at_peak(&f->series[si], &t->mem, pos, 8);
 		if (f->series[si].n)
-			hm_live_at(&f->series[si], &t->mem, t->mem.ts[f->series[si].ev[0]], pos, 8);
+			hm_live_at(&f->series[si], &t->mem, hm_mem_ts(&t->mem, f->series[si].ev[0]), pos, 8);
 	}
 	fields_of_every_row(f, &cats);
 	write_all(f, &cats);

@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* What a successful load promises its users (analyze, the writers). */
 	const hm_mem *m = &t->mem;
 	for (size_t i = 0; i < m->n; i++)
-		if (m->thread[i] >= t->threads.n)
+		if (hm_mem_thread(m, i) >= t->threads.n)
 			abort();
 	const hm_slices *o = &t->sl;
 	for (size_t i = 0; i < o->n; i++)

@@ -74,7 +74,7 @@ static void check_store(const hm_trace *t)
 	if (!s || s->cap < m->n || m->n > t->events + 65536)
 		abort();
 	for (size_t i = 0; i < m->n; i++) {
-		if (m->thread[i] >= t->threads.n || (s->stack[i] != UINT32_MAX && s->stack[i] >= s->stacks.n) ||
+		if (hm_mem_thread(m, i) >= t->threads.n || (s->stack[i] != UINT32_MAX && s->stack[i] >= s->stacks.n) ||
 		    ((uint32_t)hm_pack_get(&s->compile_ctx, i) != UINT32_MAX && (uint32_t)hm_pack_get(&s->compile_ctx, i) >= t->names.n) ||
 		    ((uint32_t)hm_pack_get(&s->user_meta, i) != UINT32_MAX && (uint32_t)hm_pack_get(&s->user_meta, i) >= t->names.n))
 			abort();
