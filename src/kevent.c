@@ -1,6 +1,7 @@
 /* One Kineto event (see kevent.h). An event is walked once: its members are matched to the
  * eight keys an event can have (ev), and what its ph, name and cat say decides what is kept. */
 #include "kevent.h"
+#include "klayout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +62,7 @@ static void fail_at(kx *k, const char *p, const char *fmt, const char *a, const 
 
 #define KEY(lit) (klen == sizeof lit - 1 && memcmp(key, lit, klen) == 0)
 
-typedef struct ev {
-	hm_slice ph, name, cat, pid, tid, ts, dur, args;
-} ev;
+typedef hm_kev ev;
 
 /* An ev with no member, set field by field: `ev x = {0}` compiles to a rep stos here,
  * whose start-up cost is a tenth of walking a whole event. */
@@ -128,19 +127,19 @@ static inline void ev_member(kx *k, const char *key, size_t klen, hm_slice v, ev
 
 typedef struct memargs {
 	kx *k;
-	hm_slice bytes, addr, talloc, tres, evidx, dtype, did;
+	hm_kmem a;
 } memargs;
 
 /* The keys of a [memory] event's args: the member goes to its field, and the caller returns. */
 #define MEM_KEYS(m, v)                                                                       \
 	switch (klen) { /* the keys have different lengths */                               \
-	case 5: if (KEY("Bytes")) { m->bytes = v; return; } break;                          \
-	case 4: if (KEY("Addr")) { m->addr = v; return; } break;                            \
-	case 15: if (KEY("Total Allocated")) { m->talloc = v; return; } break;              \
-	case 14: if (KEY("Total Reserved")) { m->tres = v; return; } break;                 \
-	case 6: if (KEY("Ev Idx")) { m->evidx = v; return; } break;                         \
-	case 11: if (KEY("Device Type")) { m->dtype = v; return; } break;                   \
-	case 9: if (KEY("Device Id")) { m->did = v; return; } break;                        \
+	case 5: if (KEY("Bytes")) { m->a.bytes = v; return; } break;                          \
+	case 4: if (KEY("Addr")) { m->a.addr = v; return; } break;                            \
+	case 15: if (KEY("Total Allocated")) { m->a.talloc = v; return; } break;              \
+	case 14: if (KEY("Total Reserved")) { m->a.tres = v; return; } break;                 \
+	case 6: if (KEY("Ev Idx")) { m->a.evidx = v; return; } break;                         \
+	case 11: if (KEY("Device Type")) { m->a.dtype = v; return; } break;                   \
+	case 9: if (KEY("Device Id")) { m->a.did = v; return; } break;                        \
 	}
 
 /* A key that matched nothing as written, decoded (see ev_member). */
@@ -162,7 +161,7 @@ static void mem_member(void *ud, const char *key, size_t klen, hm_slice v)
  * bytes (see known_key). */
 static hm_slice *known_mem_key(void *ud, const char *c, const char **ke)
 {
-#define LIT(f, lit) (memcmp(c, lit, sizeof lit - 1) == 0 ? (*ke = c + sizeof lit - 1, &m->f) : NULL)
+#define LIT(f, lit) (memcmp(c, lit, sizeof lit - 1) == 0 ? (*ke = c + sizeof lit - 1, &m->a.f) : NULL)
 	memargs *m = ud;
 	switch (c[1]) {
 	case 'T': return c[7] == 'A' ? LIT(talloc, "\"Total Allocated\"") : LIT(tres, "\"Total Reserved\"");
@@ -175,122 +174,6 @@ static hm_slice *known_mem_key(void *ud, const char *c, const char **ke)
 #undef LIT
 }
 
-/* The integer values of a [memory] event's args, when the layout below read them. */
-typedef struct memvals {
-	int64_t bytes, addr, talloc, tres, evidx, dtype, did;
-} memvals;
-
-/* How many of the eight bytes of w, first to last, are digits before the first that is not. */
-static inline unsigned lead_digits(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull;
-	uint64_t t = w & 0x7f7f7f7f7f7f7f7full; /* byte + 0x50 reaches 0x80 from '0', + 0x46 from ':' */
-	uint64_t digit = (t + 0x50 * ones) & ~(t + 0x46 * ones) & ~w & 0x80 * ones;
-	uint64_t other = ~digit & 0x80 * ones;
-	return other ? (unsigned)__builtin_ctzll(other) >> 3 : 8;
-}
-
-/* The literal lit (n bytes: the separator before a key, the key, ": ") at c, then a plain
- * integer: an optional '-' (unless unsigned_only), 1 to 15 digits, no leading zero. Gives the
- * integer's end, with its text in *s and its value in *v, as int_field and addr_field would;
- * NULL for anything else, or when c is NULL (a member before did not match). */
-static inline __attribute__((always_inline)) const char *lit_int(const char *c, const char *lit, size_t n, int unsigned_only,
-								  hm_slice *s, int64_t *v)
-{
-	if (!c || memcmp(c, lit, n) != 0)
-		return NULL;
-	c += n;
-	const char *d = c + (!unsigned_only && *c == '-');
-	uint64_t a, b = 0;
-	memcpy(&a, d, 8);
-	unsigned nd = lead_digits(a);
-	if (nd == 8) {
-		memcpy(&b, d + 8, 8);
-		unsigned more = lead_digits(b);
-		if (more == 8)
-			return NULL;
-		nd += more;
-	}
-	if (nd == 0 || (*d == '0' && nd > 1))
-		return NULL;
-	/* as hm_jscan_int_padded: the first digits closed up behind '0's, the last eight */
-	const uint64_t zeros = 0x3030303030303030ull;
-	unsigned k = nd > 8 ? nd - 8 : nd;
-	if (k < 8)
-		a = a << (8 * (8 - k)) | zeros >> (8 * k);
-	uint64_t x = hm_jscan_swar8_value(a);
-	if (nd > 8) {
-		memcpy(&b, d + nd - 8, 8);
-		x = x * 100000000 + hm_jscan_swar8_value(b);
-	}
-	*v = d != c ? -(int64_t)x : (int64_t)x;
-	*s = (hm_slice){c, d + nd};
-	return d + nd;
-}
-
-/* The literal lit (n bytes) at c: past it, or NULL (also when c is NULL). */
-static inline __attribute__((always_inline)) const char *lit_at(const char *c, const char *lit, size_t n)
-{
-	return c && memcmp(c, lit, n) == 0 ? c + n : NULL;
-}
-
-#define LIT_INT(c, lit, f) lit_int(c, lit, sizeof lit - 1, 0, &m->f, &v->f)
-#define LIT_ADDR(c, lit) lit_int(c, lit, sizeof lit - 1, 1, &m->addr, &v->addr)
-
-/* The args of a [memory] event [p, e) in a layout PyTorch writes (README "Inputs": the three
- * generations, and ROCm's), read as one literal after another: each separator, key and ": "
- * compared as words, each integer parsed where it stands, with no scan for where a value or
- * key ends. 1 when the whole object matched, with its members in m and their values in v;
- * 0 at the first byte that differs (other white space, an escaped key, another order, an
- * extra key, a number of another form): the caller then reads the args from their start as
- * always, so what they hold and every error and its offset stay as they were. */
-static int mem_layout(const char *p, const char *e, memargs *m, memvals *v)
-{
-	const char *c = hm_jscan_past_ws(p + 1);
-	switch (c[1]) {
-	case 'T': /* 2025 on: CUDA, then ROCm (another order, and "finished") */
-		c = LIT_INT(c, "\"Total Reserved\": ", tres);
-		c = LIT_INT(c, ", \"Total Allocated\": ", talloc);
-		c = LIT_INT(c, ", \"Bytes\": ", bytes);
-		if (c && c[3] == 'A') {
-			c = LIT_ADDR(c, ", \"Addr\": ");
-			c = LIT_INT(c, ", \"Device Id\": ", did);
-			c = LIT_INT(c, ", \"Device Type\": ", dtype);
-		} else {
-			c = LIT_INT(c, ", \"Device Id\": ", did);
-			c = LIT_INT(c, ", \"Device Type\": ", dtype);
-			c = LIT_ADDR(c, ", \"Addr\": ");
-			const char *f = lit_at(c, ", \"finished\": false", 19), *t = lit_at(c, ", \"finished\": true", 18);
-			c = f ? f : t ? t : c;
-		}
-		c = LIT_INT(c, ", \"Ev Idx\": ", evidx);
-		break;
-	case 'E': /* 2022 */
-		c = LIT_INT(c, "\"Ev Idx\": ", evidx);
-		c = LIT_INT(c, ", \"Device Type\": ", dtype);
-		c = LIT_INT(c, ", \"Device Id\": ", did);
-		c = LIT_ADDR(c, ", \"Addr\": ");
-		c = LIT_INT(c, ", \"Bytes\": ", bytes);
-		c = LIT_INT(c, ", \"Total Allocated\": ", talloc);
-		c = LIT_INT(c, ", \"Total Reserved\": ", tres);
-		break;
-	case 'D': /* 2021: no address, totals or Ev Idx */
-		c = LIT_INT(c, "\"Device Type\": ", dtype);
-		c = LIT_INT(c, ", \"Device Id\": ", did);
-		c = LIT_INT(c, ", \"Bytes\": ", bytes);
-		break;
-	default:
-		return 0;
-	}
-	/* the scanner counts brackets, not which: "{ ... ]" is left to the general path */
-	if (!c)
-		return 0;
-	c = hm_jscan_past_ws(c);
-	return c == e - 1 && *c == '}';
-}
-
-#undef LIT_INT
-#undef LIT_ADDR
 
 /* Report a member that is not a number, or whose number did not parse (err). */
 static int number_field(kx *k, hm_slice v, const char *ctx, const char *what, const char *expected, const char *err)
@@ -434,16 +317,16 @@ static void add_instant(kx *k, ev *x, const char *evp, const int64_t *tsp, int o
 	const char *what = oom ? "[OutOfMemory] event" : "[memory] event";
 	memargs m;
 	m.k = k;
-	m.bytes = m.addr = m.talloc = m.tres = m.evidx = m.dtype = m.did = (hm_slice){0, 0};
+	m.a.bytes = m.a.addr = m.a.talloc = m.a.tres = m.a.evidx = m.a.dtype = m.a.did = (hm_slice){0, 0};
 	if (!x->args.p || *x->args.p != '{') {
 		if (!oom)
 			fail_at(k, evp, "%s without an args object", what, 0);
 		return;
 	}
-	memvals v = {HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE};
-	int laid = mem_layout(x->args.p, x->args.q, &m, &v);
+	hm_kmemvals v = {HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE};
+	int laid = hm_klayout_mem(x->args.p, x->args.q, &m.a, &v);
 	if (!laid) {
-		m.bytes = m.addr = m.talloc = m.tres = m.evidx = m.dtype = m.did = (hm_slice){0, 0};
+		m.a.bytes = m.a.addr = m.a.talloc = m.a.tres = m.a.evidx = m.a.dtype = m.a.did = (hm_slice){0, 0};
 		const char *bad = hm_jscan_members_known(x->args.p, x->args.q, known_mem_key, mem_member, &m);
 		if (bad) {
 			fail_at(k, bad, "invalid JSON in the args of %s %s", oom ? "an" : "a", what);
@@ -461,7 +344,7 @@ static void add_instant(kx *k, ev *x, const char *evp, const int64_t *tsp, int o
 	else if (ts_field(k, x->ts, "ts", what, &me.ts))
 		return;
 	const char *req[] = {"Bytes", "Device Type", "Device Id"};
-	hm_slice reqv[] = {m.bytes, m.dtype, m.did};
+	hm_slice reqv[] = {m.a.bytes, m.a.dtype, m.a.did};
 	for (int i = 0; i < 3; i++)
 		if (!reqv[i].p) {
 			if (!oom)
@@ -470,28 +353,28 @@ static void add_instant(kx *k, ev *x, const char *evp, const int64_t *tsp, int o
 		}
 	if (laid)
 		me.bytes = v.bytes, dt = v.dtype, di = v.did, me.total_alloc = v.talloc, me.total_res = v.tres, me.ev_idx = v.evidx;
-	else if (int_field(k, what, m.bytes, "Bytes", &me.bytes) || int_field(k, what, m.dtype, "Device Type", &dt) ||
-		 int_field(k, what, m.did, "Device Id", &di) || int_field(k, what, m.talloc, "Total Allocated", &me.total_alloc) ||
-		 int_field(k, what, m.tres, "Total Reserved", &me.total_res) || int_field(k, what, m.evidx, "Ev Idx", &me.ev_idx))
+	else if (int_field(k, what, m.a.bytes, "Bytes", &me.bytes) || int_field(k, what, m.a.dtype, "Device Type", &dt) ||
+		 int_field(k, what, m.a.did, "Device Id", &di) || int_field(k, what, m.a.talloc, "Total Allocated", &me.total_alloc) ||
+		 int_field(k, what, m.a.tres, "Total Reserved", &me.total_res) || int_field(k, what, m.a.evidx, "Ev Idx", &me.ev_idx))
 		return;
 	/* The store's limits (store.h): each size, the sum of all, and Total Allocated. */
 	uint64_t size = me.bytes < 0 ? 0 - (uint64_t)me.bytes : (uint64_t)me.bytes;
 	if (size > HM_STORE_MEM_LIMIT || (!oom && (k->traffic += size) > HM_STORE_MEM_LIMIT)) {
-		fail_at(k, m.bytes.p, "%s: \"Bytes\": %s 2^60 bytes (1 EiB)", what,
+		fail_at(k, m.a.bytes.p, "%s: \"Bytes\": %s 2^60 bytes (1 EiB)", what,
 			oom ? "beyond" : "the sizes of the memory events add up to more than");
 		return;
 	}
 	int64_t ta = me.total_alloc;
 	if (ta != HM_NONE && (ta > HM_STORE_MEM_LIMIT || ta < -HM_STORE_MEM_LIMIT)) {
-		fail_at(k, m.talloc.p, "%s: \"Total Allocated\": beyond 2^60 bytes (1 EiB)", what, 0);
+		fail_at(k, m.a.talloc.p, "%s: \"Total Allocated\": beyond 2^60 bytes (1 EiB)", what, 0);
 		return;
 	}
-	me.addr = laid && m.addr.p ? (uint64_t)v.addr : 0;
-	me.has_addr = m.addr.p != NULL;
-	if (!laid && m.addr.p && addr_field(k, m.addr, &me.addr))
+	me.addr = laid && m.a.addr.p ? (uint64_t)v.addr : 0;
+	me.has_addr = m.a.addr.p != NULL;
+	if (!laid && m.a.addr.p && addr_field(k, m.a.addr, &me.addr))
 		return;
 	if (dt < -32768 || dt > 32767 || di < INT32_MIN || di > INT32_MAX) {
-		fail_at(k, m.dtype.p, "%s: device type or id out of range", what, 0);
+		fail_at(k, m.a.dtype.p, "%s: device type or id out of range", what, 0);
 		return;
 	}
 	me.dev_type = (int32_t)dt, me.dev_id = (int32_t)di;
@@ -726,81 +609,6 @@ static inline hm_slice *known_key(ev *x, const char *c, const char **ke)
 	return m;
 }
 
-/* After the literal lit (n bytes: the separator before a key, the key, ": ") at c, a value
- * crossed as walk_event crosses it: a string to its closing quote, a container by its
- * recorded end (*t), a number or literal to its end. Gives the value's end, with the value
- * in *v; NULL when c is NULL, the literal differs or the value is not one walk_event takes. */
-static inline __attribute__((always_inline)) const char *lit_val(const char *c, const char *lit, size_t n, const char *p,
-								  const char *e, const hm_jtok **t, const hm_jtok *end, hm_slice *v)
-{
-	if (!c || memcmp(c, lit, n) != 0)
-		return NULL;
-	c += n;
-	const char *q;
-	if (*c == '"') {
-		if ((q = hm_jscan_quote_end(c, e)) >= e)
-			return NULL;
-	} else if (*c == '{' || *c == '[') {
-		if (*t == end || p + (*t)->start != c)
-			return NULL;
-		q = p + (*t)->end + 1;
-		(*t)++;
-	} else if ((q = hm_jscan_scalar_end(c)) == c) {
-		return NULL;
-	}
-	*v = (hm_slice){c, q};
-	return q;
-}
-
-#define LIT_VAL(c, lit, v) lit_val(c, lit, sizeof lit - 1, p, e, &t, end, &(v))
-
-/* The members of a slice, instant event or flow [p, e) laid out as PyTorch's profiler
- * (Kineto) writes them, a few to a line:
- *   "ph": "X", "cat": C, "name": N, "pid": P, "tid": T,  /  "ts": S, "dur": D,  /  "args": A
- *   "ph": "i", "cat": C, "s": "t", "name": N,  /  "pid": P, "tid": T,  /  "ts": S,  /  "args": A
- *   "ph": "s", "id": I, "pid": P, "tid": T, "ts": S,  /  "cat": C, "name": N[, "bp": B]
- * each separator and key compared as words where walk_event finds them key by key (its
- * chain of scans, README "Performance"). 1 with the members in *x (cleared by the caller); 0
- * where the event differs (another writer's white space or order, an escaped or other key,
- * another kind of event): walk_event then walks it from its start, so its members and every
- * error and offset stay as they were. */
-static int kineto_layout(const char *p, const char *e, const hm_jtok *t, const hm_jtok *end, ev *x)
-{
-	hm_slice unread; /* "s", "id" and "bp": walked, not kept */
-	const char *c = LIT_VAL(p + 1, "\n    \"ph\": ", x->ph);
-	if (c && c[3] == 'i') { /* a flow */
-		c = LIT_VAL(c, ", \"id\": ", unread);
-		c = LIT_VAL(c, ", \"pid\": ", x->pid);
-		c = LIT_VAL(c, ", \"tid\": ", x->tid);
-		c = LIT_VAL(c, ", \"ts\": ", x->ts);
-		c = LIT_VAL(c, ",\n    \"cat\": ", x->cat);
-		c = LIT_VAL(c, ", \"name\": ", x->name);
-		if (c && c[3] == 'b')
-			c = LIT_VAL(c, ", \"bp\": ", unread);
-	} else {
-		c = LIT_VAL(c, ", \"cat\": ", x->cat);
-		if (c && c[3] == 's') { /* an instant event */
-			c = LIT_VAL(c, ", \"s\": ", unread);
-			c = LIT_VAL(c, ", \"name\": ", x->name);
-			c = LIT_VAL(c, ",\n    \"pid\": ", x->pid);
-			c = LIT_VAL(c, ", \"tid\": ", x->tid);
-			c = LIT_VAL(c, ",\n    \"ts\": ", x->ts);
-		} else {
-			c = LIT_VAL(c, ", \"name\": ", x->name);
-			c = LIT_VAL(c, ", \"pid\": ", x->pid);
-			c = LIT_VAL(c, ", \"tid\": ", x->tid);
-			c = LIT_VAL(c, ",\n    \"ts\": ", x->ts);
-			c = LIT_VAL(c, ", \"dur\": ", x->dur);
-		}
-		c = LIT_VAL(c, ",\n    \"args\": ", x->args);
-	}
-	if (!c)
-		return 0;
-	c = hm_jscan_past_ws(c);
-	return c == e - 1 && *c == '}' && t == end;
-}
-
-#undef LIT_VAL
 
 /* The event [p, e) is complete and its depth-1 containers are known. Match keys to
  * values and check the member syntax (key ':' value, separated by ','): strings and
@@ -812,7 +620,7 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 	ev x;
 	EV_CLEAR(x);
 	const hm_jtok *end = ntok ? t + ntok : t;
-	if (kineto_layout(p, e, t, end, &x)) {
+	if (hm_klayout_event(p, e, t, end, &x)) {
 		*xp = x;
 		return 0;
 	}
