@@ -25,6 +25,8 @@ void hm_device_name(char *buf, size_t n, int32_t type, int32_t id)
 
 typedef int (*cmp_fn)(const void *, const void *, void *);
 
+static void sort_rest(uint32_t *v, size_t n, size_t a, uint32_t *tmp, size_t r, cmp_fn cmp, void *ctx);
+
 /* Traces are mostly written in order, with a few elements out of place (a ProfilerStep
  * slice written after the ops it encloses). One pass keeps, in place, each element not
  * below the last one kept and moves the others to tmp (room for n); only those are
@@ -38,6 +40,13 @@ static void sort_indices(uint32_t *v, size_t n, cmp_fn cmp, void *ctx, uint32_t 
 			v[a++] = v[i];
 		else
 			tmp[r++] = v[i];
+	sort_rest(v, n, a, tmp, r, cmp, ctx);
+}
+
+/* The end of sort_indices: the r elements moved to tmp are sorted and merged back into
+ * v, whose first a elements are in order. */
+static void sort_rest(uint32_t *v, size_t n, size_t a, uint32_t *tmp, size_t r, cmp_fn cmp, void *ctx)
+{
 	if (r > 1)
 		qsort_r(tmp, r, sizeof *tmp, cmp, ctx);
 	for (size_t k = n; r;)
@@ -69,6 +78,25 @@ static int cmp_mem_time(const void *a, const void *b, void *ctx)
 	if (tx != ty)
 		return tx < ty ? -1 : 1;
 	return x < y ? -1 : x > y;
+}
+
+/* sort_indices for the memory events 0..n-1 into order, by cmp_mem_time. They start in
+ * file order, so the first pass reads the time column in order, a block at a time, and an
+ * event is kept when its time is not below the last kept one's (a tie keeps file order). */
+static void sort_mem(const hm_mem *m, uint32_t *order, uint32_t *tmp)
+{
+	hm_packrd ts;
+	hm_packrd_init(&ts, &m->ts);
+	size_t a = 0, r = 0;
+	int64_t last = INT64_MIN; /* HM_NONE, the least time */
+	for (size_t i = 0; i < m->n; i++) {
+		int64_t t = hm_packrd_get(&ts, i);
+		if (t >= last)
+			order[a++] = (uint32_t)i, last = t;
+		else
+			tmp[r++] = (uint32_t)i;
+	}
+	sort_rest(order, m->n, a, tmp, r, cmp_mem_time, (void *)m);
 }
 
 /* Slices: by thread, start, longer first, then file order: a later element never
@@ -148,15 +176,17 @@ static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
 	int32_t *stack = hm_xrealloc(NULL, (o->n + nth) * sizeof *stack); /* only the used depth is touched */
 	for (size_t th = 0; th < nth; th++)
 		next[th] = SIZE_MAX;
+	hm_packrd rth, rts;
+	hm_packrd_init(&rth, &m->thread), hm_packrd_init(&rts, &m->ts);
 	for (size_t b = 0; b < m->n; b++) {
-		uint32_t e = order[b], th = hm_mem_thread(m, e);
+		uint32_t e = order[b], th = (uint32_t)hm_packrd_get(&rth, e);
 		if (next[th] == SIZE_MAX) {
 			next[th] = os[th], sp[th] = 0;
 			sort_indices(oi + os[th], os[th + 1] - os[th], cmp_slice, o, tmp);
 		}
 		int32_t *st = stack + os[th] + th;
 		size_t a = next[th], n = sp[th];
-		int64_t ts = hm_mem_ts(m, e);
+		int64_t ts = hm_packrd_get(&rts, e);
 		for (; a < os[th + 1] && o->ts[oi[a]] <= ts; a++) {
 			uint32_t op = oi[a];
 			while (n && END(o, st[n - 1]) < o->ts[op])
@@ -271,13 +301,18 @@ static void steps(hm_file *f, const uint32_t *order)
 	size_t np = pids.n, *at = hm_xrealloc(NULL, np * sizeof *at);
 	for (size_t k = n; k--;)
 		at[st[k].pid] = k;
+	hm_packrd rth, rts;
+	hm_packrd_init(&rth, &m->thread), hm_packrd_init(&rts, &m->ts);
+	uint32_t last_th = UINT32_MAX, p = 0; /* a thread's events come in runs */
 	for (size_t b = 0; b < m->n; b++) {
-		uint32_t i = order[b], p = pid_of(&pids, pid, t, hm_mem_thread(m, i));
+		uint32_t i = order[b], th = (uint32_t)hm_packrd_get(&rth, i);
+		if (th != last_th)
+			last_th = th, p = pid_of(&pids, pid, t, th);
 		f->step_of[i] = -1;
 		if (p >= np)
 			continue;
 		size_t k = at[p];
-		int64_t ts = hm_mem_ts(m, i);
+		int64_t ts = hm_packrd_get(&rts, i);
 		while (k < n && st[k].pid == p && st[k].ts <= ts)
 			k++;
 		at[p] = k;
@@ -371,11 +406,13 @@ static void pair(hm_series *s, const hm_mem *m, const uint8_t *origin, int32_t *
 	while (bits < 10 && ((size_t)1 << bits) < 2 * s->n)
 		bits++;
 	am_init(&am, bits);
+	hm_packrd rb, ra;
+	hm_packrd_init(&rb, &m->bytes), hm_packrd_init(&ra, &m->has_addr);
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
 		s->partner[k] = -1;
-		int64_t bytes = hm_mem_bytes(m, e);
-		if (bytes == 0 || !hm_mem_has_addr(m, e))
+		int64_t bytes = hm_packrd_get(&rb, e);
+		if (bytes == 0 || !hm_packrd_get(&ra, e))
 			continue;
 		s->has_addr = 1;
 		size_t slot = am_find(&am, m->addr[e]);
@@ -418,18 +455,31 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Series, one per device, ordered by device; their events in time order. The devices are
- * found through a hash map (a trace may have many thousands: a search per event was
- * quadratic). sidx has room for m->n: the series of each event in time order. */
-static void split(hm_file *f, uint32_t *order, uint32_t *sidx)
+/* Whether every event is on the device of the first (most traces have one): the columns
+ * are read in order, with no map. */
+static int one_device(const hm_mem *m)
 {
-	const hm_mem *m = &f->t->mem;
+	int mixed = 0;
+	for (size_t i = 1; i < m->n; i++)
+		mixed |= (m->dev_type[i] ^ m->dev_type[0]) | (m->dev_id[i] ^ m->dev_id[0]);
+	return m->n && !mixed;
+}
+
+/* The devices of the events, sorted, into *keys; sidx (room for m->n) gets the series of
+ * each event in time order. The devices are found through a hash map (a trace may have
+ * many thousands: a search per event was quadratic). */
+static size_t find_devices(const hm_mem *m, const uint32_t *order, uint32_t *sidx, uint64_t **keysp)
+{
 	addrmap am;
 	am_init(&am, 4);
 	uint64_t *keys = NULL; /* by first appearance */
 	size_t nkeys = 0, cap = 0;
 	for (size_t i = 0; i < m->n; i++) {
 		uint64_t key = dev_key(m->dev_type[order[i]], m->dev_id[order[i]]);
+		if (i && key == dev_key(m->dev_type[order[i - 1]], m->dev_id[order[i - 1]])) {
+			sidx[i] = sidx[i - 1]; /* a device's events come in runs: no lookup */
+			continue;
+		}
 		size_t slot = am_find(&am, key);
 		if (am.slot[slot].val < 0) {
 			hm_grow(&keys, &cap, nkeys + 1, sizeof *keys);
@@ -449,10 +499,30 @@ static void split(hm_file *f, uint32_t *order, uint32_t *sidx)
 		sidx[i] = rank[sidx[i]];
 	free(rank);
 	free(am.slot);
+	*keysp = keys;
+	return nkeys;
+}
+
+/* Series, one per device, ordered by device; their events in time order. sidx has room
+ * for m->n. */
+static void split(hm_file *f, uint32_t *order, uint32_t *sidx)
+{
+	const hm_mem *m = &f->t->mem;
+	uint64_t *keys;
+	size_t nkeys;
+	if (one_device(m)) {
+		keys = hm_xrealloc(NULL, sizeof *keys);
+		keys[0] = dev_key(m->dev_type[0], m->dev_id[0]);
+		nkeys = 1;
+	} else
+		nkeys = find_devices(m, order, sidx, &keys);
 	f->nseries = nkeys;
 	f->series = nkeys ? hm_xcalloc(nkeys, sizeof *f->series) : NULL;
-	for (size_t i = 0; i < m->n; i++)
-		f->series[sidx[i]].n++;
+	if (nkeys == 1)
+		f->series[0].n = m->n;
+	else
+		for (size_t i = 0; i < m->n; i++)
+			f->series[sidx[i]].n++;
 	for (size_t s = 0; s < nkeys; s++) {
 		hm_series *x = &f->series[s];
 		x->dev_type = (int32_t)((uint32_t)(keys[s] >> 32) ^ 0x80000000u);
@@ -547,9 +617,7 @@ hm_file *hm_analyze(hm_trace *t)
 	hm_mem *m = &t->mem;
 	uint32_t *order = hm_xrealloc(NULL, m->n * sizeof *order);
 	uint32_t *tmp = hm_xrealloc(NULL, (m->n > t->sl.n ? m->n : t->sl.n) * sizeof *tmp); /* for sort_indices */
-	for (size_t i = 0; i < m->n; i++)
-		order[i] = (uint32_t)i;
-	sort_indices(order, m->n, cmp_mem_time, m, tmp);
+	sort_mem(m, order, tmp);
 
 	split(f, order, tmp);
 	drop_devices(m);

@@ -129,6 +129,43 @@ void hm_pack_copy(const hm_pack *p, int64_t *out)
 		out[i] = hm_pack_get(p, i);
 }
 
+void hm_pack_block(const hm_pack *p, size_t b, int64_t *out)
+{
+	const hm_packblk *k = &p->blk[b];
+	if (k->w == 8) { /* the block being filled among them: only its rows up to n */
+		size_t n = p->n - b * HM_PACK_ROWS;
+		memcpy(out, k->off, (n < HM_PACK_ROWS ? n : HM_PACK_ROWS) * sizeof *out);
+		return;
+	}
+	/* The other blocks are whole: loops of a constant count, which the compiler turns into
+	 * vector instructions. Decoded without the HM_NONE test, which then mends the few
+	 * rows it concerns (as hm_pack_get reads them). */
+	if (k->w == 0) {
+		for (size_t r = 0; r < HM_PACK_ROWS; r++)
+			out[r] = k->base;
+		return;
+	}
+#define VALUES(type)                                                                                    \
+	for (size_t r = 0; r < HM_PACK_ROWS; r++) {                                                     \
+		type x;                                                                                 \
+		memcpy(&x, k->off + sizeof x * r, sizeof x);                                            \
+		out[r] = (int64_t)((uint64_t)k->base + x);                                              \
+	}
+	if (k->w == 1)
+		VALUES(uint8_t)
+	else if (k->w == 2)
+		VALUES(uint16_t)
+	else
+		VALUES(uint32_t)
+#undef VALUES
+	if (k->none) {
+		uint64_t code = UINT64_MAX >> (64 - 8 * k->w);
+		for (size_t r = 0; r < HM_PACK_ROWS; r++)
+			if ((uint64_t)out[r] - (uint64_t)k->base == code)
+				out[r] = INT64_MIN;
+	}
+}
+
 size_t hm_pack_bytes(const hm_pack *p)
 {
 	size_t n = 0;

@@ -49,6 +49,8 @@ void hm_pack_fit(hm_pack *p);
 void hm_pack_set(hm_pack *p, size_t i, int64_t v);
 /* All n rows into out (room for n). */
 void hm_pack_copy(const hm_pack *p, int64_t *out);
+/* The rows of block b (rows b * HM_PACK_ROWS on, up to n) as values into out. */
+void hm_pack_block(const hm_pack *p, size_t b, int64_t *out);
 /* Bytes held (for tests and the README's figures). */
 size_t hm_pack_bytes(const hm_pack *p);
 
@@ -78,6 +80,31 @@ static inline int64_t hm_pack_get(const hm_pack *p, size_t i)
 	if (__builtin_expect(k->none, 0) && o == ((uint64_t)1 << 8 * k->w) - 1)
 		return INT64_MIN; /* HM_NONE */
 	return (int64_t)((uint64_t)k->base + o);
+}
+
+/* A reader of one column for loops that visit rows in about increasing order (events in
+ * time order, which is mostly file order): it decodes a row's whole block once, and the
+ * next rows of that block are then a compare and a load. Valid while the column is not
+ * changed (hm_pack_set, hm_pack_add); on the caller's stack. */
+typedef struct hm_packrd {
+	const hm_pack *p;
+	size_t blk; /* the block in v; SIZE_MAX: none yet */
+	int64_t v[HM_PACK_ROWS];
+} hm_packrd;
+
+static inline void hm_packrd_init(hm_packrd *r, const hm_pack *p)
+{
+	r->p = p;
+	r->blk = SIZE_MAX;
+}
+
+static inline int64_t hm_packrd_get(hm_packrd *r, size_t i)
+{
+	if (__builtin_expect(i / HM_PACK_ROWS != r->blk, 0)) {
+		r->blk = i / HM_PACK_ROWS;
+		hm_pack_block(r->p, r->blk, r->v);
+	}
+	return r->v[i % HM_PACK_ROWS];
 }
 
 #endif

@@ -12,15 +12,17 @@ static int64_t rule5(const hm_series *s, const hm_mem *m, int64_t *held)
 {
 	int64_t run = 0, min_run = 0, first_ta = HM_NONE, run_at_ta = 0;
 	*held = 0;
+	hm_packrd rb, rta;
+	hm_packrd_init(&rb, &m->bytes), hm_packrd_init(&rta, &m->total_alloc);
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
-		int64_t b = hm_mem_bytes(m, e);
+		int64_t b = hm_packrd_get(&rb, e);
 		if (s->before[k])
 			*held += b < 0 ? -b : b;
 		run += hm_delta_of(s, k, b);
 		if (run < min_run)
 			min_run = run;
-		if (first_ta == HM_NONE && (first_ta = hm_mem_total_alloc(m, e)) != HM_NONE)
+		if (first_ta == HM_NONE && (first_ta = hm_packrd_get(&rta, e)) != HM_NONE)
 			run_at_ta = run;
 	}
 	if (first_ta != HM_NONE)
@@ -76,6 +78,8 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 		s->cats[c].peak = val[c];
 		s->cats[c].used = val[c] != 0 || c == HM_CAT_BEFORE;
 	}
+	hm_packrd rta;
+	hm_packrd_init(&rta, &m->total_alloc);
 	while (hm_replay_next(&it)) {
 		int64_t b = it.bytes;
 		if (it.kind == HM_ALLOC)
@@ -94,7 +98,7 @@ void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
 		}
 		if (it.total > s->peak)
 			s->peak = it.total, s->peak_k = it.k;
-		int64_t ta = hm_mem_total_alloc(m, it.e);
+		int64_t ta = hm_packrd_get(&rta, it.e);
 		if (ta != HM_NONE && ta != it.total && s->mismatches++ == 0)
 			s->first_mismatch = it.k;
 		if (it.reserved != HM_NONE && (s->max_reserved == HM_NONE || it.reserved > s->max_reserved))
