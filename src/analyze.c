@@ -157,11 +157,9 @@ static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
 	hm_slices *o = &t->sl;
 	hm_mem *m = &t->mem;
 	size_t nth = t->threads.n;
-	/* Pages touched for the first time are costly: allocate without zeroing and write
-	 * each element once. The column arrays already hold n 8-byte values, so the sizes do
-	 * not overflow. */
-	f->inner_of = hm_xrealloc(NULL, m->n * sizeof *f->inner_of);
-	f->op_of = hm_xrealloc(NULL, m->n * sizeof *f->op_of);
+	/* f->inner_of and f->op_of are the caller's (room for m->n, see reuse), written once
+	 * each. Pages touched for the first time are costly: allocate without zeroing. The
+	 * column arrays already hold n 8-byte values, so the sizes do not overflow. */
 	f->parent = hm_xrealloc(NULL, o->n * sizeof *f->parent);
 	for (size_t i = 0; i < o->n; i++)
 		f->parent[i] = -1;
@@ -270,8 +268,7 @@ static void steps(hm_file *f, const uint32_t *order)
 {
 	const hm_trace *t = f->t;
 	const hm_slices *o = &t->sl;
-	const hm_mem *m = &t->mem;
-	f->step_of = hm_xrealloc(NULL, m->n * sizeof *f->step_of);
+	const hm_mem *m = &t->mem; /* f->step_of: the caller's, room for m->n (see reuse) */
 	int32_t *name_step = hm_xcalloc(t->names.n, sizeof *name_step);
 	for (size_t i = 0; i < t->names.n; i++) {
 		const char *s = t->names.str[i];
@@ -588,8 +585,8 @@ static void fit_columns(hm_trace *t)
 }
 
 /* Once split has run, each event's device is its series': the two device columns (8 bytes
- * an event, read by nothing later) go back before the analysis adds
- * its own columns (store.h). */
+ * an event, read by nothing later) go back before the analysis adds its own columns
+ * (store.h). */
 static void drop_devices(hm_mem *m)
 {
 	free(m->dev_type), free(m->dev_id);
@@ -598,14 +595,25 @@ static void drop_devices(hm_mem *m)
 
 /* Once the events are paired, Addr is read only to be shown (row.addr, the events CSV):
  * packed, it takes 4 bytes an event or less where neighbouring events are within 4 GiB of
- * each other, and goes back before the sweep and the steps add their columns. */
-static void pack_addrs(hm_mem *m)
+ * each other. The raw column is the caller's to reuse (see reuse). */
+static uint64_t *pack_addrs(hm_mem *m)
 {
 	hm_pack_reserve(&m->addrs, m->n);
 	for (size_t i = 0; i < m->n; i++)
 		hm_pack_add(&m->addrs, (int64_t)m->addr[i]);
-	free(m->addr);
+	uint64_t *raw = m->addr;
 	m->addr = NULL;
+	return raw;
+}
+
+/* A column of 4 bytes an event for the analysis in the pages of one it is done with (c, of
+ * n elements or more, cut to n; the caller lets go of it), or in fresh ones (c NULL). On a
+ * virtual machine the first touch of a page costs more than what is written to it (README
+ * "Performance"): the raw addresses become sweep's enclosing slice, the sort's scratch the
+ * step column. Each was given back before the column was made, so the peak is as before. */
+static int32_t *reuse(void *c, size_t n)
+{
+	return c ? fit(c, n, sizeof(int32_t)) : hm_xrealloc(NULL, n * sizeof(int32_t));
 }
 
 hm_file *hm_analyze(hm_trace *t)
@@ -623,9 +631,10 @@ hm_file *hm_analyze(hm_trace *t)
 	drop_devices(m);
 	for (size_t s = 0; s < f->nseries; s++)
 		pair(&f->series[s], m, t->snap ? t->snap->origin : NULL, (int32_t *)tmp);
-	pack_addrs(m);
+	f->inner_of = reuse(pack_addrs(m), m->n);
+	f->op_of = reuse(NULL, m->n);
 	sweep(f, order, tmp);
-	free(tmp); /* before the columns steps adds: the peak is the end of the analysis */
+	f->step_of = reuse(tmp, m->n); /* before steps: the peak is the end of the analysis */
 	steps(f, order);
 	if (f->nseries != 1)
 		free(order);
