@@ -3,62 +3,85 @@
 
 #include <string.h>
 
-/* How many of the eight bytes of w, first to last, are digits before the first that is not. */
-static inline unsigned lead_digits(uint64_t w)
+/* How many of the sixteen bytes at d, first to last, are digits before the first that is
+ * not (16: all are). One compare of the sixteen bytes where SSE2 is there; else two words,
+ * the second only when the first is all digits. */
+static inline unsigned lead_digits16(const char *d)
 {
+#ifdef __SSE2__
+	__m128i w = _mm_loadu_si128((const __m128i *)(const void *)d);
+	__m128i out = _mm_or_si128(_mm_cmplt_epi8(w, _mm_set1_epi8('0')), _mm_cmpgt_epi8(w, _mm_set1_epi8('9')));
+	return (unsigned)__builtin_ctz((unsigned)_mm_movemask_epi8(out) | 0x10000u);
+#else
 	const uint64_t ones = 0x0101010101010101ull;
-	uint64_t t = w & 0x7f7f7f7f7f7f7f7full; /* byte + 0x50 reaches 0x80 from '0', + 0x46 from ':' */
-	uint64_t digit = (t + 0x50 * ones) & ~(t + 0x46 * ones) & ~w & 0x80 * ones;
-	uint64_t other = ~digit & 0x80 * ones;
-	return other ? (unsigned)__builtin_ctzll(other) >> 3 : 8;
+	unsigned nd = 0;
+	for (int i = 0; i < 2 && nd == 8u * i; i++) {
+		uint64_t w, t;
+		memcpy(&w, d + 8 * i, 8);
+		t = w & 0x7f7f7f7f7f7f7f7full; /* byte + 0x50 reaches 0x80 from '0', + 0x46 from ':' */
+		uint64_t other = ~((t + 0x50 * ones) & ~(t + 0x46 * ones) & ~w) & 0x80 * ones;
+		nd += other ? (unsigned)__builtin_ctzll(other) >> 3 : 8;
+	}
+	return nd;
+#endif
+}
+
+/* The value of eight digits held as their low nibbles, first digit in the first byte (as
+ * hm_jscan_swar8_value, with the '0's already taken off). */
+static inline uint64_t nibbles8_value(uint64_t w)
+{
+	w = (w * 10) + (w >> 8);
+	return (((w & 0x000000ff000000ffull) * (100 + (1000000ull << 32))) +
+		(((w >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32)))) >> 32;
 }
 
 /* The literal lit (n bytes: the separator before a key, the key, ": ") at c, then a plain
  * integer: an optional '-' (unless unsigned_only), 1 to 15 digits, no leading zero. Gives the
  * integer's end, with its text in *s and its value in *v, as kevent.c's int_field and
- * addr_field would; NULL for anything else, or when c is NULL (a member before did not match). */
+ * addr_field would; NULL for anything else. The digits are counted in one look and read as
+ * at most two words, the last eight ending where they end (the bytes before them are the
+ * literal, so readable) and masked to the digits: the only branches on their number are for
+ * one digit (a device's type and id) and for more than eight. */
 static inline __attribute__((always_inline)) const char *lit_int(const char *c, const char *lit, size_t n, int unsigned_only,
 								  hm_slice *s, int64_t *v)
 {
-	if (!c || memcmp(c, lit, n) != 0)
+	if (memcmp(c, lit, n) != 0)
 		return NULL;
 	c += n;
 	const char *d = c + (!unsigned_only && *c == '-');
-	uint64_t a, b = 0;
-	memcpy(&a, d, 8);
-	unsigned nd = lead_digits(a);
-	if (nd == 8) {
-		memcpy(&b, d + 8, 8);
-		unsigned more = lead_digits(b);
-		if (more == 8)
-			return NULL;
-		nd += more;
-	}
-	if (nd == 0 || (*d == '0' && nd > 1))
+	unsigned nd = lead_digits16(d);
+	if (nd - 1 >= 15 || (*d == '0' && nd > 1))
 		return NULL;
-	/* as hm_jscan_int_padded: the first digits closed up behind '0's, the last eight */
-	const uint64_t zeros = 0x3030303030303030ull;
-	unsigned k = nd > 8 ? nd - 8 : nd;
-	if (k < 8)
-		a = a << (8 * (8 - k)) | zeros >> (8 * k);
-	uint64_t x = hm_jscan_swar8_value(a);
-	if (nd > 8) {
-		memcpy(&b, d + nd - 8, 8);
-		x = x * 100000000 + hm_jscan_swar8_value(b);
+	const uint64_t nibbles = 0x0f0f0f0f0f0f0f0full;
+	uint64_t lo, hi, x;
+	if (nd == 1) {
+		x = (uint64_t)(*d - '0');
+	} else {
+		memcpy(&lo, d + nd - 8, 8);
+		x = nibbles8_value(lo & nibbles << (8 * (8 - (nd < 8 ? nd : 8))));
+		if (nd > 8) {
+			memcpy(&hi, d, 8);
+			x += nibbles8_value(hi << (8 * (16 - nd)) & nibbles) * 100000000;
+		}
 	}
 	*v = d != c ? -(int64_t)x : (int64_t)x;
 	*s = (hm_slice){c, d + nd};
 	return d + nd;
 }
 
-/* The literal lit (n bytes) at c: past it, or NULL (also when c is NULL). */
+/* The literal lit (n bytes) at c: past it, or NULL. */
 static inline __attribute__((always_inline)) const char *lit_at(const char *c, const char *lit, size_t n)
 {
-	return c && memcmp(c, lit, n) == 0 ? c + n : NULL;
+	return memcmp(c, lit, n) == 0 ? c + n : NULL;
 }
 
-#define LIT_INT(c, lit, f) lit_int(c, lit, sizeof lit - 1, 0, &m->f, &v->f)
-#define LIT_ADDR(c, lit) lit_int(c, lit, sizeof lit - 1, 1, &m->addr, &v->addr)
+/* Each step gives up on the object at its first difference, so the next never looks at c. */
+#define INT(lit, f) \
+	if (!(c = lit_int(c, lit, sizeof lit - 1, 0, &m->f, &v->f))) \
+	return 0
+#define ADDR(lit) \
+	if (!(c = lit_int(c, lit, sizeof lit - 1, 1, &m->addr, &v->addr))) \
+	return 0
 
 /* The args of a [memory] event [p, e) in a layout PyTorch writes (README "Inputs": the three
  * generations, and ROCm's), read as one literal after another: each separator, key and ": "
@@ -69,79 +92,127 @@ static inline __attribute__((always_inline)) const char *lit_at(const char *c, c
  * always, so what they hold and every error and its offset stay as they were. */
 int hm_klayout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v)
 {
-	const char *c = hm_jscan_past_ws(p + 1);
+	/* the new line and indent Kineto writes args with, one compare; else the scan of it */
+	const char *c = p + 1;
+	c = memcmp(c, "\n      ", 7) == 0 && !hm_jscan_is_ws(c[7]) ? c + 7 : hm_jscan_past_ws(c);
 	switch (c[1]) {
 	case 'T': /* 2025 on: CUDA, then ROCm (another order, and "finished") */
-		c = LIT_INT(c, "\"Total Reserved\": ", tres);
-		c = LIT_INT(c, ", \"Total Allocated\": ", talloc);
-		c = LIT_INT(c, ", \"Bytes\": ", bytes);
-		if (c && c[3] == 'A') {
-			c = LIT_ADDR(c, ", \"Addr\": ");
-			c = LIT_INT(c, ", \"Device Id\": ", did);
-			c = LIT_INT(c, ", \"Device Type\": ", dtype);
+		INT("\"Total Reserved\": ", tres);
+		INT(", \"Total Allocated\": ", talloc);
+		INT(", \"Bytes\": ", bytes);
+		if (c[3] == 'A') {
+			ADDR(", \"Addr\": ");
+			INT(", \"Device Id\": ", did);
+			INT(", \"Device Type\": ", dtype);
 		} else {
-			c = LIT_INT(c, ", \"Device Id\": ", did);
-			c = LIT_INT(c, ", \"Device Type\": ", dtype);
-			c = LIT_ADDR(c, ", \"Addr\": ");
+			INT(", \"Device Id\": ", did);
+			INT(", \"Device Type\": ", dtype);
+			ADDR(", \"Addr\": ");
 			const char *f = lit_at(c, ", \"finished\": false", 19), *t = lit_at(c, ", \"finished\": true", 18);
 			c = f ? f : t ? t : c;
 		}
-		c = LIT_INT(c, ", \"Ev Idx\": ", evidx);
+		INT(", \"Ev Idx\": ", evidx);
 		break;
 	case 'E': /* 2022 */
-		c = LIT_INT(c, "\"Ev Idx\": ", evidx);
-		c = LIT_INT(c, ", \"Device Type\": ", dtype);
-		c = LIT_INT(c, ", \"Device Id\": ", did);
-		c = LIT_ADDR(c, ", \"Addr\": ");
-		c = LIT_INT(c, ", \"Bytes\": ", bytes);
-		c = LIT_INT(c, ", \"Total Allocated\": ", talloc);
-		c = LIT_INT(c, ", \"Total Reserved\": ", tres);
+		INT("\"Ev Idx\": ", evidx);
+		INT(", \"Device Type\": ", dtype);
+		INT(", \"Device Id\": ", did);
+		ADDR(", \"Addr\": ");
+		INT(", \"Bytes\": ", bytes);
+		INT(", \"Total Allocated\": ", talloc);
+		INT(", \"Total Reserved\": ", tres);
 		break;
 	case 'D': /* 2021: no address, totals or Ev Idx */
-		c = LIT_INT(c, "\"Device Type\": ", dtype);
-		c = LIT_INT(c, ", \"Device Id\": ", did);
-		c = LIT_INT(c, ", \"Bytes\": ", bytes);
+		INT("\"Device Type\": ", dtype);
+		INT(", \"Device Id\": ", did);
+		INT(", \"Bytes\": ", bytes);
 		break;
 	default:
 		return 0;
 	}
 	/* the scanner counts brackets, not which: "{ ... ]" is left to the general path */
-	if (!c)
-		return 0;
 	c = hm_jscan_past_ws(c);
 	return c == e - 1 && *c == '}';
 }
 
-#undef LIT_INT
-#undef LIT_ADDR
+#undef INT
+#undef ADDR
+
+/* Past the closing quote of the string at c, as hm_jscan_quote_end gives it: sixteen bytes
+ * at a time, one look for a quote or a backslash; at a backslash, or near e, that scan
+ * takes over from c. */
+static inline __attribute__((always_inline)) const char *str_end(const char *c, const char *e)
+{
+#ifdef __SSE2__
+	for (const char *s = c + 1; e - s >= 16; s += 16) {
+		__m128i w = _mm_loadu_si128((const __m128i *)(const void *)s);
+		unsigned m = (unsigned)_mm_movemask_epi8(
+			_mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')), _mm_cmpeq_epi8(w, _mm_set1_epi8('\\'))));
+		if (m) {
+			if (s[__builtin_ctz(m)] == '"')
+				return s + __builtin_ctz(m) + 1;
+			break;
+		}
+	}
+#endif
+	return hm_jscan_quote_end(c, e);
+}
+
+/* The end of the number or literal at c, as hm_jscan_scalar_end gives it: the bytes that
+ * can end one are all at or below ',' but ']' and '}', so a number's digits, sign, point
+ * and exponent pass three compares, not eight; a byte that only looks like an end (a
+ * control character, or one from 0x80) hands over to that scan from c. */
+static inline __attribute__((always_inline)) const char *num_end(const char *c)
+{
+#ifdef __SSE2__
+	for (const char *s = c;; s += 16) {
+		__m128i w = _mm_loadu_si128((const __m128i *)(const void *)s);
+		__m128i may = _mm_or_si128(_mm_cmplt_epi8(w, _mm_set1_epi8(',' + 1)),
+					   _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8(']')), _mm_cmpeq_epi8(w, _mm_set1_epi8('}'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(may);
+		if (m) {
+			if (hm_jscan_ends_scalar[(unsigned char)s[__builtin_ctz(m)]])
+				return s + __builtin_ctz(m);
+			break;
+		}
+	}
+#endif
+	return hm_jscan_scalar_end(c);
+}
 
 /* After the literal lit (n bytes: the separator before a key, the key, ": ") at c, a value
  * crossed as kevent.c's walk_event crosses it: a string to its closing quote, a container by its
  * recorded end (*t), a number or literal to its end. Gives the value's end, with the value
- * in *v; NULL when c is NULL, the literal differs or the value is not one walk_event takes. */
+ * in *v; NULL when the literal differs or the value is not one walk_event takes. A string of
+ * one plain character ("ph": "X") is seen whole without a scan. */
 static inline __attribute__((always_inline)) const char *lit_val(const char *c, const char *lit, size_t n, const char *p,
 								  const char *e, const hm_jtok **t, const hm_jtok *end, hm_slice *v)
 {
-	if (!c || memcmp(c, lit, n) != 0)
+	if (memcmp(c, lit, n) != 0)
 		return NULL;
 	c += n;
 	const char *q;
 	if (*c == '"') {
-		if ((q = hm_jscan_quote_end(c, e)) >= e)
+		if (c[2] == '"' && c[1] != '"' && c[1] != '\\' && c + 3 < e)
+			q = c + 3;
+		else if ((q = str_end(c, e)) >= e)
 			return NULL;
 	} else if (*c == '{' || *c == '[') {
 		if (*t == end || p + (*t)->start != c)
 			return NULL;
 		q = p + (*t)->end + 1;
 		(*t)++;
-	} else if ((q = hm_jscan_scalar_end(c)) == c) {
+	} else if ((q = num_end(c)) == c) {
 		return NULL;
 	}
 	*v = (hm_slice){c, q};
 	return q;
 }
 
-#define LIT_VAL(c, lit, v) lit_val(c, lit, sizeof lit - 1, p, e, &t, end, &(v))
+/* As INT above: the first member that differs ends the match. */
+#define VAL(lit, v) \
+	if (!(c = lit_val(c, lit, sizeof lit - 1, p, e, &t, end, &(v)))) \
+	return 0
 
 /* The members of a slice, instant event or flow [p, e) laid out as PyTorch's profiler
  * (Kineto) writes them, a few to a line:
@@ -156,37 +227,36 @@ static inline __attribute__((always_inline)) const char *lit_val(const char *c, 
 int hm_klayout_event(const char *p, const char *e, const hm_jtok *t, const hm_jtok *end, hm_kev *x)
 {
 	hm_slice unread; /* "s", "id" and "bp": walked, not kept */
-	const char *c = LIT_VAL(p + 1, "\n    \"ph\": ", x->ph);
-	if (c && c[3] == 'i') { /* a flow */
-		c = LIT_VAL(c, ", \"id\": ", unread);
-		c = LIT_VAL(c, ", \"pid\": ", x->pid);
-		c = LIT_VAL(c, ", \"tid\": ", x->tid);
-		c = LIT_VAL(c, ", \"ts\": ", x->ts);
-		c = LIT_VAL(c, ",\n    \"cat\": ", x->cat);
-		c = LIT_VAL(c, ", \"name\": ", x->name);
-		if (c && c[3] == 'b')
-			c = LIT_VAL(c, ", \"bp\": ", unread);
+	const char *c = p + 1;
+	VAL("\n    \"ph\": ", x->ph);
+	if (c[3] == 'i') { /* a flow */
+		VAL(", \"id\": ", unread);
+		VAL(", \"pid\": ", x->pid);
+		VAL(", \"tid\": ", x->tid);
+		VAL(", \"ts\": ", x->ts);
+		VAL(",\n    \"cat\": ", x->cat);
+		VAL(", \"name\": ", x->name);
+		if (c[3] == 'b')
+			VAL(", \"bp\": ", unread);
 	} else {
-		c = LIT_VAL(c, ", \"cat\": ", x->cat);
-		if (c && c[3] == 's') { /* an instant event */
-			c = LIT_VAL(c, ", \"s\": ", unread);
-			c = LIT_VAL(c, ", \"name\": ", x->name);
-			c = LIT_VAL(c, ",\n    \"pid\": ", x->pid);
-			c = LIT_VAL(c, ", \"tid\": ", x->tid);
-			c = LIT_VAL(c, ",\n    \"ts\": ", x->ts);
+		VAL(", \"cat\": ", x->cat);
+		if (c[3] == 's') { /* an instant event */
+			VAL(", \"s\": ", unread);
+			VAL(", \"name\": ", x->name);
+			VAL(",\n    \"pid\": ", x->pid);
+			VAL(", \"tid\": ", x->tid);
+			VAL(",\n    \"ts\": ", x->ts);
 		} else {
-			c = LIT_VAL(c, ", \"name\": ", x->name);
-			c = LIT_VAL(c, ", \"pid\": ", x->pid);
-			c = LIT_VAL(c, ", \"tid\": ", x->tid);
-			c = LIT_VAL(c, ",\n    \"ts\": ", x->ts);
-			c = LIT_VAL(c, ", \"dur\": ", x->dur);
+			VAL(", \"name\": ", x->name);
+			VAL(", \"pid\": ", x->pid);
+			VAL(", \"tid\": ", x->tid);
+			VAL(",\n    \"ts\": ", x->ts);
+			VAL(", \"dur\": ", x->dur);
 		}
-		c = LIT_VAL(c, ",\n    \"args\": ", x->args);
+		VAL(",\n    \"args\": ", x->args);
 	}
-	if (!c)
-		return 0;
 	c = hm_jscan_past_ws(c);
 	return c == e - 1 && *c == '}' && t == end;
 }
 
-#undef LIT_VAL
+#undef VAL
