@@ -613,7 +613,10 @@ static uint64_t *pack_addrs(hm_mem *m)
  * step column. Each was given back before the column was made, so the peak is as before. */
 static int32_t *reuse(void *c, size_t n)
 {
-	return c ? fit(c, n, sizeof(int32_t)) : hm_xrealloc(NULL, n * sizeof(int32_t));
+	if (c && n) /* no events: c may be a block of one byte, which fit cannot cut to one element */
+		return fit(c, n, sizeof(int32_t));
+	free(c);
+	return hm_xrealloc(NULL, n * sizeof(int32_t));
 }
 
 hm_file *hm_analyze(hm_trace *t)
