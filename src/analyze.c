@@ -452,16 +452,6 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Whether every event is on the device of the first (most traces have one): the columns
- * are read in order, with no map. */
-static int one_device(const hm_mem *m)
-{
-	int mixed = 0;
-	for (size_t i = 1; i < m->n; i++)
-		mixed |= (m->dev_type[i] ^ m->dev_type[0]) | (m->dev_id[i] ^ m->dev_id[0]);
-	return m->n && !mixed;
-}
-
 /* The devices of the events, sorted, into *keys; sidx (room for m->n) gets the series of
  * each event in time order. The devices are found through a hash map (a trace may have
  * many thousands: a search per event was quadratic). */
@@ -471,12 +461,14 @@ static size_t find_devices(const hm_mem *m, const uint32_t *order, uint32_t *sid
 	am_init(&am, 4);
 	uint64_t *keys = NULL; /* by first appearance */
 	size_t nkeys = 0, cap = 0;
+	uint64_t prev = 0;
 	for (size_t i = 0; i < m->n; i++) {
 		uint64_t key = dev_key(m->dev_type[order[i]], m->dev_id[order[i]]);
-		if (i && key == dev_key(m->dev_type[order[i - 1]], m->dev_id[order[i - 1]])) {
+		if (i && key == prev) {
 			sidx[i] = sidx[i - 1]; /* a device's events come in runs: no lookup */
 			continue;
 		}
+		prev = key;
 		size_t slot = am_find(&am, key);
 		if (am.slot[slot].val < 0) {
 			hm_grow(&keys, &cap, nkeys + 1, sizeof *keys);
@@ -486,15 +478,17 @@ static size_t find_devices(const hm_mem *m, const uint32_t *order, uint32_t *sid
 		}
 		sidx[i] = (uint32_t)am.slot[slot].val;
 	}
-	/* rank: from the order of first appearance to the order of devices */
-	if (nkeys)
+	/* rank: from the order of first appearance to the order of devices (one device, the
+	 * usual case, is its own) */
+	if (nkeys > 1) {
 		qsort(keys, nkeys, sizeof *keys, cmp_u64);
-	uint32_t *rank = hm_xrealloc(NULL, (nkeys ? nkeys : 1) * sizeof *rank);
-	for (size_t s = 0; s < nkeys; s++)
-		rank[am.slot[am_find(&am, keys[s])].val] = (uint32_t)s;
-	for (size_t i = 0; i < m->n; i++)
-		sidx[i] = rank[sidx[i]];
-	free(rank);
+		uint32_t *rank = hm_xrealloc(NULL, nkeys * sizeof *rank);
+		for (size_t s = 0; s < nkeys; s++)
+			rank[am.slot[am_find(&am, keys[s])].val] = (uint32_t)s;
+		for (size_t i = 0; i < m->n; i++)
+			sidx[i] = rank[sidx[i]];
+		free(rank);
+	}
 	free(am.slot);
 	*keysp = keys;
 	return nkeys;
@@ -506,13 +500,7 @@ static void split(hm_file *f, uint32_t *order, uint32_t *sidx)
 {
 	const hm_mem *m = &f->t->mem;
 	uint64_t *keys;
-	size_t nkeys;
-	if (one_device(m)) {
-		keys = hm_xrealloc(NULL, sizeof *keys);
-		keys[0] = dev_key(m->dev_type[0], m->dev_id[0]);
-		nkeys = 1;
-	} else
-		nkeys = find_devices(m, order, sidx, &keys);
+	size_t nkeys = find_devices(m, order, sidx, &keys);
 	f->nseries = nkeys;
 	f->series = nkeys ? hm_xcalloc(nkeys, sizeof *f->series) : NULL;
 	if (nkeys == 1)

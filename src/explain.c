@@ -255,9 +255,11 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 		while ((size_t)(o->k + 1) < s->n && hm_mem_ts(m, s->ev[o->k + 1]) == o->ts && s->ev[o->k + 1] < oc->mem_at[o->ev])
 			o->k++;
 		o->allocated = total_after(s, m, tot, o->k);
-		for (size_t k = (size_t)(o->k + 1); k < s->n; k++)
-			if (hm_mem_bytes(m, s->ev[k]) < 0)
-				o->freed_after -= hm_mem_bytes(m, s->ev[k]);
+		for (size_t k = (size_t)(o->k + 1); k < s->n; k++) {
+			int64_t b = hm_mem_bytes(m, s->ev[k]);
+			if (b < 0)
+				o->freed_after -= b;
+		}
 		oom_context(t, o, ss, nss);
 		o->cat_at = hm_xcalloc(ncats ? ncats : 1, sizeof *o->cat_at);
 		at[i] = o->k, out[i] = o->cat_at;

@@ -238,16 +238,23 @@ static inline const char *hm_jscan_quote_end(const char *p, const char *e)
 	return q ? q + 1 : e;
 }
 
+/* Whether c holds sep, one space and then no white space: the ": " and ", " profilers
+ * write, one compare of two bytes and a look at the third (the general scans cost a chain
+ * of them per member). */
+static inline __attribute__((always_inline)) int hm_jscan_sep_space(const char *c, char sep)
+{
+	uint16_t w;
+	memcpy(&w, c, 2);
+	return w == (uint16_t)((unsigned char)sep | ' ' << 8) && !hm_jscan_is_ws(c[2]);
+}
+
 /* From a key's closing quote at p to its value: *p moves past the ':' and the white space
- * after it, and 1 is returned; or 0 with *p at the byte where the ':' should be. The ": "
- * profilers write is one compare of two bytes and a look at the third (the general scans
- * cost a chain of them per member). p lies inside an object ending with '}'. */
+ * after it, and 1 is returned; or 0 with *p at the byte where the ':' should be. p lies
+ * inside an object ending with '}'. */
 static inline __attribute__((always_inline)) int hm_jscan_colon(const char **p)
 {
 	const char *c = *p;
-	uint16_t w;
-	memcpy(&w, c, 2);
-	if (w == (':' | ' ' << 8) && !hm_jscan_is_ws(c[2])) {
+	if (hm_jscan_sep_space(c, ':')) {
 		*p = c + 2;
 		return 1;
 	}
@@ -260,15 +267,13 @@ static inline __attribute__((always_inline)) int hm_jscan_colon(const char **p)
 	return 1;
 }
 
-/* From a member's value end at p to what follows: the next key past ", " (as a word, as in
- * hm_jscan_colon) gives 1 with *p at it; else *p moves past the white space and 0 is
- * returned (the caller looks at the ',' or '}' there). */
+/* From a member's value end at p to what follows: the next key past ", " gives 1 with *p
+ * at it; else *p moves past the white space and 0 is returned (the caller looks at the ','
+ * or '}' there). */
 static inline __attribute__((always_inline)) int hm_jscan_comma(const char **p)
 {
 	const char *c = *p;
-	uint16_t w;
-	memcpy(&w, c, 2);
-	if (w == (',' | ' ' << 8) && !hm_jscan_is_ws(c[2])) {
+	if (hm_jscan_sep_space(c, ',')) {
 		*p = c + 2;
 		return 1;
 	}
