@@ -460,6 +460,8 @@ static void *inflater(void *arg)
 
 static void start_thread(hm_src *s)
 {
+	if (s->started)
+		return;
 	for (int i = 0; i < NSLOT; i++)
 		s->slots[i].buf = hm_xrealloc(NULL, SLOT_CAP);
 	pthread_mutex_init(&s->mu, NULL);
@@ -468,6 +470,12 @@ static void start_thread(hm_src *s)
 	s->threaded = pthread_create(&s->thread, NULL, inflater, s) == 0;
 	if (s->threaded)
 		pthread_setname_np(s->thread, "hmem-inflate"); /* for perf and top */
+}
+
+void hm_src_inflate_on_thread(hm_src *s)
+{
+	if (s->gzip && !s->held) /* held: the peek met the end or an error, which stays */
+		start_thread(s); /* the thread goes on from the state the caller's reads left */
 }
 
 static long src_read(hm_src *s, char *buf, size_t cap)

@@ -20,8 +20,13 @@ typedef struct hm_src hm_src;
 
 /* Open path; NULL with a message in err when it cannot be opened. */
 hm_src *hm_src_open(const char *path, char *err, size_t errsz);
-/* The same; threaded 0 inflates on the caller's thread instead of its own. */
+/* The same; threaded 0 inflates on the caller's thread instead of its own (until
+ * hm_src_inflate_on_thread). */
 hm_src *hm_src_open_threads(const char *path, int threaded, char *err, size_t errsz);
+/* From here on a gzip source inflates on a thread of its own, a few buffers ahead of the
+ * reader (nothing for plain text, or when it does already). Call it after hm_src_peek or
+ * before any read; the reads before it were inflated on the caller's thread. */
+void hm_src_inflate_on_thread(hm_src *s);
 /* The first decoded bytes (at least 16 unless the data ends or fails first), to tell input
  * formats apart; they stay to be read. *head points into the source, valid until the next
  * read. Call it before the first read, or not at all. */

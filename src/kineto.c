@@ -155,7 +155,7 @@ int hm_kineto_read(hm_trace *t, const hm_read_in *in, char *err, size_t errsz, i
 		memcpy(st.b.buf, in->text, in->len);
 		st.b.len = in->len;
 	}
-	if (in->src && in->threaded && !st.err.failed && !st.eof) {
+	if (in->src && in->threads > 1 && !st.err.failed && !st.eof) {
 		hev = hm_kevent_new(t, &herr);
 		herr.msg = hm_xcalloc(1, errsz);
 		hm_pipe_ops ops = {hm_kevent_walk, HM_KEVENT_WORDS, ev, hm_kevent_handle, hev};

@@ -18,7 +18,7 @@ typedef struct hm_read_in {
 	hm_src *src;
 	const char *text;
 	size_t len;
-	int keep_partial, threaded; /* as in hm_read_opts of trace.h (threaded: threads > 1) */
+	int keep_partial, threads; /* as in hm_read_opts of trace.h */
 	uint64_t *progress;
 } hm_read_in;
 

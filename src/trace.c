@@ -16,12 +16,13 @@ static const struct reader {
 	const char *magic;
 	size_t nmagic;
 	hm_reader_fn read;
+	int threads; /* the threads it reads on at most; gzip inflates on one more if there is one */
 } readers[] = {
-	{"PyTorch memory snapshot (pickle)", "\x80", 1, hm_snapshot_read},
-	{"pickle of protocol 0 or 1", "(", 1, hm_snapshot_read}, /* (refused there by name) */
-	{"pickle of protocol 1", "}", 1, hm_snapshot_read},
-	{"pickle of protocol 1", "]", 1, hm_snapshot_read},
-	{"Kineto JSON trace", "", 0, hm_kineto_read},
+	{"PyTorch memory snapshot (pickle)", "\x80", 1, hm_snapshot_read, 1},
+	{"pickle of protocol 0 or 1", "(", 1, hm_snapshot_read, 1}, /* (refused there by name) */
+	{"pickle of protocol 1", "}", 1, hm_snapshot_read, 1},
+	{"pickle of protocol 1", "]", 1, hm_snapshot_read, 1},
+	{"Kineto JSON trace", "", 0, hm_kineto_read, 2},
 };
 
 /* Whether any reader has magic bytes (else the source is not peeked: what is read, and
@@ -64,7 +65,12 @@ static hm_trace *run(const hm_read_in *in, const unsigned char *head, size_t nhe
 {
 	hm_trace *t = hm_store_new(in->path);
 	int rc = 0;
-	int failed = pick(head, nhead)->read(t, in, err, errsz, code ? code : &rc) != 0;
+	const struct reader *r = pick(head, nhead);
+	/* A thread of its own for inflating only where it has a core: on two, a third busy
+	 * thread took turns with the other two and made the read slower (README "Performance") */
+	if (in->src && in->threads > r->threads)
+		hm_src_inflate_on_thread(in->src);
+	int failed = r->read(t, in, err, errsz, code ? code : &rc) != 0;
 	if (lost)
 		*lost = failed ? t->events : 0;
 	if (failed) {
@@ -91,14 +97,14 @@ hm_trace *hm_trace_read_opts(const char *path, const hm_read_opts *o, char *err,
 {
 	if (lost)
 		*lost = 0;
-	hm_src *src = hm_src_open_threads(path, o->threads > 1, err, errsz);
+	hm_src *src = hm_src_open_threads(path, 0, err, errsz); /* inflating on a thread: run() */
 	if (!src) {
 		*code = HM_EXIT_IO;
 		return NULL;
 	}
 	const unsigned char *head = NULL;
 	size_t nhead = any_magic() ? hm_src_peek(src, &head) : 0;
-	hm_read_in in = {path, src, NULL, 0, o->keep_partial, o->threads > 1, o->progress};
+	hm_read_in in = {path, src, NULL, 0, o->keep_partial, o->threads, o->progress};
 	hm_trace *t = run(&in, head, nhead, err, errsz, code, lost);
 	hm_src_close(src);
 	return t;
@@ -106,7 +112,7 @@ hm_trace *hm_trace_read_opts(const char *path, const hm_read_opts *o, char *err,
 
 hm_trace *hm_trace_parse(const char *name, const char *text, size_t len, char *err, size_t errsz)
 {
-	hm_read_in in = {name, NULL, text, len, 0, 0, NULL};
+	hm_read_in in = {name, NULL, text, len, 0, 1, NULL};
 	return run(&in, (const unsigned char *)text, len, err, errsz, NULL, NULL);
 }
 

@@ -26,8 +26,10 @@ typedef struct hm_read_opts {
 	int keep_partial;   /* a file that stops inside its events (cut-off JSON, truncated gzip)
 			     * keeps the complete events before the cut: t->cut_at, lost_bytes, cut_why */
 	uint64_t *progress; /* as above, may be NULL */
-	int threads;        /* 1: all on the caller's thread; 2 or more: gzip inflates on a thread of
-			     * its own and events are parsed on another while the caller scans */
+	int threads;        /* how many threads the file is read on: 1, all on the caller's; a
+			     * JSON trace 2: events are parsed on another while the caller scans
+			     * (and inflates gzip), 3 or more: gzip inflates on a third; a snapshot
+			     * 2 or more: gzip inflates on another */
 } hm_read_opts;
 
 hm_trace *hm_trace_read_opts(const char *path, const hm_read_opts *o, char *err, size_t errsz, int *code,
