@@ -5,15 +5,14 @@
 #include <stdlib.h>
 
 /* Offsets go to chunks that double from CHUNK_MIN (a small trace takes a little) to
- * CHUNK_MAX, below the huge-page size: a column's last chunk costs only the pages it has
- * touched. A block takes at most 512 bytes of one. */
+ * CHUNK_MAX: a column's last chunk costs only the pages it has touched. A block takes at
+ * most 512 bytes of one. */
 #define CHUNK_MIN (1u << 10)
 #define CHUNK_MAX (256u << 10)
 
-/* The block list takes 24 bytes per 64 rows and is touched as it fills: reserved in plain
- * pages, not the huge ones util.c gives big blocks, whose first touch takes 2 MiB (seven
- * packed columns of a million events: 11 MiB of peak RSS for 3 MiB of blocks). Growing
- * past the reservation is hm_grow's, as without one. */
+/* The block list takes 24 bytes per 64 rows and is touched as it fills: reserved up
+ * front for the rows the file is guessed to hold (address space; pages as they fill), so it
+ * is not copied as it grows. Growing past the reservation is hm_grow's, as without one. */
 void hm_pack_reserve(hm_pack *p, size_t rows)
 {
 	size_t need = rows / HM_PACK_ROWS + 1;

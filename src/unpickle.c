@@ -88,9 +88,8 @@ struct getcache {
 #define DROPPED (TAG(HM_PK_STR) | UINT32_MAX)
 
 /* The bytes of the dicts a hook kept as records (hm_pk_hook), in blocks of RBLOCK: a
- * record's handle holds its position (block * RBLOCK + offset). Blocks under 2 MiB are
- * touched page by page (util.c gives bigger ones huge pages): a small snapshot's records
- * cost what they hold. */
+ * record's handle holds its position (block * RBLOCK + offset). Blocks are touched page by
+ * page: a small snapshot's records cost what they hold. */
 #define RBLOCK_BITS 20
 #define RBLOCK ((size_t)1 << RBLOCK_BITS)
 
@@ -295,7 +294,7 @@ static void room(cont *k, size_t n)
 static hm_pkv *arena_take(arena *a, size_t n)
 {
 	if (n > a->left) {
-		size_t sz = n > (UINT64_C(1) << 19) ? n : (UINT64_C(1) << 19); /* 4 MiB: huge pages (util.c) */
+		size_t sz = n > (UINT64_C(1) << 19) ? n : (UINT64_C(1) << 19); /* 4 MiB */
 		hm_grow(&a->blocks, &a->capblocks, a->nblocks + 1, sizeof *a->blocks);
 		a->blocks[a->nblocks++] = a->cur = hm_xrealloc(NULL, sz * sizeof *a->cur);
 		a->left = sz;

@@ -7,15 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <malloc.h>
-#include <sys/mman.h>
+#include <malloc.h> /* mallopt */
 
-/* Big arrays (columns, sort buffers) live in transparent huge pages: on a virtual machine
- * the first touch of each 4 KiB page can cost microseconds, which over a GB-scale trace
- * adds up to a large part of the run. A growing array moves to a new block aligned to
- * 2 MiB (a copy of what it holds: far cheaper than the faults), since a block moved by
- * mremap keeps the small pages it had and lands unaligned. */
-#define HUGE_FROM (2u << 20)
+/* Big blocks (columns, sort buffers) are mapped on their own (glibc: above a fixed
+ * threshold), so a freed one goes back to the system at once and a growing one moves by
+ * mremap, with no copy. Small pages, not transparent huge ones: on the virtual machines this
+ * runs on, the first touch of a huge page that the host had taken back costs 5 to 20 times
+ * the 4 KiB pages it holds, and a trace's columns are touched once (README "Performance"). */
+#define MMAP_FROM (1u << 20)
 
 static void oom(size_t n)
 {
@@ -23,37 +22,17 @@ static void oom(size_t n)
 	exit(HM_EXIT_INTERNAL);
 }
 
-/* calloc'ed big blocks: mapped on their own (fresh zero pages, no memset), marked whole. */
-static void *huge(void *q, size_t n)
+/* A fixed threshold: glibc's moving one would put freed sizes on the heap. */
+static void fixed_threshold(void)
 {
-#ifdef MADV_HUGEPAGE
-	if (n >= HUGE_FROM) {
-		uintptr_t pg = 4096, a = (uintptr_t)q & ~(pg - 1), e = ((uintptr_t)q + malloc_usable_size(q) + pg - 1) & ~(pg - 1);
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-	}
-#else
-	(void)n;
-#endif
-	return q;
+	static int once;
+	if (!__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
+		mallopt(M_MMAP_THRESHOLD, MMAP_FROM);
 }
 
 void *hm_xrealloc(void *p, size_t n)
 {
-#ifdef MADV_HUGEPAGE
-	if (n >= HUGE_FROM) {
-		size_t old = p ? malloc_usable_size(p) : 0, size = (n + HUGE_FROM - 1) / HUGE_FROM * HUGE_FROM;
-		if (old >= n)
-			return p;
-		void *q = aligned_alloc(HUGE_FROM, size);
-		if (!q)
-			oom(n);
-		madvise(q, size, MADV_HUGEPAGE);
-		if (p)
-			memcpy(q, p, old);
-		free(p);
-		return q;
-	}
-#endif
+	fixed_threshold();
 	void *q = realloc(p, n ? n : 1);
 	if (!q)
 		oom(n);
@@ -62,15 +41,13 @@ void *hm_xrealloc(void *p, size_t n)
 
 void *hm_xcalloc(size_t n, size_t size)
 {
-	static int once; /* a fixed threshold: glibc's moving one would put freed sizes on the heap */
-	if (!__atomic_exchange_n(&once, 1, __ATOMIC_RELAXED))
-		mallopt(M_MMAP_THRESHOLD, HUGE_FROM / 2);
+	fixed_threshold();
 	void *q = calloc(n ? n : 1, size ? size : 1);
 	if (!q) {
 		fprintf(stderr, "hmem: out of memory (asked for %zu x %zu bytes)\n", n, size);
 		exit(HM_EXIT_INTERNAL);
 	}
-	return huge(q, n * size);
+	return q;
 }
 
 char *hm_xstrdup(const char *s)
