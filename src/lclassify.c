@@ -152,21 +152,59 @@ typedef struct keyrow {
 	int mt, made, row;
 } keyrow;
 
-/* A value as key bytes (its type, then its bytes) into *buf at n; returns the new length. */
-static inline size_t key_put(char **buf, size_t *cap, size_t n, const hm_value *v)
+/* The memo's hash, mixed in value by value as a key is put together: read back from the key
+ * bytes, the words would wait on the narrower stores that wrote them (a type byte, then a
+ * value at an odd offset; perf put half of cache_slot's time on those two loads). Only where
+ * keys sit in the memo depends on it, never an answer. */
+static inline uint64_t mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+	return h ^ h >> 31;
+}
+
+/* The bytes of a string value, eight at a time from the string itself (the last word
+ * overlaps the one before; a string shorter than a word is put together in a register). */
+static uint64_t mix_bytes(uint64_t h, const char *s, size_t len)
+{
+	uint64_t w = 0;
+	if (len < 8) {
+		for (size_t i = 0; i < len; i++)
+			w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+		return mix(h, w);
+	}
+	const char *last = s + len - 8;
+	for (; s < last; s += 8) {
+		memcpy(&w, s, 8);
+		h = mix(h, w);
+	}
+	memcpy(&w, last, 8);
+	return mix(h, w);
+}
+
+/* A value as key bytes (its type, then its bytes) into *buf at n, mixed into *h; returns the
+ * new length. */
+static inline size_t key_put(char **buf, size_t *cap, size_t n, const hm_value *v, uint64_t *h)
 {
 	size_t need = n + 1 + sizeof(int64_t) + sizeof(size_t) + (v->type == HM_V_STR ? v->len : 0);
 	if (need > *cap)
 		hm_grow(buf, cap, need, 1);
 	char *b = *buf;
 	b[n++] = (char)v->type;
-	if (v->type == HM_V_INT || v->type == HM_V_BOOL)
+	uint64_t type = (uint64_t)v->type * 0x9e3779b97f4a7c15ull; /* one mix a value, its type added in */
+	if (v->type == HM_V_INT || v->type == HM_V_BOOL) {
 		memcpy(b + n, &v->i, sizeof v->i), n += sizeof v->i;
-	else if (v->type == HM_V_NUM)
+		*h = mix(*h, (uint64_t)v->i + type);
+	} else if (v->type == HM_V_NUM) {
+		uint64_t w;
+		memcpy(&w, &v->d, sizeof w);
 		memcpy(b + n, &v->d, sizeof v->d), n += sizeof v->d;
-	else if (v->type == HM_V_STR) {
+		*h = mix(*h, w + type);
+	} else if (v->type == HM_V_STR) {
 		memcpy(b + n, &v->len, sizeof v->len), n += sizeof v->len;
 		memcpy(b + n, v->s, v->len), n += v->len;
+		*h = mix_bytes(mix(*h, v->len + type), v->s, v->len);
+	} else {
+		*h = mix(*h, type);
 	}
 	return n;
 }
@@ -232,7 +270,8 @@ static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxme
 	lua_call(L, 1, 1);
 	hm_lctx_arm(kr->lx, "classify");
 	hm_value v = key_answer(L, s->cache_fn[i]);
-	size_t n = key_put(&s->valbuf, &s->valcap, 0, &v);
+	uint64_t h = 0; /* not needed: the answer is interned by its bytes */
+	size_t n = key_put(&s->valbuf, &s->valcap, 0, &v, &h);
 	lua_pop(L, 1);
 	uint32_t val = hm_strtab_intern(&s->fn_vals, s->valbuf, n);
 	hm_grow(&s->fn_val, &s->fn_cap, id + 1, sizeof *s->fn_val);
@@ -240,20 +279,6 @@ static uint32_t key_function(hm_classify *s, int i, const hm_rowref *r, hm_ctxme
 	s->nfn_val = id + 1;
 	*recent = (struct hm_fn_recent){ctx, i + 1, val};
 	return val;
-}
-
-static uint64_t key_hash(const char *s, size_t len)
-{
-	uint64_t h = len * 0x9e3779b97f4a7c15ull, w;
-	for (; len >= 8; s += 8, len -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-	}
-	w = 0;
-	memcpy(&w, s, len);
-	h = (h ^ w) * 0x94d049bb133111ebull;
-	return h ^ h >> 29;
 }
 
 static void memo_grow(hm_classify *s)
@@ -272,13 +297,14 @@ static void memo_grow(hm_classify *s)
 	s->memo_slots = nslots;
 }
 
-/* The memo slot of a key (len > 0), added unanswered when new. The slot stays valid until
- * the next key is added or the memo is cleared. */
-static uint32_t memo_find(hm_classify *s, const char *key, size_t len)
+/* The memo slot of a key (len > 0, hash h from key_put), added unanswered when new. The
+ * slot stays valid until the next key is added or the memo is cleared. */
+static uint32_t memo_find(hm_classify *s, const char *key, size_t len, uint64_t h)
 {
 	if ((s->memo_n + 1) * 2 > s->memo_slots)
 		memo_grow(s);
-	uint64_t h = key_hash(key, len);
+	h = (h ^ len) * 0x94d049bb133111ebull;
+	h ^= h >> 29;
 	size_t i = h & (s->memo_slots - 1);
 	for (; s->memo[i].len; i = (i + 1) & (s->memo_slots - 1))
 		if (s->memo[i].hash == h && s->memo[i].len == len && memcmp(s->memo_keys + s->memo[i].off, key, len) == 0)
@@ -296,6 +322,7 @@ static uint32_t memo_find(hm_classify *s, const char *key, size_t len)
 static uint32_t cache_slot(hm_classify *s, const hm_rowref *r, hm_ctxmemo *memo, keyrow *kr)
 {
 	size_t n = 0;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
 	for (int i = 0; i < s->ncache; i++) {
 		hm_value v;
 		int field = s->cache_fields[i];
@@ -315,9 +342,9 @@ static uint32_t cache_slot(hm_classify *s, const hm_rowref *r, hm_ctxmemo *memo,
 			v.type = v.i == HM_NONE ? HM_V_NIL : HM_V_INT;
 		} else
 			hm_field_get(r, field, NULL, &v);
-		n = key_put(&s->keybuf, &s->keycap, n, &v);
+		n = key_put(&s->keybuf, &s->keycap, n, &v, &h);
 	}
-	return memo_find(s, s->keybuf, n);
+	return memo_find(s, s->keybuf, n, h);
 }
 
 typedef struct classify_ctx {
