@@ -18,8 +18,12 @@ void hm_json_str(FILE *f, const char *s, size_t n, int in_html)
 			putc('\\', f), putc((int)c, f), p++;
 		} else if (c < 0x20 || (in_html && (c == '<' || c == '>' || c == '&'))) {
 			fprintf(f, "\\u%04x", c), p++;
-		} else if (c < 0x80) {
-			putc((int)c, f), p++;
+		} else if (c < 0x80) { /* the run of bytes that need no escape, written at once */
+			const unsigned char *q = p + 1;
+			while (q < e && *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\' &&
+			       !(in_html && (*q == '<' || *q == '>' || *q == '&')))
+				q++;
+			fwrite(p, 1, (size_t)(q - p), f), p = q;
 		} else {
 			/* Well-formed sequences only (Unicode table 3-7): lead bytes F5..FF, overlong
 			 * forms (E0 80..9F, F0 80..8F), UTF-16 surrogates (ED A0..BF) and code points
