@@ -12,13 +12,24 @@
 
 #define HM_CAT_BEFORE 0 /* category id of "(before trace)" */
 
-/* Fill s's counts, peak, mismatches and s->cats[0..ncats) from s->cat (every
- * non-zero-byte event must be classified). Replaces any earlier s->cats. */
+/* Fill s's counts, peak, mismatches, what the allocator holds back and s->cats[0..ncats)
+ * from s->cat (every non-zero-byte event must be classified). Replaces any earlier s->cats. */
 void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats);
 
 /* The device total before the first event of s by rule 5 (Semantics), ignoring any window
  * base: what a window reads to carry in what was live at its opening. */
 int64_t hm_timeline_start_bytes(const hm_series *s, const hm_mem *m);
+
+/* Total Reserved minus Total Allocated; HM_NONE without both, past int64 (Total Reserved
+ * is not bounded by the store), or below zero: the CPU allocator reports 0 reserved, so
+ * there is no cache to speak of. */
+static inline int64_t hm_gap(int64_t reserved, int64_t allocated)
+{
+	int64_t g;
+	if (reserved == HM_NONE || allocated == HM_NONE || __builtin_sub_overflow(reserved, allocated, &g) || g < 0)
+		return HM_NONE;
+	return g;
+}
 
 /* The category values before the first event: val[c] = s->cats[c].start (0 past s->ncats). */
 void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats);
