@@ -256,6 +256,7 @@ static void sweep(hm_series *s, const hm_mem *m, size_t ncats, marks *ms)
 	int64_t *val = hm_xcalloc(ncats ? ncats : 1, sizeof *val), run = s->start_bytes;
 	hm_timeline_start(s, val, ncats);
 	size_t *open = hm_xrealloc(NULL, (s->nsteps ? s->nsteps : 1) * sizeof *open), nopen = 0, j = 0;
+	long *peak_at = hm_xrealloc(NULL, (s->nsteps ? s->nsteps : 1) * sizeof *peak_at); /* its time read once, last */
 	hm_packrd rb;
 	hm_packrd_init(&rb, &m->bytes);
 	for (long k = -1; j < ms->n; k++) {
@@ -269,7 +270,7 @@ static void sweep(hm_series *s, const hm_mem *m, size_t ncats, marks *ms)
 			for (size_t o = 0; o < nopen; o++) {
 				hm_step *st = &s->steps[open[o]];
 				if (run > st->peak_bytes)
-					st->peak_bytes = run, st->peak_ts = hm_mem_ts(m, e);
+					st->peak_bytes = run, peak_at[open[o]] = k;
 				if (survives)
 					st->survivors_bytes += b;
 			}
@@ -283,7 +284,7 @@ static void sweep(hm_series *s, const hm_mem *m, size_t ncats, marks *ms)
 			}
 			hm_step *st = &s->steps[x->i];
 			if (x->what == AT_START) {
-				st->start_bytes = st->peak_bytes = run, st->peak_ts = st->start_ts;
+				st->start_bytes = st->peak_bytes = run, peak_at[x->i] = -1;
 				if (x->to > k)
 					open[nopen++] = x->i;
 			} else {
@@ -300,10 +301,11 @@ static void sweep(hm_series *s, const hm_mem *m, size_t ncats, marks *ms)
 	for (size_t i = 0; i < s->nsteps; i++) {
 		hm_step *st = &s->steps[i];
 		st->growth_bytes = st->end_bytes - st->start_bytes;
+		st->peak_ts = peak_at[i] < 0 ? st->start_ts : hm_mem_ts(m, s->ev[peak_at[i]]);
 		if (!s->has_addr) /* no Addr: nothing is paired, so what survives is unknown */
 			st->survivors_bytes = HM_NONE;
 	}
-	free(val), free(open);
+	free(val), free(open), free(peak_at);
 }
 
 static int cmp_maker(const void *a, const void *b)

@@ -4,39 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the walk (below) finds: everything of a series that does not depend on its
- * categories, from the events' sizes and pairing and the trace's totals. */
-typedef struct walked {
-	int64_t run;       /* the sum of the changes (hm_delta_of) */
-	int64_t held;      /* what rule 3 frees and live blocks hold from the start */
-	int64_t first_ta, run_at_ta; /* the first Total Allocated (HM_NONE: none), run after its event */
-	int64_t min_run, max_run; /* of 0 (the start) and run after each event */
-	long peak_k;       /* the first position where run is max_run, -1 when that is 0 */
-	uint64_t allocs, frees, matched_frees, zero_events, mismatches;
-	long first_mismatch;
-	int64_t max_reserved, gap_at_peak, max_gap, max_gap_ts; /* as the series' (analyze.h) */
-} walked;
-
 /* Rule 5: "(before trace)" is fixed by the first Total Allocated the series reports, so
  * that the sum of categories equals it there; without any, it is the least amount that
  * keeps the total non-negative. Rule 3 frees hold their size from the start (held), and so
  * do allocations live from the start (before 2: a snapshot's live blocks no entry made).
  * Returns "(before trace)"'s start: the start state is it plus held. */
-static int64_t rule5(const walked *w)
+static int64_t rule5(const hm_walk *w)
 {
 	if (w->first_ta != HM_NONE)
 		return w->first_ta - w->run_at_ta - w->held;
 	return w->held + w->min_run < 0 ? -(w->held + w->min_run) : 0;
 }
 
-/* The pass over s that needs no category. The device's peak is the first state above
- * every earlier one: its position in run is the same whatever the start state. Total
- * Allocated is checked against the start state, which the first one fixes (rule 5) unless
- * a window's base does. */
-static void walk(const hm_series *s, const hm_mem *m, walked *w)
+/* The device's peak is the first state above every earlier one: its position in run is
+ * the same whatever the start state. Total Allocated is checked against the start state,
+ * which the first one fixes (rule 5) unless a window's base does. */
+void hm_timeline_walk(const hm_series *s, const hm_mem *m, hm_walk *out)
 {
-	*w = (walked){.first_ta = HM_NONE, .peak_k = -1, .first_mismatch = -1, .max_reserved = HM_NONE,
-		      .gap_at_peak = HM_NONE, .max_gap = HM_NONE, .max_gap_ts = HM_NONE};
+	hm_walk v = {.first_ta = HM_NONE, .peak_k = -1, .first_mismatch = -1, .max_reserved = HM_NONE,
+		    .gap_at_peak = HM_NONE, .max_gap = HM_NONE, .max_gap_ts = HM_NONE}, *w = &v; /* in registers */
 	int64_t start = s->based ? s->base : HM_NONE; /* once known */
 	int64_t gap_start = HM_NONE; /* at the first event with a gap while every change was 0 */
 	int unchanged = 1, cpu = s->dev_type == 0;
@@ -84,12 +70,13 @@ static void walk(const hm_series *s, const hm_mem *m, walked *w)
 	}
 	if (w->peak_k < 0) /* the start state's totals: those of the events that left it as it was */
 		w->gap_at_peak = gap_start;
+	*out = v;
 }
 
 int64_t hm_timeline_start_bytes(const hm_series *s, const hm_mem *m)
 {
-	walked w;
-	walk(s, m, &w);
+	hm_walk w;
+	hm_timeline_walk(s, m, &w);
 	return rule5(&w) + w.held;
 }
 
@@ -120,18 +107,26 @@ static void cat_span(hm_series *s, hm_packrd *rb, int64_t *val, size_t from, siz
 	}
 }
 
+void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
+{
+	hm_timeline_with(s, m, ncats, NULL);
+}
+
 /* Two passes: the walk, then the categories', which reads the peak's position from the
  * walk to keep each category's value there. The categories' pass counts from 0 and adds
  * the start state last: a category's peak is its start plus the highest its changes add
  * up to (0 at least). */
-void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
+void hm_timeline_with(hm_series *s, const hm_mem *m, size_t ncats, const hm_walk *walked)
 {
 	hm_stage_enter(s, HM_STAGE_TIMELINE);
 	free(s->cats);
 	s->cats = hm_xcalloc(ncats, sizeof *s->cats);
 	s->ncats = ncats;
-	walked w;
-	walk(s, m, &w);
+	hm_walk w;
+	if (walked)
+		w = *walked;
+	else
+		hm_timeline_walk(s, m, &w);
 	s->allocs = w.allocs, s->frees = w.frees, s->matched_frees = w.matched_frees, s->zero_events = w.zero_events;
 	s->mismatches = w.mismatches, s->first_mismatch = w.first_mismatch, s->max_reserved = w.max_reserved;
 	s->reserved_unallocated_at_peak = w.gap_at_peak;
