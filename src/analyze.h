@@ -80,10 +80,10 @@ enum hm_leak { HM_LEAK_UNKNOWN = -1, HM_LEAK_NONE, HM_LEAK_GROWTH, HM_LEAK_SURVI
  *   3. HM_STAGE_CLASSIFIED (lclassify.c through hm_script_classify, or hm_file_given_cats
  *      for the categories a partial gives or a run without a rule file): cat, one
  *      category per event, and nothing else.
- *   4. HM_STAGE_TIMELINE (timeline.c, hm_timeline): the totals, the peak and the
- *      per-category results, derived from groups 1 to 3.
- *   5. HM_STAGE_EXPLAINED (explain.c, hm_explain): steps, OOMs, what the allocator holds
- *      back and the leak verdict, derived from groups 1 to 4 (hm_file_free frees them too). */
+ *   4. HM_STAGE_TIMELINE (timeline.c, hm_timeline): the totals, the peak, what the
+ *      allocator holds back and the per-category results, derived from groups 1 to 3.
+ *   5. HM_STAGE_EXPLAINED (explain.c, hm_explain): steps, OOMs and the leak verdict,
+ *      derived from groups 1 to 4 (hm_file_free frees them too). */
 enum hm_stage {
 	HM_STAGE_NONE,
 	HM_STAGE_ANALYZED,
@@ -126,13 +126,18 @@ typedef struct hm_series {
 	long first_mismatch; /* position of the first mismatch, or -1 */
 	hm_catstat *cats;    /* ncats of them, by category id */
 	size_t ncats;
+	/* what the allocator holds back (Total Reserved minus Total Allocated, both from the
+	 * trace; a snapshot's events carry both, from its replay): at the peak, and its maximum
+	 * (the first time it is reached). When the peak is the start state, the events that
+	 * change no total before the first that does (a snapshot's baseline and live blocks)
+	 * tell the totals there. HM_NONE when the trace has no Total Reserved, and on the CPU
+	 * (its allocator caches nothing) */
+	int64_t reserved_unallocated_at_peak, max_reserved_unallocated, max_reserved_unallocated_ts;
 	/* 5. explain */
 	hm_step *steps;      /* by start time */
 	size_t nsteps;
 	hm_oom *ooms;        /* by time */
 	size_t nooms;
-	int64_t reserved_unallocated_at_peak, max_reserved_unallocated, max_reserved_unallocated_ts;
-	/* HM_NONE when the trace has no Total Reserved */
 	int leak;            /* enum hm_leak: UNKNOWN on fewer than three whole steps */
 	size_t leak_steps;   /* the whole steps (not partial) the verdict reads */
 	int64_t leak_per_step; /* bytes, for a verdict of GROWTH or SURVIVORS */

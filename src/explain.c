@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Steps, OOMs, the allocator's cache and the leak verdict (see explain.h). */
+/* Steps, OOMs and the leak verdict (see explain.h). */
 #include "explain.h"
 #include "snapout.h"
 #include "snapshot.h"
@@ -38,6 +38,33 @@ long hm_explain_at(const hm_series *s, const hm_mem *m, int64_t ts)
 static long before(const hm_series *s, const hm_mem *m, int64_t ts)
 {
 	return ts == INT64_MIN ? -1 : hm_explain_at(s, m, ts - 1);
+}
+
+/* hm_explain_at searching out from near (a position found for a time close to ts) in
+ * growing strides, then between the last two: steps come by start, each close to the
+ * last, and a search from the whole series' middle would miss the cache at every probe. */
+static long at_near(const hm_series *s, const hm_mem *m, int64_t ts, long near)
+{
+#define TS(k) hm_mem_ts(m, s->ev[k])
+	size_t n = s->n, h = near < 0 ? 0 : (size_t)near + 1 < n ? (size_t)near + 1 : n, lo, hi, step = 1;
+	if (h < n && TS(h) <= ts) { /* the first later time is past h */
+		for (lo = h + 1; lo + step - 1 < n && TS(lo + step - 1) <= ts; step *= 2)
+			lo += step;
+		hi = lo + step - 1 < n ? lo + step - 1 : n;
+	} else { /* at h or before */
+		for (hi = h; hi >= step && TS(hi - step) > ts; step *= 2)
+			hi -= step;
+		lo = hi >= step ? hi - step + 1 : 0;
+	}
+	while (lo < hi) { /* times before lo are at or before ts, from hi on later */
+		size_t mid = lo + (hi - lo) / 2;
+		if (TS(mid) <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+#undef TS
+	return (long)lo - 1;
 }
 
 /* The ProfilerStep#N slices of the trace, by start (then the longer first). */
@@ -87,59 +114,47 @@ static stepslice *step_slices(const hm_trace *t, size_t *count)
 	return v;
 }
 
-/* Category values at ascending positions at[0..n) (-1: the start state), one replay. */
-static void values_at(const hm_series *s, const hm_mem *m, size_t ncats, const long *at, int64_t **out, size_t n)
+/* Where the sweep (below) writes the state down: after position k (-1: the start state),
+ * for the start or the end of step i, or OOM i. A step's start mark also holds where it
+ * ends (to): the step is open over the events (k, to]. */
+enum { AT_START, AT_END, AT_OOM };
+
+typedef struct mark {
+	long k, to;
+	int what;
+	size_t i;
+} mark;
+
+typedef struct marks {
+	mark *v;
+	size_t n, cap;
+} marks;
+
+static void add_mark(marks *ms, long k, long to, int what, size_t i)
 {
-	int64_t *val = hm_xcalloc(ncats ? ncats : 1, sizeof *val);
-	hm_replay it;
-	hm_replay_init(&it, s, m, val, ncats);
-	size_t j = 0;
-	do {
-		for (; j < n && at[j] <= it.k; j++)
-			memcpy(out[j], val, ncats * sizeof *val);
-	} while (j < n && hm_replay_next(&it));
-	free(val);
+	hm_grow(&ms->v, &ms->cap, ms->n + 1, sizeof *ms->v);
+	ms->v[ms->n++] = (mark){k, to, what, i};
 }
 
-/* The device's allocated total before every TOT_EVERY-th position: tot[j] before position
- * j * TOT_EVERY. Kept sparse: a total per event would be 8 bytes an event for the few
- * positions that steps and OOMs ask about (total_after). */
-#define TOT_EVERY 64
-
-static int64_t *totals(const hm_series *s, const hm_mem *m)
+static int cmp_mark(const void *a, const void *b)
 {
-	int64_t *tot = hm_xrealloc(NULL, (s->n / TOT_EVERY + 1) * sizeof *tot), run = s->start_bytes;
-	for (size_t k = 0; k < s->n; k++) {
-		if (k % TOT_EVERY == 0)
-			tot[k / TOT_EVERY] = run;
-		run += hm_mem_delta(s, m, k);
-	}
-	if (s->n % TOT_EVERY == 0)
-		tot[s->n / TOT_EVERY] = run;
-	return tot;
-}
-
-/* The allocated total after position k (before the first event for k = -1). */
-static int64_t total_after(const hm_series *s, const hm_mem *m, const int64_t *tot, long k)
-{
-	size_t to = (size_t)(k + 1), i = to / TOT_EVERY * TOT_EVERY;
-	int64_t run = tot[to / TOT_EVERY];
-	for (; i < to; i++)
-		run += hm_mem_delta(s, m, i);
-	return run;
+	const mark *x = a, *y = b;
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	if (x->what != y->what) /* at one position a step opens before one closes */
+		return x->what < y->what ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
 }
 
 /* Steps of a window (window.h) are the slices it overlaps, each cut to it: a step the
- * window cuts is partial, from the window's edge on the cut side. */
-static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, size_t nss, const int64_t *tot,
-			  size_t ncats)
+ * window cuts is partial, from the window's edge on the cut side. Their totals and
+ * category values are the sweep's, at the marks this adds. */
+static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, size_t nss, size_t ncats, marks *ms)
 {
 	const hm_mem *m = &f->t->mem;
 	s->nsteps = nss;
 	s->steps = nss ? hm_xcalloc(nss, sizeof *s->steps) : NULL;
-	long *at = hm_xrealloc(NULL, (nss ? nss : 1) * sizeof *at);
-	int64_t **out = hm_xrealloc(NULL, (nss ? nss : 1) * sizeof *out);
-	size_t *ord = hm_xrealloc(NULL, (nss ? nss : 1) * sizeof *ord);
+	long ks = -1;
 	for (size_t i = 0; i < nss; i++) {
 		hm_step *st = &s->steps[i];
 		st->step = ss[i].n, st->start_ts = ss[i].ts, st->end_ts = ss[i].end;
@@ -149,36 +164,12 @@ static void explain_steps(const hm_file *f, hm_series *s, const stepslice *ss, s
 			st->start_ts = st->start_ts < f->win_from ? f->win_from : st->start_ts;
 			st->end_ts = st->end_ts > f->win_to ? f->win_to : st->end_ts;
 		}
-		long ks = before(s, m, st->start_ts), ke = hm_explain_at(s, m, st->end_ts);
-		st->start_bytes = total_after(s, m, tot, ks), st->end_bytes = total_after(s, m, tot, ke);
-		st->growth_bytes = st->end_bytes - st->start_bytes;
-		st->peak_bytes = st->start_bytes, st->peak_ts = st->start_ts;
-		int64_t run = st->start_bytes;
-		for (long k = ks + 1; k <= ke; k++) {
-			int64_t b = hm_mem_bytes(m, s->ev[k]); /* packed: read once */
-			run += hm_delta_of(s, (size_t)k, b);
-			if (run > st->peak_bytes)
-				st->peak_bytes = run, st->peak_ts = hm_mem_ts(m, s->ev[k]);
-			if (b > 0 && s->partner[k] < 0 && !s->before[k])
-				st->survivors_bytes += b;
-		}
-		if (!s->has_addr) /* no Addr: nothing is paired, so what survives is unknown */
-			st->survivors_bytes = HM_NONE;
+		ks = st->start_ts == INT64_MIN ? -1 : at_near(s, m, st->start_ts - 1, ks); /* before(start_ts) */
+		long ke = at_near(s, m, st->end_ts, ks);
+		add_mark(ms, ks, ke, AT_START, i);
+		add_mark(ms, ke, ke, AT_END, i);
 		st->cat_end = hm_xcalloc(ncats ? ncats : 1, sizeof *st->cat_end);
-		at[i] = ke;
-		ord[i] = i;
 	}
-	/* positions ascending for the one replay: steps by start are mostly by end too */
-	for (size_t i = 1; i < nss; i++)
-		for (size_t j = i; j > 0 && at[ord[j - 1]] > at[ord[j]]; j--) {
-			size_t x = ord[j];
-			ord[j] = ord[j - 1], ord[j - 1] = x;
-		}
-	long *sat = hm_xrealloc(NULL, (nss ? nss : 1) * sizeof *sat);
-	for (size_t i = 0; i < nss; i++)
-		sat[i] = at[ord[i]], out[i] = s->steps[ord[i]].cat_end;
-	values_at(s, m, ncats, sat, out, nss);
-	free(sat), free(at), free(out), free(ord);
 }
 
 static int cmp_outer_first(const void *a, const void *b, void *ctx)
@@ -212,18 +203,7 @@ static void oom_context(const hm_trace *t, hm_oom *o, const stepslice *ss, size_
 			o->step = ss[i].n, o->step_ts = ss[i].ts;
 }
 
-/* Total Reserved minus Total Allocated; HM_NONE without both, past int64 (Total Reserved
- * is not bounded by the store), or below zero: the CPU allocator reports 0 reserved, so
- * there is no cache to speak of. */
-static int64_t gap(int64_t reserved, int64_t allocated)
-{
-	int64_t g;
-	if (reserved == HM_NONE || allocated == HM_NONE || __builtin_sub_overflow(reserved, allocated, &g) || g < 0)
-		return HM_NONE;
-	return g;
-}
-
-static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t nss, const int64_t *tot, size_t ncats)
+static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t nss, size_t ncats, marks *ms)
 {
 	const hm_trace *t = f->t;
 	const hm_ooms *oc = &t->oom;
@@ -238,7 +218,7 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 		memset(o, 0, sizeof *o);
 		o->ev = (uint32_t)i, o->ts = oc->ts[i], o->bytes = oc->bytes[i], o->thread = oc->thread[i];
 		o->total_allocated = oc->total_alloc[i], o->total_reserved = oc->total_res[i];
-		o->reserved_unallocated = gap(o->total_reserved, o->total_allocated);
+		o->reserved_unallocated = hm_gap(o->total_reserved, o->total_allocated);
 		o->capacity = hm_store_capacity(t, s->dev_type, s->dev_id);
 	}
 	/* time order; file order for ties (an insertion sort: OOMs are few) */
@@ -247,48 +227,85 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 			hm_oom x = s->ooms[j];
 			s->ooms[j] = s->ooms[j - 1], s->ooms[j - 1] = x;
 		}
-	long *at = hm_xrealloc(NULL, (s->nooms ? s->nooms : 1) * sizeof *at);
-	int64_t **out = hm_xrealloc(NULL, (s->nooms ? s->nooms : 1) * sizeof *out);
 	for (size_t i = 0; i < s->nooms; i++) {
 		hm_oom *o = &s->ooms[i];
 		o->k = before(s, m, o->ts); /* then the events at its time that the file has before it */
 		while ((size_t)(o->k + 1) < s->n && hm_mem_ts(m, s->ev[o->k + 1]) == o->ts && s->ev[o->k + 1] < oc->mem_at[o->ev])
 			o->k++;
-		o->allocated = total_after(s, m, tot, o->k);
+		hm_packrd rb;
+		hm_packrd_init(&rb, &m->bytes);
 		for (size_t k = (size_t)(o->k + 1); k < s->n; k++) {
-			int64_t b = hm_mem_bytes(m, s->ev[k]);
+			int64_t b = hm_packrd_get(&rb, s->ev[k]);
 			if (b < 0)
 				o->freed_after -= b;
 		}
 		oom_context(t, o, ss, nss);
 		o->cat_at = hm_xcalloc(ncats ? ncats : 1, sizeof *o->cat_at);
-		at[i] = o->k, out[i] = o->cat_at;
+		add_mark(ms, o->k, o->k, AT_OOM, i);
 	}
-	values_at(s, m, ncats, at, out, s->nooms);
-	free(at), free(out);
 }
 
-/* Total Reserved minus Total Allocated, both from the trace (a snapshot's events carry
- * both, from its replay): at the peak, and its maximum (the first time it is reached).
- * When the peak is the start state, the events that change no total before the first that
- * does (a snapshot's baseline and live blocks) tell the totals there. */
-static void explain_reserved(hm_series *s, const hm_mem *m)
+/* One pass over the series up to its last mark, the device total and the category values
+ * from the start state on, written down at each mark; and each step's peak and survivors
+ * over its events while it is open. Steps rarely overlap (a 1.13 trace writes
+ * ProfilerStep#0 twice), so an event updates one open step or none. */
+static void sweep(hm_series *s, const hm_mem *m, size_t ncats, marks *ms)
 {
-	s->reserved_unallocated_at_peak = s->max_reserved_unallocated = s->max_reserved_unallocated_ts = HM_NONE;
-	if (s->dev_type == 0) /* the CPU allocator caches nothing: its Total Reserved is 0 */
-		return;
-	int unchanged = 1; /* every event so far left the start state as it was */
-	for (size_t k = 0; k < s->n; k++) {
-		uint32_t e = s->ev[k];
-		unchanged = unchanged && hm_mem_delta(s, m, k) == 0;
-		int64_t g = gap(hm_mem_total_res(m, e), hm_mem_total_alloc(m, e));
-		if (g == HM_NONE)
-			continue;
-		if (s->max_reserved_unallocated == HM_NONE || g > s->max_reserved_unallocated)
-			s->max_reserved_unallocated = g, s->max_reserved_unallocated_ts = hm_mem_ts(m, e);
-		if ((long)k == s->peak_k || (s->peak_k < 0 && unchanged && s->reserved_unallocated_at_peak == HM_NONE))
-			s->reserved_unallocated_at_peak = g;
+	if (ms->n)
+		qsort(ms->v, ms->n, sizeof *ms->v, cmp_mark);
+	int64_t *val = hm_xcalloc(ncats ? ncats : 1, sizeof *val), run = s->start_bytes;
+	hm_timeline_start(s, val, ncats);
+	size_t *open = hm_xrealloc(NULL, (s->nsteps ? s->nsteps : 1) * sizeof *open), nopen = 0, j = 0;
+	long *peak_at = hm_xrealloc(NULL, (s->nsteps ? s->nsteps : 1) * sizeof *peak_at); /* its time read once, last */
+	hm_packrd rb;
+	hm_packrd_init(&rb, &m->bytes);
+	for (long k = -1; j < ms->n; k++) {
+		if (k >= 0) {
+			uint32_t e = s->ev[k];
+			int64_t b = hm_packrd_get(&rb, e), d = hm_delta_of(s, (size_t)k, b);
+			run += d;
+			if (s->cat[k] >= 0)
+				val[s->cat[k]] += d;
+			int survives = nopen && b > 0 && s->partner[k] < 0 && !s->before[k];
+			for (size_t o = 0; o < nopen; o++) {
+				hm_step *st = &s->steps[open[o]];
+				if (run > st->peak_bytes)
+					st->peak_bytes = run, peak_at[open[o]] = k;
+				if (survives)
+					st->survivors_bytes += b;
+			}
+		}
+		for (; j < ms->n && ms->v[j].k == k; j++) {
+			const mark *x = &ms->v[j];
+			if (x->what == AT_OOM) {
+				s->ooms[x->i].allocated = run;
+				memcpy(s->ooms[x->i].cat_at, val, ncats * sizeof *val);
+				continue;
+			}
+			hm_step *st = &s->steps[x->i];
+			if (x->what == AT_START) {
+				st->start_bytes = st->peak_bytes = run, peak_at[x->i] = -1;
+				if (x->to > k)
+					open[nopen++] = x->i;
+			} else {
+				st->end_bytes = run;
+				memcpy(st->cat_end, val, ncats * sizeof *val);
+				for (size_t o = 0; o < nopen; o++)
+					if (open[o] == x->i) {
+						open[o] = open[--nopen];
+						break;
+					}
+			}
+		}
 	}
+	for (size_t i = 0; i < s->nsteps; i++) {
+		hm_step *st = &s->steps[i];
+		st->growth_bytes = st->end_bytes - st->start_bytes;
+		st->peak_ts = peak_at[i] < 0 ? st->start_ts : hm_mem_ts(m, s->ev[peak_at[i]]);
+		if (!s->has_addr) /* no Addr: nothing is paired, so what survives is unknown */
+			st->survivors_bytes = HM_NONE;
+	}
+	free(val), free(open), free(peak_at);
 }
 
 static int cmp_maker(const void *a, const void *b)
@@ -409,13 +426,13 @@ void hm_explain(hm_file *f, size_t ncats)
 	}
 	for (size_t i = 0; i < f->nseries; i++) {
 		hm_series *s = &f->series[i];
-		int64_t *tot = totals(s, m);
-		explain_steps(f, s, ss, nss, tot, ncats);
-		explain_ooms(f, s, ss, nss, tot, ncats);
-		explain_reserved(s, m);
+		marks ms = {0};
+		explain_steps(f, s, ss, nss, ncats, &ms);
+		explain_ooms(f, s, ss, nss, ncats, &ms);
+		sweep(s, m, ncats, &ms);
+		free(ms.v);
 		leak(f, s);
 		matched += s->nooms;
-		free(tot);
 	}
 	f->oom_elsewhere = (size_t)f->t->oom_events - matched - outside;
 	free(ss);

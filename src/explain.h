@@ -1,9 +1,10 @@
 /* explain: what the questions people open a memory trace for need, per series, from the
  * analysis and the timeline: the steps (one per ProfilerStep#N slice, so 1.13's duplicated
- * numbers stay apart), the [OutOfMemory] events with their context, what the allocator
- * held back (Total Reserved minus Total Allocated) and a leak verdict. Plain C, no Lua.
+ * numbers stay apart), the [OutOfMemory] events with their context and a leak verdict
+ * (what the allocator held back, Total Reserved minus Total Allocated, is the timeline's:
+ * its pass reads both totals). Plain C, no Lua.
  *
- * Ownership: hm_explain fills group 4 of each series (analyze.h); the series owns every
+ * Ownership: hm_explain fills group 5 of each series (analyze.h); the series owns every
  * array it allocates and hm_file_free frees them. */
 #ifndef HM_EXPLAIN_H
 #define HM_EXPLAIN_H

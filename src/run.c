@@ -12,6 +12,7 @@
 #include "timeline.h"
 #include "window.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,8 @@ struct run {
 	char *diff_text;        /* the diff side's */
 	size_t diff_len;
 	double stage_s[ST_N];
+	hm_walk **walks;        /* by file (rep.files): its series' first timeline pass, done while
+				 * it was classified (stage_classify); NULL where hm_timeline does it */
 	int rc;                 /* the sink's */
 	char err[8192];
 };
@@ -253,18 +256,70 @@ static int stage_window(run *r, hm_file *f)
 	return 0;
 }
 
-/* The categories the source gave (a partial's), else the rule file's, else none. */
+/* A helper thread's walk of a file's series (hm_timeline_walk): it reads what the
+ * analysis and the window wrote, and writes only w, which the thread owns until joined. */
+typedef struct walker {
+	const hm_file *f;
+	hm_walk *w;
+	pthread_t thread;
+	int started;
+} walker;
+
+static void *walk_series(void *arg)
+{
+	walker *wk = arg;
+	for (size_t i = 0; i < wk->f->nseries; i++)
+		hm_timeline_walk(&wk->f->series[i], &wk->f->t->mem, &wk->w[i]);
+	return NULL;
+}
+
+/* Without a thread, w stays NULL: hm_timeline walks. */
+static void walk_start(walker *wk, const hm_file *f)
+{
+	wk->f = f;
+	wk->w = hm_xcalloc(f->nseries ? f->nseries : 1, sizeof *wk->w);
+	if (!(wk->started = pthread_create(&wk->thread, NULL, walk_series, wk) == 0))
+		free(wk->w), wk->w = NULL;
+}
+
+static void walk_join(walker *wk)
+{
+	if (wk->started)
+		pthread_join(wk->thread, NULL), wk->started = 0;
+}
+
+/* Below this many memory events a file's walk costs less than a thread. */
+#define WALK_THREAD_MIN 65536
+
+/* The categories the source gave (a partial's), else the rule file's, else none.
+ * Classification runs on this thread (Lua) while a helper walks the file's series for
+ * the timeline, on a core that would sit idle: classification writes only s->cat, which
+ * the walk never reads. With -j 1, or a small file, hm_timeline walks them later.
+ * HMEM_TEST_SCHEDULE=walk-first or walk-last (for tests) runs the walk wholly before or
+ * wholly after classification, whatever the file's size. */
 static int stage_classify(run *r, hm_file *f)
 {
+	const char *sched = getenv("HMEM_TEST_SCHEDULE");
+	int first = sched && !strcmp(sched, "walk-first"), last = sched && !strcmp(sched, "walk-last");
+	int helper = r->o->njobs > 1 && (f->t->mem.n >= WALK_THREAD_MIN || first || last), rc = 0;
+	walker wk = {0};
+	if (helper && !last)
+		walk_start(&wk, f);
+	if (first)
+		walk_join(&wk);
 	if (r->catev || !r->script) {
 		hm_file_given_cats(f, r->catev);
 	} else if (hm_script_classify(r->script, f, &r->cats, r->err, sizeof r->err) != 0) {
 		hm_eprintf("hmem: %s\n", r->err);
-		return HM_EXIT_SCRIPT;
+		rc = HM_EXIT_SCRIPT;
 	}
+	if (helper && last)
+		walk_start(&wk, f);
+	walk_join(&wk);
+	r->walks[r->rep.nfiles - 1] = wk.w;
 	free(r->catev);
 	r->catev = NULL;
-	return 0;
+	return rc;
 }
 
 static const struct trace_stage {
@@ -379,7 +434,7 @@ static int stage_timeline(run *r)
 		const hm_file *f = r->rep.files[i];
 		for (size_t k = 0; k < f->nseries; k++) {
 			hm_series *s = &f->series[k];
-			hm_timeline(s, &f->t->mem, r->cats.n);
+			hm_timeline_with(s, &f->t->mem, r->cats.n, r->walks[i] ? &r->walks[i][k] : NULL);
 			if (!s->mismatches || r->o->quiet)
 				continue;
 			char ts[32];
@@ -622,6 +677,7 @@ static int prepare(run *r)
 			return rc;
 	}
 	r->rep.files = hm_xcalloc((size_t)r->nfiles, sizeof *r->rep.files);
+	r->walks = hm_xcalloc((size_t)r->nfiles + 1, sizeof *r->walks);
 	r->rep.skipped = hm_xcalloc((size_t)r->nfiles, sizeof *r->rep.skipped);
 	return 0;
 }
@@ -632,7 +688,8 @@ static void cleanup(run *r)
 	hm_script_close(r->script);
 	hm_report *rep = &r->rep;
 	for (size_t i = 0; i < rep->nfiles; i++)
-		hm_file_free(rep->files[i]);
+		hm_file_free(rep->files[i]), free(r->walks[i]);
+	free(r->walks);
 	for (size_t i = 0; i < rep->nskipped; i++)
 		free(rep->skipped[i].path), free(rep->skipped[i].why);
 	free(rep->files);

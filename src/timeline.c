@@ -6,50 +6,78 @@
 
 /* Rule 5: "(before trace)" is fixed by the first Total Allocated the series reports, so
  * that the sum of categories equals it there; without any, it is the least amount that
- * keeps the total non-negative. Rule 3 frees hold their size from the start (*held), and so
- * do allocations live from the start (before 2: a snapshot's live blocks no entry made). */
-static int64_t rule5(const hm_series *s, const hm_mem *m, int64_t *held)
+ * keeps the total non-negative. Rule 3 frees hold their size from the start (held), and so
+ * do allocations live from the start (before 2: a snapshot's live blocks no entry made).
+ * Returns "(before trace)"'s start: the start state is it plus held. */
+static int64_t rule5(const hm_walk *w)
 {
-	int64_t run = 0, min_run = 0, first_ta = HM_NONE, run_at_ta = 0;
-	*held = 0;
-	hm_packrd rb, rta;
-	hm_packrd_init(&rb, &m->bytes), hm_packrd_init(&rta, &m->total_alloc);
+	if (w->first_ta != HM_NONE)
+		return w->first_ta - w->run_at_ta - w->held;
+	return w->held + w->min_run < 0 ? -(w->held + w->min_run) : 0;
+}
+
+/* The device's peak is the first state above every earlier one: its position in run is
+ * the same whatever the start state. Total Allocated is checked against the start state,
+ * which the first one fixes (rule 5) unless a window's base does. */
+void hm_timeline_walk(const hm_series *s, const hm_mem *m, hm_walk *out)
+{
+	hm_walk v = {.first_ta = HM_NONE, .peak_k = -1, .first_mismatch = -1, .max_reserved = HM_NONE,
+		    .gap_at_peak = HM_NONE, .max_gap = HM_NONE, .max_gap_ts = HM_NONE}, *w = &v; /* in registers */
+	int64_t start = s->based ? s->base : HM_NONE; /* once known */
+	int64_t gap_start = HM_NONE; /* at the first event with a gap while every change was 0 */
+	int unchanged = 1, cpu = s->dev_type == 0;
+	hm_packrd rb, rta, rtr;
+	hm_packrd_init(&rb, &m->bytes), hm_packrd_init(&rta, &m->total_alloc), hm_packrd_init(&rtr, &m->total_res);
 	for (size_t k = 0; k < s->n; k++) {
 		uint32_t e = s->ev[k];
-		int64_t b = hm_packrd_get(&rb, e);
+		int64_t b = hm_packrd_get(&rb, e), d = hm_delta_of(s, k, b), ta = hm_packrd_get(&rta, e);
 		if (s->before[k])
-			*held += b < 0 ? -b : b;
-		run += hm_delta_of(s, k, b);
-		if (run < min_run)
-			min_run = run;
-		if (first_ta == HM_NONE && (first_ta = hm_packrd_get(&rta, e)) != HM_NONE)
-			run_at_ta = run;
+			w->held += b < 0 ? -b : b;
+		if (b > 0)
+			w->allocs++;
+		else if (b < 0)
+			w->frees++, w->matched_frees += s->partner[k] >= 0;
+		else
+			w->zero_events++;
+		w->run += d;
+		if (w->run < w->min_run)
+			w->min_run = w->run;
+		int peak = w->run > w->max_run;
+		if (peak)
+			w->max_run = w->run, w->peak_k = (long)k;
+		if (w->first_ta == HM_NONE && ta != HM_NONE) {
+			w->first_ta = ta, w->run_at_ta = w->run;
+			if (start == HM_NONE)
+				start = ta - w->run;
+		}
+		if (ta != HM_NONE && ta != start + w->run && w->mismatches++ == 0)
+			w->first_mismatch = (long)k;
+		int64_t tr = hm_packrd_get(&rtr, e);
+		if (tr != HM_NONE && (w->max_reserved == HM_NONE || tr > w->max_reserved))
+			w->max_reserved = tr;
+		unchanged = unchanged && d == 0;
+		if (cpu) /* the CPU allocator caches nothing: its Total Reserved is 0 */
+			continue;
+		int64_t g = hm_gap(tr, ta);
+		if (peak)
+			w->gap_at_peak = g;
+		if (g == HM_NONE)
+			continue;
+		if (w->max_gap == HM_NONE || g > w->max_gap)
+			w->max_gap = g, w->max_gap_ts = hm_mem_ts(m, e);
+		if (unchanged && gap_start == HM_NONE)
+			gap_start = g;
 	}
-	if (first_ta != HM_NONE)
-		return first_ta - run_at_ta - *held;
-	return *held + min_run < 0 ? -(*held + min_run) : 0;
+	if (w->peak_k < 0) /* the start state's totals: those of the events that left it as it was */
+		w->gap_at_peak = gap_start;
+	*out = v;
 }
 
 int64_t hm_timeline_start_bytes(const hm_series *s, const hm_mem *m)
 {
-	int64_t held, b0 = rule5(s, m, &held);
-	return b0 + held;
-}
-
-/* The start state: rule 5's, or in a window what was live at its opening (window.c), all
- * of it in category 0 but what its carried-in frees and live blocks hold. */
-static void start_values(hm_series *s, const hm_mem *m)
-{
-	int64_t held, b0 = rule5(s, m, &held);
-	for (size_t k = 0; k < s->n; k++)
-		if (s->before[k]) {
-			int64_t b = hm_mem_bytes(m, s->ev[k]);
-			s->cats[s->cat[k]].start += b < 0 ? -b : b;
-		}
-	if (s->based)
-		b0 = s->base - held;
-	s->cats[HM_CAT_BEFORE].start += b0;
-	s->start_bytes = b0 + held;
+	hm_walk w;
+	hm_timeline_walk(s, m, &w);
+	return rule5(&w) + w.held;
 }
 
 void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats)
@@ -58,64 +86,70 @@ void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats)
 		val[c] = c < s->ncats ? s->cats[c].start : 0;
 }
 
+/* The categories over positions [from, to): val (from 0 at the start) and each category's
+ * peak of it go up by the events' deltas, and the start gets what rule 3 frees and live
+ * blocks hold. */
+static void cat_span(hm_series *s, hm_packrd *rb, int64_t *val, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++) {
+		int32_t c = s->cat[k];
+		if (c < 0)
+			continue;
+		int64_t b = hm_packrd_get(rb, s->ev[k]);
+		hm_catstat *cs = &s->cats[c];
+		cs->used = 1;
+		if (s->before[k])
+			cs->start += b < 0 ? -b : b;
+		if ((val[c] += hm_delta_of(s, k, b)) > cs->peak)
+			cs->peak = val[c];
+		if (b > 0)
+			cs->allocs++, cs->alloc_bytes += (uint64_t)b;
+	}
+}
+
 void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats)
+{
+	hm_timeline_with(s, m, ncats, NULL);
+}
+
+/* Two passes: the walk, then the categories', which reads the peak's position from the
+ * walk to keep each category's value there. The categories' pass counts from 0 and adds
+ * the start state last: a category's peak is its start plus the highest its changes add
+ * up to (0 at least). */
+void hm_timeline_with(hm_series *s, const hm_mem *m, size_t ncats, const hm_walk *walked)
 {
 	hm_stage_enter(s, HM_STAGE_TIMELINE);
 	free(s->cats);
 	s->cats = hm_xcalloc(ncats, sizeof *s->cats);
 	s->ncats = ncats;
-	s->allocs = s->frees = s->matched_frees = s->zero_events = s->mismatches = 0;
-	s->first_mismatch = -1;
-	s->max_reserved = HM_NONE;
-	start_values(s, m);
-
-	int64_t *val = hm_xcalloc(ncats, sizeof *val);
-	hm_replay it;
-	hm_replay_init(&it, s, m, val, ncats);
-	s->peak = it.total;
-	s->peak_k = -1;
-	for (size_t c = 0; c < ncats; c++) {
-		s->cats[c].peak = val[c];
-		s->cats[c].used = val[c] != 0 || c == HM_CAT_BEFORE;
-	}
-	hm_packrd rta;
-	hm_packrd_init(&rta, &m->total_alloc);
-	while (hm_replay_next(&it)) {
-		int64_t b = it.bytes;
-		if (it.kind == HM_ALLOC)
-			s->allocs++;
-		else if (it.kind == HM_FREE)
-			s->frees++, s->matched_frees += s->partner[it.k] >= 0;
-		else
-			s->zero_events++;
-		if (it.cat >= 0) {
-			hm_catstat *cs = &s->cats[it.cat];
-			cs->used = 1;
-			if (val[it.cat] > cs->peak)
-				cs->peak = val[it.cat];
-			if (b > 0)
-				cs->allocs++, cs->alloc_bytes += (uint64_t)b;
-		}
-		if (it.total > s->peak)
-			s->peak = it.total, s->peak_k = it.k;
-		int64_t ta = hm_packrd_get(&rta, it.e);
-		if (ta != HM_NONE && ta != it.total && s->mismatches++ == 0)
-			s->first_mismatch = it.k;
-		if (it.reserved != HM_NONE && (s->max_reserved == HM_NONE || it.reserved > s->max_reserved))
-			s->max_reserved = it.reserved;
-	}
-	for (size_t c = 0; c < ncats; c++)
-		s->cats[c].end = val[c];
-	s->end_bytes = it.total;
+	hm_walk w;
+	if (walked)
+		w = *walked;
+	else
+		hm_timeline_walk(s, m, &w);
+	s->allocs = w.allocs, s->frees = w.frees, s->matched_frees = w.matched_frees, s->zero_events = w.zero_events;
+	s->mismatches = w.mismatches, s->first_mismatch = w.first_mismatch, s->max_reserved = w.max_reserved;
+	s->reserved_unallocated_at_peak = w.gap_at_peak;
+	s->max_reserved_unallocated = w.max_gap, s->max_reserved_unallocated_ts = w.max_gap_ts;
+	int64_t b0 = s->based ? s->base - w.held : rule5(&w); /* a window's: what was live at its opening */
+	s->start_bytes = b0 + w.held;
+	s->peak = s->start_bytes + w.max_run, s->peak_k = w.peak_k;
+	s->end_bytes = s->start_bytes + w.run;
 	s->peak_ts = s->n ? hm_mem_ts(m, s->ev[s->peak_k < 0 ? 0 : (size_t)s->peak_k]) : s->base_ts;
 
-	/* Category values at the device's peak: replay up to it rather than copying every
-	 * category at every new peak (a growing trace sets a new peak at most events). */
-	hm_replay_init(&it, s, m, val, ncats);
-	while (it.k < s->peak_k && hm_replay_next(&it))
-		;
+	int64_t *val = hm_xcalloc(ncats ? ncats : 1, sizeof *val);
+	hm_packrd rb;
+	hm_packrd_init(&rb, &m->bytes);
+	cat_span(s, &rb, val, 0, (size_t)(s->peak_k + 1));
 	for (size_t c = 0; c < ncats; c++)
 		s->cats[c].at_peak = val[c];
+	cat_span(s, &rb, val, (size_t)(s->peak_k + 1), s->n);
+	s->cats[HM_CAT_BEFORE].start += b0;
+	for (size_t c = 0; c < ncats; c++) {
+		hm_catstat *cs = &s->cats[c];
+		cs->used = cs->used || cs->start != 0 || c == HM_CAT_BEFORE;
+		cs->peak += cs->start, cs->at_peak += cs->start, cs->end = val[c] + cs->start;
+	}
 	free(val);
 }
 

@@ -12,13 +12,45 @@
 
 #define HM_CAT_BEFORE 0 /* category id of "(before trace)" */
 
-/* Fill s's counts, peak, mismatches and s->cats[0..ncats) from s->cat (every
- * non-zero-byte event must be classified). Replaces any earlier s->cats. */
+/* Fill s's counts, peak, mismatches, what the allocator holds back and s->cats[0..ncats)
+ * from s->cat (every non-zero-byte event must be classified). Replaces any earlier s->cats. */
 void hm_timeline(hm_series *s, const hm_mem *m, size_t ncats);
+
+/* What hm_timeline finds of a series without its categories, in its first pass. */
+typedef struct hm_walk {
+	int64_t run;       /* the sum of the changes (hm_delta_of) */
+	int64_t held;      /* what rule 3 frees and live blocks hold from the start */
+	int64_t first_ta, run_at_ta; /* the first Total Allocated (HM_NONE: none), run after its event */
+	int64_t min_run, max_run; /* of 0 (the start) and run after each event */
+	long peak_k;       /* the first position where run is max_run, -1 when that is 0 */
+	uint64_t allocs, frees, matched_frees, zero_events, mismatches;
+	long first_mismatch;
+	int64_t max_reserved, gap_at_peak, max_gap, max_gap_ts; /* as the series' (analyze.h) */
+} hm_walk;
+
+/* That pass alone, into *w (the caller's). It reads only what the analysis and the window
+ * wrote (groups 1 and 2 of the series) and writes nothing else, so a run has it done on
+ * another thread while classification writes s->cat (src/run.c). */
+void hm_timeline_walk(const hm_series *s, const hm_mem *m, hm_walk *w);
+
+/* hm_timeline taking the first pass from w, hm_timeline_walk's on s as it is now (NULL:
+ * hm_timeline walks s itself). */
+void hm_timeline_with(hm_series *s, const hm_mem *m, size_t ncats, const hm_walk *w);
 
 /* The device total before the first event of s by rule 5 (Semantics), ignoring any window
  * base: what a window reads to carry in what was live at its opening. */
 int64_t hm_timeline_start_bytes(const hm_series *s, const hm_mem *m);
+
+/* Total Reserved minus Total Allocated; HM_NONE without both, past int64 (Total Reserved
+ * is not bounded by the store), or below zero: the CPU allocator reports 0 reserved, so
+ * there is no cache to speak of. */
+static inline int64_t hm_gap(int64_t reserved, int64_t allocated)
+{
+	int64_t g;
+	if (reserved == HM_NONE || allocated == HM_NONE || __builtin_sub_overflow(reserved, allocated, &g) || g < 0)
+		return HM_NONE;
+	return g;
+}
 
 /* The category values before the first event: val[c] = s->cats[c].start (0 past s->ncats). */
 void hm_timeline_start(const hm_series *s, int64_t *val, size_t ncats);
