@@ -73,6 +73,24 @@ void *hm_xcalloc(size_t n, size_t size)
 	return huge(q, n * size);
 }
 
+void *hm_xmap(size_t n)
+{
+	void *q = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		oom(n);
+#ifdef MADV_HUGEPAGE
+	if (n >= HUGE_FROM)
+		madvise(q, n, MADV_HUGEPAGE);
+#endif
+	return q;
+}
+
+void hm_xunmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n ? n : 1);
+}
+
 char *hm_xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
