@@ -4,6 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int allowed = 1; /* written before the threads that read it start */
+
+void hm_helper_allow(int yes)
+{
+	__atomic_store_n(&allowed, yes, __ATOMIC_RELAXED);
+}
+
 static void *trampoline(void *arg)
 {
 	hm_helper *h = arg;
@@ -27,10 +34,14 @@ static void launch(hm_helper *h)
 
 void hm_helper_start(hm_helper *h, void (*fn)(void *), void *arg)
 {
-	h->fn = fn, h->arg = arg, h->running = 0;
+	h->fn = fn, h->arg = arg, h->running = h->later = 0;
+	if (!__atomic_load_n(&allowed, __ATOMIC_RELAXED))
+		return; /* run by the join, on the caller's thread */
 	int sched = schedule();
-	if (sched == 2)
-		return; /* launched by the join */
+	if (sched == 2) {
+		h->later = 1;
+		return;
+	}
 	launch(h);
 	if (sched == 1)
 		hm_helper_join(h);
@@ -38,11 +49,11 @@ void hm_helper_start(hm_helper *h, void (*fn)(void *), void *arg)
 
 void hm_helper_join(hm_helper *h)
 {
-	if (!h->running && h->fn)
+	if (h->later)
 		launch(h);
 	if (h->running)
 		pthread_join(h->thread, NULL);
 	else if (h->fn)
-		h->fn(h->arg); /* no thread could start */
-	h->fn = NULL, h->running = 0;
+		h->fn(h->arg); /* none may or could start */
+	h->fn = NULL, h->running = h->later = 0;
 }

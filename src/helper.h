@@ -17,9 +17,15 @@ typedef struct hm_helper {
 	void (*fn)(void *);
 	void *arg;
 	int running; /* fn runs on thread, to be joined; else it has run, or runs at the join */
+	int later;   /* helper-last: the join starts the thread */
 } hm_helper;
 
-/* Start fn(arg) on another thread; where no thread can start, it runs in hm_helper_join. */
+/* Whether hm_helper_start may start a thread (yes until told otherwise): no when the run's
+ * threads are taken already, one a file (-j 1, or as many files at once as -j), where a
+ * helper would only take turns with them. Set before the threads that start helpers. */
+void hm_helper_allow(int yes);
+
+/* Start fn(arg) on another thread; where none may or can start, it runs in hm_helper_join. */
 void hm_helper_start(hm_helper *h, void (*fn)(void *), void *arg);
 /* Wait until fn(arg) has returned (running it here if it has not started). */
 void hm_helper_join(hm_helper *h);
