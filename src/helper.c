@@ -11,10 +11,18 @@ void hm_helper_allow(int yes)
 	__atomic_store_n(&allowed, yes, __ATOMIC_RELAXED);
 }
 
+/* fn runs once, on whichever thread claims it first: the helper, or the caller at the
+ * join when the helper has not begun (on a busy machine it may wait for a core that long). */
+static int claim(hm_helper *h)
+{
+	return !__atomic_exchange_n(&h->claimed, 1, __ATOMIC_ACQ_REL);
+}
+
 static void *trampoline(void *arg)
 {
 	hm_helper *h = arg;
-	h->fn(h->arg);
+	if (claim(h))
+		h->fn(h->arg);
 	return NULL;
 }
 
@@ -27,6 +35,7 @@ static int schedule(void)
 
 static void launch(hm_helper *h)
 {
+	h->claimed = 0;
 	h->running = pthread_create(&h->thread, NULL, trampoline, h) == 0;
 	if (h->running)
 		pthread_setname_np(h->thread, "hmem-helper"); /* for perf and top */
@@ -34,7 +43,7 @@ static void launch(hm_helper *h)
 
 void hm_helper_start(hm_helper *h, void (*fn)(void *), void *arg)
 {
-	h->fn = fn, h->arg = arg, h->running = h->later = 0;
+	h->fn = fn, h->arg = arg, h->running = h->later = h->steal = 0;
 	if (!__atomic_load_n(&allowed, __ATOMIC_RELAXED))
 		return; /* run by the join, on the caller's thread */
 	int sched = schedule();
@@ -45,15 +54,18 @@ void hm_helper_start(hm_helper *h, void (*fn)(void *), void *arg)
 	launch(h);
 	if (sched == 1)
 		hm_helper_join(h);
+	h->steal = !sched; /* the test schedules keep fn on the helper's thread */
 }
 
 void hm_helper_join(hm_helper *h)
 {
 	if (h->later)
 		launch(h);
-	if (h->running)
+	if (h->running) {
+		if (h->steal && claim(h))
+			h->fn(h->arg);
 		pthread_join(h->thread, NULL);
-	else if (h->fn)
+	} else if (h->fn)
 		h->fn(h->arg); /* none may or could start */
-	h->fn = NULL, h->running = h->later = 0;
+	h->fn = NULL, h->running = h->later = h->steal = 0;
 }

@@ -18,6 +18,8 @@ typedef struct hm_helper {
 	void *arg;
 	int running; /* fn runs on thread, to be joined; else it has run, or runs at the join */
 	int later;   /* helper-last: the join starts the thread */
+	int steal;   /* the join runs fn itself if the thread has not begun it */
+	int claimed; /* fn begun, by either (atomic) */
 } hm_helper;
 
 /* Whether hm_helper_start may start a thread (yes until told otherwise): no when the run's
