@@ -29,9 +29,9 @@ typedef int (*cmp_fn)(const void *, const void *, void *);
 /* Traces are mostly written in order, with a few elements out of place (a ProfilerStep
  * slice written after the ops it encloses). One pass keeps, in place, each element not
  * below the last one kept and moves the others to tmp (room for n); only those are
- * sorted, then merged back from the end (sort_rest). The comparators are total orders,
- * so the result is the one sorted order whatever the input. Here: the end, the r elements
- * moved to tmp sorted and merged back into v, whose first a elements are in order. */
+ * sorted, then merged back from the end. The comparators are total orders, so the result
+ * is the one sorted order whatever the input. sort_rest is that end: the r elements moved
+ * to tmp are sorted and merged back into v, whose first a elements are in order. */
 static void sort_rest(uint32_t *v, size_t n, size_t a, uint32_t *tmp, size_t r, cmp_fn cmp, void *ctx)
 {
 	if (r > 1)
@@ -713,7 +713,7 @@ hm_file *hm_analyze(hm_trace *t)
 	f->inner_of = reuse(m->addr, m->n);
 	m->addr = NULL;
 	f->op_of = reuse(NULL, m->n);
-	f->step_of = reuse(tmp, m->n);
+	f->step_of = reuse(tmp, m->n); /* pair is done with it */
 	hm_helper_start(&h, side_steps, &sd);
 	sweep(f, order, sd.oi, sd.os);
 	hm_helper_join(&h);
