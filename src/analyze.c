@@ -631,13 +631,15 @@ static void drop_devices(hm_mem *m)
 
 /* Once the events are paired, Addr is read only to be shown (row.addr, the events CSV):
  * packed, it takes 4 bytes an event or less where neighbouring events are within 4 GiB of
- * each other. Packed while pair reads the raw column (both only read it); the caller lets
- * go of that column after both (see reuse). */
-static void pack_addrs(hm_mem *m)
+ * each other. The raw column is the caller's to reuse (see reuse). */
+static uint64_t *pack_addrs(hm_mem *m)
 {
 	hm_pack_reserve(&m->addrs, m->n);
 	for (size_t i = 0; i < m->n; i++)
 		hm_pack_add(&m->addrs, (int64_t)m->addr[i]);
+	uint64_t *raw = m->addr;
+	m->addr = NULL;
+	return raw;
 }
 
 /* A column of 4 bytes an event for the analysis in the pages of one it is done with (c, of
@@ -653,18 +655,17 @@ static int32_t *reuse(void *c, size_t n)
 	return hm_xrealloc(NULL, n * sizeof(int32_t));
 }
 
-/* hm_analyze's steps on two threads (helper.h), three times: the slices' sort beside the
- * memory events' sort and split, pairing beside packing Addr, steps beside the sweep. What
- * the helper allocates is freed before it ends, or small (steps' step_n and step_ts): a
- * thread's first allocation opens a malloc arena of its own, whose fresh pages would add
- * to the peak while the caller's arena has room left by the reading. So the caller
- * allocates the arrays the helper fills, and fills the packed Addr column itself. Each part
+/* hm_analyze's steps on two threads (helper.h), twice: the slices' sort beside the memory
+ * events' sort and split, steps beside the sweep. (Pairing beside packing Addr did not pay:
+ * each ran half as fast again beside the other.) What the helper allocates is freed before
+ * it ends, or small (steps' step_n and step_ts): a thread's first allocation opens a malloc
+ * arena of its own, whose fresh pages would add to the peak while the caller's arena has
+ * room left by the reading. So the caller allocates the arrays the helper fills. Each part
  * owns what it writes until the join and reads nothing the other writes before it (the
  * caller frees the device columns, which the helper never reads). */
 typedef struct side {
 	hm_file *f;
 	const uint32_t *order;
-	int32_t *prev; /* pair's */
 	uint32_t *oi;
 	size_t *os;
 	uint8_t *has_mem;
@@ -674,14 +675,6 @@ static void side_sort(void *arg)
 {
 	side *sd = arg;
 	sort_slices_of(sd->f, sd->oi, sd->os, sd->has_mem);
-}
-
-static void side_pair(void *arg)
-{
-	side *sd = arg;
-	hm_file *f = sd->f;
-	for (size_t s = 0; s < f->nseries; s++)
-		pair(&f->series[s], &f->t->mem, f->t->snap ? f->t->snap->origin : NULL, sd->prev);
 }
 
 static void side_steps(void *arg)
@@ -699,7 +692,7 @@ hm_file *hm_analyze(hm_trace *t)
 	hm_mem *m = &t->mem;
 	uint32_t *order = hm_xrealloc(NULL, m->n * sizeof *order);
 	uint32_t *tmp = hm_xrealloc(NULL, m->n * sizeof *tmp); /* for sort_mem, split and pair */
-	side sd = {f, order, (int32_t *)tmp, NULL, NULL, hm_xcalloc(t->threads.n ? t->threads.n : 1, 1)};
+	side sd = {f, order, NULL, NULL, hm_xcalloc(t->threads.n ? t->threads.n : 1, 1)};
 	group_slices(f, &sd.oi, &sd.os);
 	hm_helper h;
 	hm_helper_start(&h, side_sort, &sd);
@@ -707,11 +700,9 @@ hm_file *hm_analyze(hm_trace *t)
 	split(f, order, tmp);
 	drop_devices(m);
 	hm_helper_join(&h);
-	hm_helper_start(&h, side_pair, &sd);
-	pack_addrs(m);
-	hm_helper_join(&h);
-	f->inner_of = reuse(m->addr, m->n);
-	m->addr = NULL;
+	for (size_t s = 0; s < f->nseries; s++)
+		pair(&f->series[s], m, t->snap ? t->snap->origin : NULL, (int32_t *)tmp);
+	f->inner_of = reuse(pack_addrs(m), m->n);
 	f->op_of = reuse(NULL, m->n);
 	f->step_of = reuse(tmp, m->n); /* pair is done with it */
 	hm_helper_start(&h, side_steps, &sd);
