@@ -656,8 +656,10 @@ static int32_t *reuse(void *c, size_t n)
 }
 
 /* hm_analyze's steps on two threads (helper.h), twice: the slices' sort beside the memory
- * events' sort and split, steps beside the sweep. (Pairing beside packing Addr did not pay:
- * each ran half as fast again beside the other.) What the helper allocates is freed before
+ * events' sort, steps beside the sweep. (Pairing beside packing Addr did not pay: each ran
+ * half as fast again beside the other.) The larger of the two sorts stays on the calling
+ * thread, which has a core: on a busy machine the helper may share one, and the slices'
+ * sort took twice as long there. What the helper allocates is freed before
  * it ends, or small (steps' step_n and step_ts): a thread's first allocation opens a malloc
  * arena of its own, whose fresh pages would add to the peak while the caller's arena has
  * room left by the reading. So the caller allocates the arrays the helper fills. Each part
@@ -665,11 +667,17 @@ static int32_t *reuse(void *c, size_t n)
  * caller frees the device columns, which the helper never reads). */
 typedef struct side {
 	hm_file *f;
-	const uint32_t *order;
+	uint32_t *order, *tmp;
 	uint32_t *oi;
 	size_t *os;
 	uint8_t *has_mem;
 } side;
+
+static void side_mem(void *arg)
+{
+	side *sd = arg;
+	sort_mem(&sd->f->t->mem, sd->order, sd->tmp);
+}
 
 static void side_sort(void *arg)
 {
@@ -692,14 +700,15 @@ hm_file *hm_analyze(hm_trace *t)
 	hm_mem *m = &t->mem;
 	uint32_t *order = hm_xrealloc(NULL, m->n * sizeof *order);
 	uint32_t *tmp = hm_xrealloc(NULL, m->n * sizeof *tmp); /* for sort_mem, split and pair */
-	side sd = {f, order, NULL, NULL, hm_xcalloc(t->threads.n ? t->threads.n : 1, 1)};
+	side sd = {f, order, tmp, NULL, NULL, hm_xcalloc(t->threads.n ? t->threads.n : 1, 1)};
 	group_slices(f, &sd.oi, &sd.os);
+	int slices_here = t->sl.n > m->n;
 	hm_helper h;
-	hm_helper_start(&h, side_sort, &sd);
-	sort_mem(m, order, tmp);
+	hm_helper_start(&h, slices_here ? side_mem : side_sort, &sd);
+	(slices_here ? side_sort : side_mem)(&sd);
+	hm_helper_join(&h);
 	split(f, order, tmp);
 	drop_devices(m);
-	hm_helper_join(&h);
 	for (size_t s = 0; s < f->nseries; s++)
 		pair(&f->series[s], m, t->snap ? t->snap->origin : NULL, (int32_t *)tmp);
 	f->inner_of = reuse(pack_addrs(m), m->n);
