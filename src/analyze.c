@@ -659,12 +659,11 @@ static int32_t *reuse(void *c, size_t n)
  * events' sort, steps beside the sweep. (Pairing beside packing Addr did not pay: each ran
  * half as fast again beside the other.) The larger of the two sorts stays on the calling
  * thread, which has a core: on a busy machine the helper may share one, and the slices'
- * sort took twice as long there. What the helper allocates is freed before
- * it ends, or small (steps' step_n and step_ts): a thread's first allocation opens a malloc
- * arena of its own, whose fresh pages would add to the peak while the caller's arena has
- * room left by the reading. So the caller allocates the arrays the helper fills. Each part
- * owns what it writes until the join and reads nothing the other writes before it (the
- * caller frees the device columns, which the helper never reads). */
+ * sort took twice as long there. What the helper allocates is freed before it ends, or
+ * small (steps' step_n and step_ts): a thread's first allocation opens a malloc arena of
+ * its own, whose fresh pages would add to the peak while the caller's arena has room left
+ * by the reading. So the caller allocates the arrays the helper fills. Each part owns what
+ * it writes until the join, and neither reads what the other writes before it. */
 typedef struct side {
 	hm_file *f;
 	uint32_t *order, *tmp;
