@@ -24,7 +24,7 @@ LDLIBS   += $(shell pkg-config --libs $(LUA_PC) 2>/dev/null) -lz -lm -lpthread -
 CJSON_LIB := -l:liblua5.4-cjson.so.0
 PREFIX   ?= /usr/local
 
-CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/pack.c src/store.c src/kevent.c src/klayout.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/snaphost.c src/snapseg.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/snapout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c src/plan.c src/partial.c src/ranks.c src/ranksout.c src/cells.c
+CORE     := src/util.c src/input.c src/jscan.c src/pipe.c src/jstream.c src/pack.c src/store.c src/kevent.c src/klayout.c src/kineto.c src/kmeta.c src/unpickle.c src/snapshot.c src/snaphost.c src/snapseg.c src/trace.c src/analyze.c src/timeline.c src/fields.c src/explain.c src/window.c src/jsonw.c src/explainout.c src/snapout.c src/output.c src/outfile.c src/loader.c src/perfetto.c src/html.c src/budget.c src/diffside.c src/allocations.c src/plan.c src/partial.c src/ranks.c src/ranksout.c src/cells.c src/helper.c
 LUA_MODS := $(shell find lua -name '*.lua' | sort)
 # The Lua side: the only objects that know Lua (the fuzz replay of the Lua API links them too).
 LUA_SIDE := watchdog.o lctx.o lbounds.o lrow.o lview.o lexplain.o lranks.o lreport.o lclassify.o lcjson.o lsandbox.o script.o ldiff.o embedded.o

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "analyze.h"
+#include "helper.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -25,26 +26,12 @@ void hm_device_name(char *buf, size_t n, int32_t type, int32_t id)
 
 typedef int (*cmp_fn)(const void *, const void *, void *);
 
-static void sort_rest(uint32_t *v, size_t n, size_t a, uint32_t *tmp, size_t r, cmp_fn cmp, void *ctx);
-
 /* Traces are mostly written in order, with a few elements out of place (a ProfilerStep
  * slice written after the ops it encloses). One pass keeps, in place, each element not
  * below the last one kept and moves the others to tmp (room for n); only those are
- * sorted, then merged back from the end. The comparators are total orders, so the
- * result is the one sorted order whatever the input. */
-static void sort_indices(uint32_t *v, size_t n, cmp_fn cmp, void *ctx, uint32_t *tmp)
-{
-	size_t a = 0, r = 0;
-	for (size_t i = 0; i < n; i++)
-		if (a == 0 || cmp(&v[a - 1], &v[i], ctx) <= 0)
-			v[a++] = v[i];
-		else
-			tmp[r++] = v[i];
-	sort_rest(v, n, a, tmp, r, cmp, ctx);
-}
-
-/* The end of sort_indices: the r elements moved to tmp are sorted and merged back into
- * v, whose first a elements are in order. */
+ * sorted, then merged back from the end. The comparators are total orders, so the result
+ * is the one sorted order whatever the input. sort_rest is that end: the r elements moved
+ * to tmp are sorted and merged back into v, whose first a elements are in order. */
 static void sort_rest(uint32_t *v, size_t n, size_t a, uint32_t *tmp, size_t r, cmp_fn cmp, void *ctx)
 {
 	if (r > 1)
@@ -55,16 +42,34 @@ static void sort_rest(uint32_t *v, size_t n, size_t a, uint32_t *tmp, size_t r, 
 
 /* Stable counting sort of 0..n-1 by thread into out; thread th's run is
  * out[start[th]..start[th + 1]). Thread ids are small and dense, and events of several
- * threads are interleaved in the file. */
+ * threads are interleaved in the file, but in runs: the count and the position of the
+ * current run's thread are kept in registers (a counter in memory, added to at every
+ * element, waits for its own last store). */
 static void by_thread(size_t n, const uint32_t *thread, size_t nthreads, uint32_t *out, size_t *start)
 {
 	memset(start, 0, (nthreads + 1) * sizeof *start);
-	for (size_t i = 0; i < n; i++)
-		start[thread[i] + 1]++;
+	size_t run = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (thread[i] != thread[run]) {
+			start[thread[run] + 1] += i - run;
+			run = i;
+		}
+	}
+	if (n)
+		start[thread[run] + 1] += n - run;
 	for (size_t th = 0; th < nthreads; th++)
 		start[th + 1] += start[th];
-	for (size_t i = 0; i < n; i++)
-		out[start[thread[i]]++] = (uint32_t)i;
+	uint32_t cur = 0;
+	size_t at = start[0];
+	for (size_t i = 0; i < n; i++) {
+		if (thread[i] != cur) {
+			start[cur] = at;
+			cur = thread[i];
+			at = start[cur];
+		}
+		out[at++] = (uint32_t)i;
+	}
+	start[cur] = at;
 	memmove(start + 1, start, nthreads * sizeof *start); /* each start was moved to the next run's */
 	start[0] = 0;
 }
@@ -80,7 +85,7 @@ static int cmp_mem_time(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-/* sort_indices for the memory events 0..n-1 into order, by cmp_mem_time. They start in
+/* sort_rest's sort for the memory events 0..n-1 into order, by cmp_mem_time. They start in
  * file order, so the first pass reads the time column in order, a block at a time, and an
  * event is kept when its time is not below the last kept one's (a tie keeps file order). */
 static void sort_mem(const hm_mem *m, uint32_t *order, uint32_t *tmp)
@@ -114,6 +119,32 @@ static int cmp_slice(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
+/* cmp_slice(&x, &y) <= 0 for two slices of one thread, inlined: the pass and the merge of
+ * sort_slices compare each slice once or twice, and most slices are in one thread. */
+static inline int slice_le(const hm_slices *o, uint32_t x, uint32_t y)
+{
+	if (o->ts[x] != o->ts[y])
+		return o->ts[x] < o->ts[y];
+	if (o->dur[x] != o->dur[y])
+		return o->dur[x] > o->dur[y];
+	return x <= y;
+}
+
+/* The n slices v of one thread by cmp_slice, as sort_rest says; tmp has room for n. */
+static void sort_slices(const hm_slices *o, uint32_t *v, size_t n, uint32_t *tmp)
+{
+	size_t a = 0, r = 0;
+	for (size_t i = 0; i < n; i++)
+		if (a == 0 || slice_le(o, v[a - 1], v[i]))
+			v[a++] = v[i];
+		else
+			tmp[r++] = v[i];
+	if (r > 1)
+		qsort_r(tmp, r, sizeof *tmp, cmp_slice, (void *)o);
+	for (size_t k = n; r;)
+		v[--k] = a && !slice_le(o, v[a - 1], tmp[r - 1]) ? v[--a] : tmp[--r];
+}
+
 #define END(o, i) ((o)->ts[i] + (o)->dur[i])
 
 /* hm_innermost for memory event i whose time ts the caller has read already (the sweep
@@ -144,44 +175,63 @@ static int32_t op_at(const hm_file *f, uint32_t e, int64_t ts)
 	return s;
 }
 
+/* The slices by thread for the sweep: thread th's are oi[os[th]..os[th + 1]), and
+ * f->parent room for every slice's (the caller's to free: hm_analyze; oi with hm_xunmap,
+ * as it is taken before the packed Addr column and freed after it). Pages touched for the
+ * first time are costly: allocated without zeroing. The column arrays already hold n
+ * 8-byte values, so the sizes do not overflow. */
+static void group_slices(hm_file *f, uint32_t **oip, size_t **osp)
+{
+	const hm_slices *o = &f->t->sl;
+	size_t nth = f->t->threads.n;
+	f->parent = hm_xrealloc(NULL, o->n * sizeof *f->parent);
+	*oip = hm_xmap(o->n * sizeof **oip);
+	*osp = hm_xrealloc(NULL, (nth + 1) * sizeof **osp);
+	by_thread(o->n, o->thread, nth, *oip, *osp);
+}
+
+/* Sort group_slices' runs by cmp_slice where the thread has memory events (the sweep
+ * reads no other), has_mem room for a flag a thread, zeroed; then every slice's parent is
+ * -1 until the sweep. f->parent is first the sort's scratch (a run is no longer than it). */
+static void sort_slices_of(hm_file *f, uint32_t *oi, const size_t *os, uint8_t *has_mem)
+{
+	const hm_trace *t = f->t;
+	const hm_slices *o = &t->sl;
+	hm_packrd rth;
+	hm_packrd_init(&rth, &t->mem.thread);
+	for (size_t i = 0; i < t->mem.n; i++)
+		has_mem[hm_packrd_get(&rth, i)] = 1;
+	for (size_t th = 0; th < t->threads.n; th++)
+		if (has_mem[th])
+			sort_slices(o, oi + os[th], os[th + 1] - os[th], (uint32_t *)f->parent);
+	for (size_t i = 0; i < o->n; i++)
+		f->parent[i] = -1;
+}
+
 /* One sweep per thread over slices and memory events in time order with a stack of open
  * slices. A slice whose end is before the current time can enclose nothing later, so it
  * is popped; the top of the stack is then the innermost slice containing the time
  * (closed interval; slices starting at the event's ts enclose it). Each slice records
  * the top as its parent: following parents from the innermost slice and keeping those
  * that still run at the event's time gives exactly the enclosing slices, even when
- * slices overlap without nesting. */
-static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
+ * slices overlap without nesting. oi and os: group_slices'. */
+static void sweep(hm_file *f, const uint32_t *order, const uint32_t *oi, const size_t *os)
 {
 	hm_trace *t = f->t;
 	hm_slices *o = &t->sl;
 	hm_mem *m = &t->mem;
 	size_t nth = t->threads.n;
 	/* f->inner_of and f->op_of are the caller's (room for m->n, see reuse), written once
-	 * each. Pages touched for the first time are costly: allocate without zeroing. The
-	 * column arrays already hold n 8-byte values, so the sizes do not overflow. */
-	f->parent = hm_xrealloc(NULL, o->n * sizeof *f->parent);
-	for (size_t i = 0; i < o->n; i++)
-		f->parent[i] = -1;
-	uint32_t *oi = hm_xrealloc(NULL, o->n * sizeof *oi);
-	size_t *os = hm_xrealloc(NULL, (nth + 1) * sizeof *os);
-	by_thread(o->n, o->thread, nth, oi, os);
-	/* The threads are swept together, in the time order of the memory events. Thread
-	 * th's slices are oi[os[th]..os[th + 1]), sorted at its first memory event (threads
-	 * without any are never sorted); next[th] is its next slice to push, SIZE_MAX
-	 * before that event; its stack is stack[os[th] + th..], sp[th] deep. */
-	size_t *next = hm_xrealloc(NULL, nth * sizeof *next), *sp = hm_xrealloc(NULL, nth * sizeof *sp);
+	 * each. The threads are swept together, in the time order of the memory events: next[th]
+	 * is thread th's next slice to push; its stack is stack[os[th] + th..], sp[th] deep. */
+	size_t *next = hm_xrealloc(NULL, nth * sizeof *next), *sp = hm_xcalloc(nth ? nth : 1, sizeof *sp);
 	int32_t *stack = hm_xrealloc(NULL, (o->n + nth) * sizeof *stack); /* only the used depth is touched */
 	for (size_t th = 0; th < nth; th++)
-		next[th] = SIZE_MAX;
+		next[th] = os[th];
 	hm_packrd rth, rts;
 	hm_packrd_init(&rth, &m->thread), hm_packrd_init(&rts, &m->ts);
 	for (size_t b = 0; b < m->n; b++) {
 		uint32_t e = order[b], th = (uint32_t)hm_packrd_get(&rth, e);
-		if (next[th] == SIZE_MAX) {
-			next[th] = os[th], sp[th] = 0;
-			sort_indices(oi + os[th], os[th + 1] - os[th], cmp_slice, o, tmp);
-		}
 		int32_t *st = stack + os[th] + th;
 		size_t a = next[th], n = sp[th];
 		int64_t ts = hm_packrd_get(&rts, e);
@@ -198,8 +248,6 @@ static void sweep(hm_file *f, const uint32_t *order, uint32_t *tmp)
 		f->op_of[e] = op_at(f, e, ts);
 		next[th] = a, sp[th] = n;
 	}
-	free(oi);
-	free(os);
 	free(next);
 	free(sp);
 	free(stack);
@@ -607,6 +655,41 @@ static int32_t *reuse(void *c, size_t n)
 	return hm_xrealloc(NULL, n * sizeof(int32_t));
 }
 
+/* hm_analyze's steps on two threads (helper.h), twice: the slices' sort beside the memory
+ * events' sort, steps beside the sweep. (Pairing beside packing Addr did not pay: each ran
+ * half as fast again beside the other.) The larger of the two sorts stays on the calling
+ * thread, which has a core: on a busy machine the helper may share one, and the slices'
+ * sort took twice as long there. What the helper allocates is freed before it ends, or
+ * small (steps' step_n and step_ts): a thread's first allocation opens a malloc arena of
+ * its own, whose fresh pages would add to the peak while the caller's arena has room left
+ * by the reading. So the caller allocates the arrays the helper fills. Each part owns what
+ * it writes until the join, and neither reads what the other writes before it. */
+typedef struct side {
+	hm_file *f;
+	uint32_t *order, *tmp;
+	uint32_t *oi;
+	size_t *os;
+	uint8_t *has_mem;
+} side;
+
+static void side_mem(void *arg)
+{
+	side *sd = arg;
+	sort_mem(&sd->f->t->mem, sd->order, sd->tmp);
+}
+
+static void side_sort(void *arg)
+{
+	side *sd = arg;
+	sort_slices_of(sd->f, sd->oi, sd->os, sd->has_mem);
+}
+
+static void side_steps(void *arg)
+{
+	side *sd = arg;
+	steps(sd->f, sd->order);
+}
+
 hm_file *hm_analyze(hm_trace *t)
 {
 	fit_columns(t);
@@ -615,18 +698,27 @@ hm_file *hm_analyze(hm_trace *t)
 	f->win_from = f->win_to = HM_NONE;
 	hm_mem *m = &t->mem;
 	uint32_t *order = hm_xrealloc(NULL, m->n * sizeof *order);
-	uint32_t *tmp = hm_xrealloc(NULL, (m->n > t->sl.n ? m->n : t->sl.n) * sizeof *tmp); /* for sort_indices */
-	sort_mem(m, order, tmp);
-
+	uint32_t *tmp = hm_xrealloc(NULL, m->n * sizeof *tmp); /* for sort_mem, split and pair */
+	side sd = {f, order, tmp, NULL, NULL, hm_xcalloc(t->threads.n ? t->threads.n : 1, 1)};
+	group_slices(f, &sd.oi, &sd.os);
+	int slices_here = t->sl.n > m->n;
+	hm_helper h;
+	hm_helper_start(&h, slices_here ? side_mem : side_sort, &sd);
+	(slices_here ? side_sort : side_mem)(&sd);
+	hm_helper_join(&h);
 	split(f, order, tmp);
 	drop_devices(m);
 	for (size_t s = 0; s < f->nseries; s++)
 		pair(&f->series[s], m, t->snap ? t->snap->origin : NULL, (int32_t *)tmp);
 	f->inner_of = reuse(pack_addrs(m), m->n);
 	f->op_of = reuse(NULL, m->n);
-	sweep(f, order, tmp);
-	f->step_of = reuse(tmp, m->n); /* before steps: the peak is the end of the analysis */
-	steps(f, order);
+	f->step_of = reuse(tmp, m->n); /* pair is done with it */
+	hm_helper_start(&h, side_steps, &sd);
+	sweep(f, order, sd.oi, sd.os);
+	hm_helper_join(&h);
+	hm_xunmap(sd.oi, t->sl.n * sizeof *sd.oi);
+	free(sd.os);
+	free(sd.has_mem);
 	if (f->nseries != 1)
 		free(order);
 	for (size_t s = 0; s < f->nseries; s++)

@@ -1,4 +1,5 @@
 #include "loader.h"
+#include "helper.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -77,6 +78,7 @@ hm_loader *hm_loader_start(char **paths, int n, int jobs, int keep_partial)
 	 * over go to each file's reading (inflating and parsing beside the scan). */
 	int files = jobs > n ? (n > 0 ? n : 1) : jobs;
 	l->threads_per_file = jobs / files;
+	hm_helper_allow(l->threads_per_file > 1); /* a file's analysis takes a second thread where one is left */
 	jobs = files;
 	l->threads = hm_xcalloc((size_t)jobs, sizeof *l->threads);
 	for (int i = 0; i < jobs; i++)

@@ -1,5 +1,6 @@
 /* The run as its list of stages (run.h). */
 #include "run.h"
+#include "helper.h"
 #include "analyze.h"
 #include "budget.h"
 #include "diffside.h"
@@ -12,7 +13,6 @@
 #include "timeline.h"
 #include "window.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,66 +256,37 @@ static int stage_window(run *r, hm_file *f)
 	return 0;
 }
 
-/* A helper thread's walk of a file's series (hm_timeline_walk): it reads what the
- * analysis and the window wrote, and writes only w, which the thread owns until joined. */
+/* A file's series walked for the timeline (hm_timeline_walk) on a helper thread: it reads
+ * what the analysis and the window wrote, and writes only w, its own until joined. */
 typedef struct walker {
 	const hm_file *f;
 	hm_walk *w;
-	pthread_t thread;
-	int started;
 } walker;
 
-static void *walk_series(void *arg)
+static void walk_series(void *arg)
 {
 	walker *wk = arg;
 	for (size_t i = 0; i < wk->f->nseries; i++)
 		hm_timeline_walk(&wk->f->series[i], &wk->f->t->mem, &wk->w[i]);
-	return NULL;
 }
-
-/* Without a thread, w stays NULL: hm_timeline walks. */
-static void walk_start(walker *wk, const hm_file *f)
-{
-	wk->f = f;
-	wk->w = hm_xcalloc(f->nseries ? f->nseries : 1, sizeof *wk->w);
-	if (!(wk->started = pthread_create(&wk->thread, NULL, walk_series, wk) == 0))
-		free(wk->w), wk->w = NULL;
-}
-
-static void walk_join(walker *wk)
-{
-	if (wk->started)
-		pthread_join(wk->thread, NULL), wk->started = 0;
-}
-
-/* Below this many memory events a file's walk costs less than a thread. */
-#define WALK_THREAD_MIN 65536
 
 /* The categories the source gave (a partial's), else the rule file's, else none.
  * Classification runs on this thread (Lua) while a helper walks the file's series for
- * the timeline, on a core that would sit idle: classification writes only s->cat, which
- * the walk never reads. With -j 1, or a small file, hm_timeline walks them later.
- * HMEM_TEST_SCHEDULE=walk-first or walk-last (for tests) runs the walk wholly before or
- * wholly after classification, whatever the file's size. */
+ * the timeline, on a core that would sit idle (helper.h: where -j leaves it one; else the
+ * walk runs here after): classification writes only s->cat, which the walk never reads. */
 static int stage_classify(run *r, hm_file *f)
 {
-	const char *sched = getenv("HMEM_TEST_SCHEDULE");
-	int first = sched && !strcmp(sched, "walk-first"), last = sched && !strcmp(sched, "walk-last");
-	int helper = r->o->njobs > 1 && (f->t->mem.n >= WALK_THREAD_MIN || first || last), rc = 0;
-	walker wk = {0};
-	if (helper && !last)
-		walk_start(&wk, f);
-	if (first)
-		walk_join(&wk);
+	int rc = 0;
+	walker wk = {f, hm_xcalloc(f->nseries ? f->nseries : 1, sizeof *wk.w)};
+	hm_helper h;
+	hm_helper_start(&h, walk_series, &wk);
 	if (r->catev || !r->script) {
 		hm_file_given_cats(f, r->catev);
 	} else if (hm_script_classify(r->script, f, &r->cats, r->err, sizeof r->err) != 0) {
 		hm_eprintf("hmem: %s\n", r->err);
 		rc = HM_EXIT_SCRIPT;
 	}
-	if (helper && last)
-		walk_start(&wk, f);
-	walk_join(&wk);
+	hm_helper_join(&h);
 	r->walks[r->rep.nfiles - 1] = wk.w;
 	free(r->catev);
 	r->catev = NULL;

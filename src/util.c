@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <malloc.h> /* mallopt */
+#include <sys/mman.h>
 
 /* Big blocks (columns, sort buffers) are mapped on their own (glibc: above a fixed
  * threshold), so a freed one goes back to the system at once and a growing one moves by
@@ -48,6 +49,20 @@ void *hm_xcalloc(size_t n, size_t size)
 		exit(HM_EXIT_INTERNAL);
 	}
 	return q;
+}
+
+void *hm_xmap(size_t n)
+{
+	void *q = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		oom(n);
+	return q;
+}
+
+void hm_xunmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n ? n : 1);
 }
 
 char *hm_xstrdup(const char *s)

@@ -23,6 +23,12 @@ enum hm_exit {
 void *hm_xrealloc(void *p, size_t n);
 void *hm_xcalloc(size_t n, size_t size);
 char *hm_xstrdup(const char *s);
+/* A block of n bytes (zeroed) mapped on its
+ * own, for scratch that lives a while beside longer-lived allocations: from the heap, it
+ * would leave a hole under them when freed, and the peak after it would grow by its size.
+ * Freed with hm_xunmap(p, n). */
+void *hm_xmap(size_t n);
+void hm_xunmap(void *p, size_t n);
 /* Seconds on the monotonic clock (for durations and deadlines). */
 double hm_now(void);
 

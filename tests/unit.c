@@ -4,6 +4,7 @@
  * mkdtemp directory that is removed at the end. */
 #define _GNU_SOURCE
 #include "analyze.h"
+#include "helper.h"
 #include "fields.h"
 #include "explain.h"
 #include "input.h"
@@ -1863,6 +1864,107 @@ static void test_analyze_ops(void)
 	sb_free(&b);
 }
 
+/* Issue 29: hm_analyze runs its steps on two threads (helper.h). HMEM_TEST_SCHEDULE=
+ * helper-first and =helper-last run the helper's part whole before or after the calling
+ * thread's: the analysis of a trace with several threads, processes and devices, slices out
+ * of place and memory events out of time order must be the same under each; with fewer
+ * memory events than slices and more (the larger sort stays on the calling thread). */
+static void test_analyze_schedules(int nmem)
+{
+	sb b = {0};
+	tr_open(&b);
+	static const char *const thr[][2] = {{"1", "2"}, {"1", "3"}, {"2", "4"}, {"1", "9"}};
+	uint64_t r = 29;
+	for (int i = 0; i < 3000; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		int th = (int)(r >> 60) % 4, us = 10 * i;
+		char ts[32], dur[32], name[32];
+		if (i % 100 == 0) {
+			snprintf(ts, sizeof ts, "%d", us), snprintf(dur, sizeof dur, "%d", 990);
+			snprintf(name, sizeof name, "ProfilerStep#%d", i / 100);
+			op_ev(&b, "user_annotation", name, ts, dur, "1", "2");
+		}
+		/* a parent written after its two children, another before its child */
+		snprintf(ts, sizeof ts, "%d", us + 2), snprintf(dur, sizeof dur, "%d", (int)(r >> 40) % 3);
+		op_ev(&b, "cpu_op", "aten::child", ts, dur, thr[th][0], thr[th][1]);
+		snprintf(ts, sizeof ts, "%d", us + 4);
+		op_ev(&b, "cpu_op", "aten::child2", ts, "1", thr[th][0], thr[th][1]);
+		snprintf(ts, sizeof ts, "%d", us + 1), snprintf(dur, sizeof dur, "%d", 5 + (int)(r >> 50) % 6);
+		op_ev(&b, "cpu_op", "aten::parent", ts, dur, thr[th][0], thr[th][1]);
+		op_ev(&b, i % 7 ? "python_function" : "cpu_op", "frame", ts, "3", thr[th][0], thr[th][1]);
+	}
+	for (int i = 0; i < nmem; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		int th = (int)(r >> 61) % 3, dev = (int)(r >> 58) % 3, us = 7 * i + ((r >> 30) % 5 == 0 ? -30 : 0);
+		char ts[32];
+		snprintf(ts, sizeof ts, "%d", us > 0 ? us : 0);
+		int64_t addr = 0x1000 + 512 * ((i / 2) % 300), bytes = (i % 2 ? -1 : 1) * 512 * (1 + (i / 2) % 4);
+		mem_ev(&b, ts, dev ? 1 : 0, dev ? dev - 1 : -1, addr, bytes, NOTOT, NOTOT, thr[th][0], thr[th][1]);
+	}
+	tr_close(&b);
+	/* the last: no helper thread allowed (-j 1), its part run at the join */
+	static const char *const sched[] = {NULL, "helper-first", "helper-last", "(no thread)"};
+	hm_file *ref = NULL;
+	for (int k = 0; k < 4; k++) {
+		if (k == 1 || k == 2)
+			setenv("HMEM_TEST_SCHEDULE", sched[k], 1);
+		hm_helper_allow(k != 3);
+		char err[512];
+		hm_file *f = analyze_sb("schedules", &b, err, sizeof err);
+		unsetenv("HMEM_TEST_SCHEDULE");
+		hm_helper_allow(1);
+		grp g = {0};
+		if (!g_true(&g, f != NULL, "analysis failed: %s", err)) {
+			g_done(&g, "analyze: issue 29: the analysis parses");
+			continue;
+		}
+		if (!ref) {
+			ref = f;
+			size_t inner = 0, step = 0, paired = 0;
+			for (uint32_t i = 0; i < f->t->mem.n; i++)
+				inner += f->inner_of[i] >= 0, step += hm_step_of(f, i) >= 0;
+			for (size_t s = 0; s < f->nseries; s++)
+				for (size_t i = 0; i < f->series[s].n; i++)
+					paired += f->series[s].partner[i] >= 0;
+			size_t lo = (size_t)nmem / 8, hi = (size_t)nmem * 7 / 8;
+			char name[160];
+			snprintf(name, sizeof name,
+				 "analyze: issue 29: the schedules' trace (%d memory events) has 3 devices, events in and out of "
+				 "slices, steps, pairs",
+				 nmem);
+			check(f->nseries == 3 && f->t->sl.n == 3000 * 4 + 30 && f->t->mem.n == (size_t)nmem && inner > lo &&
+				      inner < hi && step > lo && step < hi && paired > lo && paired < hi,
+			      name, "series %zu, inner %zu, step %zu, paired %zu", f->nseries, inner, step, paired);
+			continue;
+		}
+		if (g_i64(&g, "series", (int64_t)f->nseries, (int64_t)ref->nseries))
+			for (size_t s = 0; s < f->nseries; s++) {
+				const hm_series *x = &f->series[s], *y = &ref->series[s];
+				if (!g_i64(&g, "series events", (int64_t)x->n, (int64_t)y->n))
+					continue;
+				for (size_t i = 0; i < x->n; i++)
+					if (!g_i64(&g, "ev", x->ev[i], y->ev[i]) || !g_i64(&g, "partner", x->partner[i], y->partner[i]) ||
+					    !g_i64(&g, "before", x->before[i], y->before[i]))
+						break;
+			}
+		for (uint32_t i = 0; i < f->t->mem.n; i++)
+			if (!g_i64(&g, "inner_of", f->inner_of[i], ref->inner_of[i]) || !g_i64(&g, "op_of", f->op_of[i], ref->op_of[i]) ||
+			    !g_i64(&g, "step", hm_step_of(f, i), hm_step_of(ref, i)) ||
+			    !g_i64(&g, "step ts", hm_step_ts_of(f, i), hm_step_ts_of(ref, i)))
+				break;
+		for (size_t i = 0; i < f->t->sl.n; i++)
+			if (!g_i64(&g, "parent", f->parent[i], ref->parent[i]))
+				break;
+		char name[128];
+		snprintf(name, sizeof name, "analyze: issue 29: %d memory events, %s%s gives the same analysis", nmem,
+			 k < 3 ? "HMEM_TEST_SCHEDULE=" : "", sched[k]);
+		g_done(&g, name);
+		hm_file_free(f);
+	}
+	hm_file_free(ref);
+	sb_free(&b);
+}
+
 /* ---------------------------------------------------------------- timeline */
 
 /* Classify like the Lua side does: allocations and unpaired frees take cat_of_ev[event],
@@ -3015,6 +3117,8 @@ int main(void)
 	test_analyze_sort_series();
 	test_analyze_pairing();
 	test_analyze_ops();
+	test_analyze_schedules(4000);
+	test_analyze_schedules(16000);
 	test_timeline();
 	test_stages();
 
