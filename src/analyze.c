@@ -585,7 +585,7 @@ static void split(hm_file *f, uint32_t *order, uint32_t *sidx)
  * tail going back to the system without a copy. A smaller one moves to a block of its
  * size, so that its old block is freed whole for the next file's columns: shrunk in place,
  * it would leave a hole just too small for them, and thousands of small files would
- * spread over fresh memory. Plain realloc: hm_xrealloc keeps big blocks as they are. */
+ * spread over fresh memory. */
 static void *fit(void *p, size_t n, size_t elsz)
 {
 	size_t size = (n ? n : 1) * elsz;
