@@ -203,6 +203,14 @@ static void oom_context(const hm_trace *t, hm_oom *o, const stepslice *ss, size_
 			o->step = ss[i].n, o->step_ts = ss[i].ts;
 }
 
+static int cmp_oom(const void *a, const void *b)
+{
+	const hm_oom *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->ev > y->ev) - (x->ev < y->ev);
+}
+
 static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t nss, size_t ncats, marks *ms)
 {
 	const hm_trace *t = f->t;
@@ -221,24 +229,24 @@ static void explain_ooms(hm_file *f, hm_series *s, const stepslice *ss, size_t n
 		o->reserved_unallocated = hm_gap(o->total_reserved, o->total_allocated);
 		o->capacity = hm_store_capacity(t, s->dev_type, s->dev_id);
 	}
-	/* time order; file order for ties (an insertion sort: OOMs are few) */
-	for (size_t i = 1; i < s->nooms; i++)
-		for (size_t j = i; j > 0 && s->ooms[j - 1].ts > s->ooms[j].ts; j--) {
-			hm_oom x = s->ooms[j];
-			s->ooms[j] = s->ooms[j - 1], s->ooms[j - 1] = x;
-		}
+	if (!s->nooms)
+		return;
+	/* time order; file order for ties (ev is the OOM's place in the file) */
+	qsort(s->ooms, s->nooms, sizeof *s->ooms, cmp_oom);
+	/* what the whole series frees: the sweep takes off what was freed up to each OOM */
+	int64_t freed = 0;
+	hm_packrd rb;
+	hm_packrd_init(&rb, &m->bytes);
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t b = hm_packrd_get(&rb, s->ev[k]);
+		freed -= b < 0 ? b : 0;
+	}
 	for (size_t i = 0; i < s->nooms; i++) {
 		hm_oom *o = &s->ooms[i];
 		o->k = before(s, m, o->ts); /* then the events at its time that the file has before it */
 		while ((size_t)(o->k + 1) < s->n && hm_mem_ts(m, s->ev[o->k + 1]) == o->ts && s->ev[o->k + 1] < oc->mem_at[o->ev])
 			o->k++;
-		hm_packrd rb;
-		hm_packrd_init(&rb, &m->bytes);
-		for (size_t k = (size_t)(o->k + 1); k < s->n; k++) {
-			int64_t b = hm_packrd_get(&rb, s->ev[k]);
-			if (b < 0)
-				o->freed_after -= b;
-		}
+		o->freed_after = freed;
 		oom_context(t, o, ss, nss);
 		o->cat_at = hm_xcalloc(ncats ? ncats : 1, sizeof *o->cat_at);
 		add_mark(ms, o->k, o->k, AT_OOM, i);
@@ -259,11 +267,13 @@ static void sweep(hm_series *s, const hm_mem *m, size_t ncats, marks *ms)
 	long *peak_at = hm_xrealloc(NULL, (s->nsteps ? s->nsteps : 1) * sizeof *peak_at); /* its time read once, last */
 	hm_packrd rb;
 	hm_packrd_init(&rb, &m->bytes);
+	int64_t freed = 0; /* by the events so far (an OOM's freed_after holds the series' until its mark) */
 	for (long k = -1; j < ms->n; k++) {
 		if (k >= 0) {
 			uint32_t e = s->ev[k];
 			int64_t b = hm_packrd_get(&rb, e), d = hm_delta_of(s, (size_t)k, b);
 			run += d;
+			freed -= b < 0 ? b : 0;
 			if (s->cat[k] >= 0)
 				val[s->cat[k]] += d;
 			int survives = nopen && b > 0 && s->partner[k] < 0 && !s->before[k];
@@ -279,6 +289,7 @@ static void sweep(hm_series *s, const hm_mem *m, size_t ncats, marks *ms)
 			const mark *x = &ms->v[j];
 			if (x->what == AT_OOM) {
 				s->ooms[x->i].allocated = run;
+				s->ooms[x->i].freed_after -= freed;
 				memcpy(s->ooms[x->i].cat_at, val, ncats * sizeof *val);
 				continue;
 			}

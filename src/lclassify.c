@@ -155,30 +155,13 @@ typedef struct keyrow {
 /* The memo's hash, mixed in value by value as a key is put together: read back from the key
  * bytes, the words would wait on the narrower stores that wrote them (a type byte, then a
  * value at an odd offset; perf put half of cache_slot's time on those two loads). Only where
- * keys sit in the memo depends on it, never an answer. */
-static inline uint64_t mix(uint64_t h, uint64_t w)
-{
-	h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-	return h ^ h >> 31;
-}
-
-/* The bytes of a string value, eight at a time from the string itself (the last word
- * overlaps the one before; a string shorter than a word is put together in a register). */
+ * keys sit in the memo depends on it, never an answer. A string value's bytes are hashed
+ * from the string itself (util.c's words). */
 static uint64_t mix_bytes(uint64_t h, const char *s, size_t len)
 {
-	uint64_t w = 0;
-	if (len < 8) {
-		for (size_t i = 0; i < len; i++)
-			w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-		return mix(h, w);
-	}
-	const char *last = s + len - 8;
-	for (; s < last; s += 8) {
-		memcpy(&w, s, 8);
-		h = mix(h, w);
-	}
-	memcpy(&w, last, 8);
-	return mix(h, w);
+	uint64_t w;
+	h = hm_hash_words(h, s, len, &w);
+	return hm_hash_mix(h, w);
 }
 
 /* A value as key bytes (its type, then its bytes) into *buf at n, mixed into *h; returns the
@@ -193,18 +176,18 @@ static inline size_t key_put(char **buf, size_t *cap, size_t n, const hm_value *
 	uint64_t type = (uint64_t)v->type * 0x9e3779b97f4a7c15ull; /* one mix a value, its type added in */
 	if (v->type == HM_V_INT || v->type == HM_V_BOOL) {
 		memcpy(b + n, &v->i, sizeof v->i), n += sizeof v->i;
-		*h = mix(*h, (uint64_t)v->i + type);
+		*h = hm_hash_mix(*h, (uint64_t)v->i + type);
 	} else if (v->type == HM_V_NUM) {
 		uint64_t w;
 		memcpy(&w, &v->d, sizeof w);
 		memcpy(b + n, &v->d, sizeof v->d), n += sizeof v->d;
-		*h = mix(*h, w + type);
+		*h = hm_hash_mix(*h, w + type);
 	} else if (v->type == HM_V_STR) {
 		memcpy(b + n, &v->len, sizeof v->len), n += sizeof v->len;
 		memcpy(b + n, v->s, v->len), n += v->len;
-		*h = mix_bytes(mix(*h, v->len + type), v->s, v->len);
+		*h = mix_bytes(hm_hash_mix(*h, v->len + type), v->s, v->len);
 	} else {
-		*h = mix(*h, type);
+		*h = hm_hash_mix(*h, type);
 	}
 	return n;
 }

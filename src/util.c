@@ -13,8 +13,9 @@
 /* Big blocks (columns, sort buffers) are mapped on their own (glibc: above a fixed
  * threshold), so a freed one goes back to the system at once and a growing one moves by
  * mremap, with no copy. Small pages, not transparent huge ones: on the virtual machines this
- * runs on, the first touch of a huge page that the host had taken back costs 5 to 20 times
- * the 4 KiB pages it holds, and a trace's columns are touched once (README "Performance"). */
+ * runs on, the first touch of a huge page that the host had taken back costs 2 to 8 times
+ * what its 4 KiB pages do (0.4-0.6 GB/s against 1-3), and a trace's columns are touched
+ * once (README "Performance"). */
 #define MMAP_FROM (1u << 20)
 
 static void oom(size_t n)
@@ -82,27 +83,34 @@ void hm_grow(void *arr, size_t *cap, size_t need, size_t elsz)
 	*cap = c;
 }
 
-/* Eight bytes at a time (op and kernel names run to hundreds of bytes); ids come from
- * the order of insertion, so the hash never shows in any output. */
 /* Words loaded from the string itself: the last one overlaps the one before when the
  * length is no multiple of eight, and a string shorter than a word is put together in a
  * register. (A tail copied byte by byte into a word and read back stalls the load; names
- * are hashed once per slice.) Only where names sit in the table depends on it, never an id. */
-static uint64_t strtab_hash(const char *s, size_t len)
+ * are hashed once per slice.) */
+uint64_t hm_hash_words(uint64_t h, const char *s, size_t len, uint64_t *last)
 {
-	uint64_t h = len * 0x9e3779b97f4a7c15ull, w = 0;
+	uint64_t w = 0;
 	if (len < 8) {
 		for (size_t i = 0; i < len; i++)
 			w |= (uint64_t)(unsigned char)s[i] << (8 * i);
 	} else {
-		const char *last = s + len - 8;
-		for (; s < last; s += 8) {
+		const char *end = s + len - 8;
+		for (; s < end; s += 8) {
 			memcpy(&w, s, 8);
-			h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-			h ^= h >> 31;
+			h = hm_hash_mix(h, w);
 		}
-		memcpy(&w, last, 8);
+		memcpy(&w, end, 8);
 	}
+	*last = w;
+	return h;
+}
+
+/* Eight bytes at a time (op and kernel names run to hundreds of bytes); ids come from
+ * the order of insertion, so only where names sit in the table depends on the hash, never
+ * an id. */
+static uint64_t strtab_hash(const char *s, size_t len)
+{
+	uint64_t w, h = hm_hash_words(len * 0x9e3779b97f4a7c15ull, s, len, &w);
 	h = (h ^ w) * 0x94d049bb133111ebull;
 	return h ^ h >> 29;
 }

@@ -23,6 +23,17 @@ enum hm_exit {
 void *hm_xrealloc(void *p, size_t n);
 void *hm_xcalloc(size_t n, size_t size);
 char *hm_xstrdup(const char *s);
+/* One step of the hash of words that strtab and the cache_by memo use. */
+static inline uint64_t hm_hash_mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+	return h ^ h >> 31;
+}
+
+/* h mixed with every word of s[0, len) but the last, which goes to *last for the caller's
+ * own last step (a string under eight bytes is that word alone). */
+uint64_t hm_hash_words(uint64_t h, const char *s, size_t len, uint64_t *last);
+
 /* A block of n bytes (zeroed) mapped on its
  * own, for scratch that lives a while beside longer-lived allocations: from the heap, it
  * would leave a hole under them when freed, and the peak after it would grow by its size.
