@@ -319,6 +319,10 @@ void hm_jstream_events(hm_jstream *st)
 			cb_at = i, cb_end = i + 64 * nb;
 		}
 		hm_jscan_brk b = cb[(i - cb_at) / 64];
+		/* Most blocks hold no bracket outside strings (names, numbers): crossed here, up to
+		 * the last whole block classified (whose end the checks above come back to). */
+		while (!b.bracket && i + 64 < cb_end)
+			i += 64, b = cb[(i - cb_at) / 64];
 		uint64_t brackets = b.bracket;
 		const char *buf = r->buf;
 		while (brackets) {

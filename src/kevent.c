@@ -408,20 +408,6 @@ static uint32_t intern_str(kx *k, hm_slice v)
 	return hm_store_name(k->t, s, n);
 }
 
-/* Slices share a handful of categories, mostly the same as the slice before. */
-static uint32_t intern_cat(kx *k, hm_slice v)
-{
-	size_t n = v.p ? (size_t)(v.q - v.p) : 0;
-	if (k->last_cat && n == k->last_cat_len && memcmp(k->last_cat, v.p, n) == 0)
-		return k->last_cat_id;
-	uint32_t id = intern_str(k, v);
-	if (n && n < sizeof k->last_cat_raw) {
-		memcpy(k->last_cat_raw, v.p, n);
-		k->last_cat = k->last_cat_raw, k->last_cat_len = n, k->last_cat_id = id;
-	}
-	return id;
-}
-
 /* Slices share few names (the same ops, the same Python frames), mostly written alike: a
  * small cache of their raw text answers most without the escape check and the hash of the
  * string table. */
@@ -442,6 +428,22 @@ static uint32_t intern_name(kx *k, hm_slice v)
 	uint32_t id = intern_str(k, v);
 	if (!k->err->failed)
 		c->len = (uint32_t)n, c->id = id, memcpy(c->raw, v.p, n);
+	return id;
+}
+
+/* Slices share a handful of categories, mostly the same as the slice before, else often two
+ * in turn (cpu_op, cuda_runtime): those of eight bytes or more, quotes included, then share
+ * the names' cache. */
+static uint32_t intern_cat(kx *k, hm_slice v)
+{
+	size_t n = v.p ? (size_t)(v.q - v.p) : 0;
+	if (k->last_cat && n == k->last_cat_len && memcmp(k->last_cat, v.p, n) == 0)
+		return k->last_cat_id;
+	uint32_t id = n >= 8 ? intern_name(k, v) : intern_str(k, v);
+	if (n && n < sizeof k->last_cat_raw) {
+		memcpy(k->last_cat_raw, v.p, n);
+		k->last_cat = k->last_cat_raw, k->last_cat_len = n, k->last_cat_id = id;
+	}
 	return id;
 }
 
