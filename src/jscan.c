@@ -115,6 +115,36 @@ const char *hm_jscan_unescape(hm_jscan_scratch *s, const char *p, const char *q,
 	return o;
 }
 
+/* The forms hm_jscan_ns does not take in a few words: digits eight at a time, then one by
+ * one, up to three decimals; anything else through hm_num_i64. */
+const char *hm_jscan_ns_general(const char *p, const char *e, int64_t *out)
+{
+	int64_t v = 0;
+	const char *s = p;
+	p = hm_jscan_digits8(p, e, 16, &v);
+	while (p < e && *p >= '0' && *p <= '9' && p - s < 16)
+		v = v * 10 + (*p++ - '0');
+	/* Sixteen digits of µs can pass INT64_MAX / 1000, and v * 1000 (or the decimals
+	 * below) would overflow: the general parser gives the exact value or the range error. */
+	if (v >= INT64_MAX / 1000)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	int frac = 0;
+	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
+		p++;
+		while (p < e && *p >= '0' && *p <= '9' && frac < 3)
+			v = v * 10 + (*p++ - '0'), frac++;
+		if (frac == 0)
+			return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	} else if (p > s && s[0] == '0' && p - s > 1) {
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	}
+	if (p != e || p == s)
+		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
+	static const int64_t scale[] = {1000, 100, 10, 1};
+	*out = v * scale[frac];
+	return NULL;
+}
+
 const char *hm_jscan_kind_at(char c)
 {
 	switch (c) {

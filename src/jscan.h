@@ -430,9 +430,20 @@ static inline const char *hm_jscan_digits8(const char *p, const char *e, long ma
 	return p;
 }
 
+/* Eight bytes that are not all digits give a nonzero word (SWAR, as the above). */
+static inline uint64_t hm_jscan_swar8_nondigit(uint64_t w)
+{
+	return ((w & 0xf0f0f0f0f0f0f0f0ull) | (((w + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) ^
+	       0x3333333333333333ull;
+}
+
+/* hm_jscan_ns beyond its common forms (jscan.c). */
+const char *hm_jscan_ns_general(const char *p, const char *e, int64_t *out);
+
 /* Exact µs text [p, e) to ns: the common form (digits, up to three decimals) here, anything
- * else through hm_num_i64. Returns NULL, or hm_num_i64's message. */
-static inline const char *hm_jscan_ns(const char *p, const char *e, int64_t *out)
+ * else through hm_num_i64. Returns NULL, or hm_num_i64's message. Inlined where it is called
+ * per event: the forms profilers write take a few words and no loop. */
+static inline __attribute__((always_inline)) const char *hm_jscan_ns(const char *p, const char *e, int64_t *out)
 {
 	/* The form profilers write, up to 15 digits then '.' and three (ns). */
 	size_t len = (size_t)(e - p), ip = len - 4;
@@ -441,23 +452,24 @@ static inline const char *hm_jscan_ns(const char *p, const char *e, int64_t *out
 		 * stored (a store of single bytes read back as a word stalls the load for many
 		 * cycles). The last eight bytes are four digits, the point, three digits: the
 		 * seven digits close up behind a '0'. The k digits before them come in a word
-		 * loaded at p (k <= 8, filled with '0's in front) or one at their last eight bytes
-		 * (k > 8, the first k - 8 one by one). */
+		 * loaded at p (k <= 8, filled with '0's in front), or in two (k > 8): the last
+		 * eight from their last eight bytes, the first k - 8 from a word at p, filled so. */
 		const uint64_t zeros = 0x3030303030303030ull;
-		uint64_t t, h = zeros, hi = 0;
+		uint64_t t, h = zeros, g = zeros;
 		memcpy(&t, e - 8, 8);
 		t = ((t & 0xffffffffull) | (t >> 40) << 32) << 8 | 0x30;
 		size_t k = len - 8;
 		if (k > 8) {
-			for (size_t i = 0; i < k - 8 && hi != UINT64_MAX; i++)
-				hi = p[i] >= '0' && p[i] <= '9' ? hi * 10 + (uint64_t)(p[i] - '0') : UINT64_MAX;
+			memcpy(&g, p, 8);
+			g = g << (8 * (16 - k)) | zeros >> (8 * (k - 8));
 			memcpy(&h, p + k - 8, 8);
 		} else if (k) {
 			memcpy(&h, p, 8);
 			h = h << (8 * (8 - k)) | (k < 8 ? zeros >> (8 * k) : 0);
 		}
-		if (hi != UINT64_MAX && hm_jscan_swar8_digits(t) && hm_jscan_swar8_digits(h)) {
-			*out = (int64_t)((hi * 100000000 + hm_jscan_swar8_value(h)) * 10000000 + hm_jscan_swar8_value(t));
+		if (!(hm_jscan_swar8_nondigit(t) | hm_jscan_swar8_nondigit(h) | hm_jscan_swar8_nondigit(g))) {
+			*out = (int64_t)((hm_jscan_swar8_value(g) * 100000000 + hm_jscan_swar8_value(h)) * 10000000 +
+					 hm_jscan_swar8_value(t));
 			return NULL;
 		}
 	} else if (len >= 5 && len <= 7 && p[ip] == '.' && (p[0] != '0' || ip == 1)) {
@@ -473,30 +485,7 @@ static inline const char *hm_jscan_ns(const char *p, const char *e, int64_t *out
 			return NULL;
 		}
 	}
-	int64_t v = 0;
-	const char *s = p;
-	p = hm_jscan_digits8(p, e, 16, &v);
-	while (p < e && *p >= '0' && *p <= '9' && p - s < 16)
-		v = v * 10 + (*p++ - '0');
-	/* Sixteen digits of µs can pass INT64_MAX / 1000, and v * 1000 (or the decimals
-	 * below) would overflow: the general parser gives the exact value or the range error. */
-	if (v >= INT64_MAX / 1000)
-		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
-	int frac = 0;
-	if (p > s && p < e && *p == '.' && (s[0] != '0' || p - s == 1)) {
-		p++;
-		while (p < e && *p >= '0' && *p <= '9' && frac < 3)
-			v = v * 10 + (*p++ - '0'), frac++;
-		if (frac == 0)
-			return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
-	} else if (p > s && s[0] == '0' && p - s > 1) {
-		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
-	}
-	if (p != e || p == s)
-		return hm_num_i64(s, (size_t)(e - s), 3, 1, out);
-	static const int64_t scale[] = {1000, 100, 10, 1};
-	*out = v * scale[frac];
-	return NULL;
+	return hm_jscan_ns_general(p, e, out);
 }
 
 /* Integer text [p, e): a plain optional '-' and up to 18 digits here; anything else goes

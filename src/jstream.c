@@ -222,6 +222,15 @@ static int gap_ok(hm_jstream *st, size_t from, size_t to, int first, int closing
 	return 1;
 }
 
+/* The gaps between events profilers write, ",\n  " (Kineto's indent) or ",", told in one
+ * compare (the bytes past a short gap are readable: the next event's). */
+static inline int usual_gap(const char *g, size_t n)
+{
+	uint32_t w;
+	memcpy(&w, g, 4);
+	return (n == 4 && w == (',' | '\n' << 8 | ' ' << 16 | (uint32_t)' ' << 24)) || (n == 1 && *g == ',');
+}
+
 static inline void add_tok(hm_jbuf *r, size_t start, size_t end)
 {
 	if (r->ntok == r->tokcap) {
@@ -340,7 +349,8 @@ void hm_jstream_events(hm_jstream *st)
 			char c = buf[j];
 			if (c == '{' || c == '[') {
 				if (depth == 0) {
-					if (!gap_ok(st, gap, j, first, 0, 1, &comma))
+					if (!(usual_gap(buf + gap, j - gap) && !first && comma == UINT64_MAX) &&
+					    !gap_ok(st, gap, j, first, 0, 1, &comma))
 						return;
 					if (c == '[') {
 						hm_jstream_not_an_event(st, r->buf + j);

@@ -242,7 +242,7 @@ static size_t id_text(kx *k, hm_slice v, char *out, size_t cap)
 	return j;
 }
 
-static uint32_t thread_key(kx *k, ev *x)
+static uint32_t thread_key(kx *k, const ev *x)
 {
 	char key[520];
 	size_t n = id_text(k, x->pid, key, 256);
@@ -264,7 +264,7 @@ static inline int same_text(const char *a, const char *b, size_t n)
 
 /* A trace has few threads and events name them the same way each time: a small cache of
  * the raw pid and tid text answers most lookups without formatting or hashing. */
-static uint32_t thread_of(kx *k, ev *x)
+static uint32_t thread_of(kx *k, const ev *x)
 {
 	size_t pl = x->pid.p ? (size_t)(x->pid.q - x->pid.p) : 0, tl = x->tid.p ? (size_t)(x->tid.q - x->tid.p) : 0;
 	const char *pp = x->pid.p ? x->pid.p : "", *tp = x->tid.p ? x->tid.p : "";
@@ -312,7 +312,7 @@ static int addr_field(kx *k, hm_slice a, uint64_t *uaddr)
  * Bytes are what PyTorch's own OOM test checks: an OOM without them (or without args)
  * belongs to no device and is only counted (hm_trace.oom_events; explain.c reports it); its
  * totals are optional too (older and CPU traces). The store's limits hold for both. */
-static void add_instant(kx *k, ev *x, const char *evp, const int64_t *tsp, int oom)
+static void add_instant(kx *k, const ev *x, const char *evp, const int64_t *tsp, int oom)
 {
 	const char *what = oom ? "[OutOfMemory] event" : "[memory] event";
 	memargs m;
@@ -455,7 +455,7 @@ static uint8_t slice_kind(hm_slice cat)
 		: HM_SLICE_IS(cat, "python_function") ? HM_SL_PYTHON : HM_SL_OTHER;
 }
 
-static void add_slice(kx *k, ev *x, const char *evp, const int64_t *tsp, uint8_t kind)
+static void add_slice(kx *k, const ev *x, const char *evp, const int64_t *tsp, uint8_t kind)
 {
 	int64_t ts, dur = 0;
 	if (!x->ts.p) {
@@ -487,7 +487,7 @@ static void name_member(void *ud, const char *key, size_t klen, hm_slice v)
 }
 
 /* M thread_name metadata: the name of a (pid, tid). */
-static void add_thread_name(kx *k, ev *x)
+static void add_thread_name(kx *k, const ev *x)
 {
 	named n = {k, {0}};
 	if (!x->args.p || *x->args.p != '{' || hm_jscan_members(x->args.p, x->args.q, name_member, &n) || !n.name.p)
@@ -515,26 +515,28 @@ static hm_slice plain(kx *k, hm_slice s, char *buf, size_t cap)
 }
 
 /* What the event's fields say it is, and what is kept of it. */
-static void handle_event(kx *k, ev *xp, const char *p)
+static void handle_event(kx *k, const ev *x, const char *p)
 {
-	ev x = *xp;
-	hm_slice strs[] = {x.ph, x.name, x.cat};
-	const char *keys[] = {"ph", "name", "cat"};
-	for (int i = 0; i < 3; i++)
-		if (strs[i].p && *strs[i].p != '"') {
-			fail_at(k, strs[i].p, "event \"%s\" is %s, expected a string", keys[i], hm_jscan_kind_of(strs[i]));
-			return;
-		}
+	/* ph, name and cat are strings where present: one test, then which one is not */
+	if ((x->ph.p && *x->ph.p != '"') | (x->name.p && *x->name.p != '"') | (x->cat.p && *x->cat.p != '"')) {
+		hm_slice strs[] = {x->ph, x->name, x->cat};
+		const char *keys[] = {"ph", "name", "cat"};
+		for (int i = 0; i < 3; i++)
+			if (strs[i].p && *strs[i].p != '"') {
+				fail_at(k, strs[i].p, "event \"%s\" is %s, expected a string", keys[i], hm_jscan_kind_of(strs[i]));
+				return;
+			}
+	}
 	int64_t ts;
 	const int64_t *tsp = NULL; /* the parsed ts, when it is a valid time */
-	if (x.ts.p && *x.ts.p != '"' && !hm_jscan_ns(x.ts.p, x.ts.q, &ts) && ts > -HM_STORE_TS_LIMIT && ts < HM_STORE_TS_LIMIT) {
+	if (x->ts.p && *x->ts.p != '"' && !hm_jscan_ns(x->ts.p, x->ts.q, &ts) && ts > -HM_STORE_TS_LIMIT && ts < HM_STORE_TS_LIMIT) {
 		tsp = &ts;
 	}
 	/* ph is one letter in every event a profiler writes */
-	char ph = x.ph.p && x.ph.q - x.ph.p == 3 ? x.ph.p[1] : 0;
+	char ph = x->ph.p && x->ph.q - x->ph.p == 3 ? x->ph.p[1] : 0;
 	char pb[8], nb[32], cb[64];
-	if (!ph && x.ph.p) {
-		hm_slice d = plain(k, x.ph, pb, sizeof pb);
+	if (!ph && x->ph.p) {
+		hm_slice d = plain(k, x->ph, pb, sizeof pb);
 		ph = d.q - d.p == 3 ? d.p[1] : 0;
 	}
 	/* Metadata is no moment of the run (scripts/gen-trace writes it at ts 0): it must not
@@ -545,33 +547,33 @@ static void handle_event(kx *k, ev *xp, const char *p)
 	 * where its text as written matches nothing. */
 	uint64_t *n = k->t->count;
 	if (ph == 'i' || ph == 'I') {
-		hm_slice name = x.name;
+		hm_slice name = x->name;
 		int mem = HM_SLICE_IS(name, "[memory]"), oom = !mem && HM_SLICE_IS(name, "[OutOfMemory]");
-		if (!mem && !oom && (name = plain(k, x.name, nb, sizeof nb)).p != x.name.p)
+		if (!mem && !oom && (name = plain(k, x->name, nb, sizeof nb)).p != x->name.p)
 			mem = HM_SLICE_IS(name, "[memory]"), oom = HM_SLICE_IS(name, "[OutOfMemory]");
 		if (mem)
-			add_instant(k, &x, p, tsp, 0), n[HM_EV_MEMORY]++;
+			add_instant(k, x, p, tsp, 0), n[HM_EV_MEMORY]++;
 		else if (oom)
-			add_instant(k, &x, p, tsp, 1), k->t->oom_events++, n[HM_EV_OOM]++;
+			add_instant(k, x, p, tsp, 1), k->t->oom_events++, n[HM_EV_OOM]++;
 		else
 			n[HM_EV_OTHER]++;
 	} else if (ph == 'X') {
-		hm_slice cat = x.cat;
+		hm_slice cat = x->cat;
 		int dev = device_side(cat);
 		uint8_t kind = dev ? HM_SL_OTHER : slice_kind(cat);
-		if (!dev && kind == HM_SL_OTHER && (cat = plain(k, x.cat, cb, sizeof cb)).p != x.cat.p)
+		if (!dev && kind == HM_SL_OTHER && (cat = plain(k, x->cat, cb, sizeof cb)).p != x->cat.p)
 			dev = device_side(cat), kind = dev ? HM_SL_OTHER : slice_kind(cat);
 		if (dev)
 			n[HM_EV_DEVICE_SLICE]++;
 		else
-			add_slice(k, &x, p, tsp, kind), n[HM_EV_HOST_SLICE]++;
+			add_slice(k, x, p, tsp, kind), n[HM_EV_HOST_SLICE]++;
 	} else if (ph == 'M') {
-		hm_slice name = x.name;
+		hm_slice name = x->name;
 		int tn = HM_SLICE_IS(name, "thread_name");
-		if (!tn && (name = plain(k, x.name, nb, sizeof nb)).p != x.name.p)
+		if (!tn && (name = plain(k, x->name, nb, sizeof nb)).p != x->name.p)
 			tn = HM_SLICE_IS(name, "thread_name");
 		if (tn)
-			add_thread_name(k, &x), n[HM_EV_THREAD_NAME]++;
+			add_thread_name(k, x), n[HM_EV_THREAD_NAME]++;
 		else
 			n[HM_EV_METADATA]++;
 	} else if (ph == 's' || ph == 'f' || ph == 't') {
@@ -619,13 +621,11 @@ static int walk_event(kx *k, const char *p, const char *e, const hm_jtok *t, siz
 {
 	/* e[-1] is the closing '}', outside any string: the scans below stop inside the event.
 	 * t is NULL when no event so far had a container at depth 1 (see hm_jscan_tok_at). */
-	ev x;
-	EV_CLEAR(x);
+	EV_CLEAR(*xp);
 	const hm_jtok *end = ntok ? t + ntok : t;
-	if (hm_klayout_event(p, e, t, end, &x)) {
-		*xp = x;
+	if (hm_klayout_event(p, e, t, end, xp))
 		return 0;
-	}
+	ev x;
 	EV_CLEAR(x);
 	const char *c = hm_jscan_past_ws(p + 1);
 	if (c == e - 1) { /* {} */

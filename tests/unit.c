@@ -328,6 +328,36 @@ static void test_jscan(void)
 		snprintf(name, sizeof name, "jscan: \"%s\" µs is %s", ns[i].text, ns[i].ok ? "exact ns" : "refused");
 		check(ns[i].ok ? !e && v == ns[i].ns : e != NULL, name, "got %lld (%s)", (long long)v, e ? e : "no error");
 	}
+	/* The words-from-the-text path agrees with the general parser (hm_num_i64), value and
+	 * refusal, for every length of the integer part up to 16 digits, one to three decimals,
+	 * and a stray byte (or a leading zero) at each place (issue 29: the first digits of a
+	 * long integer part read as a word too). */
+	int ns_agree = 1;
+	char ns_why[160] = "";
+	for (int ilen = 1; ilen <= 16 && ns_agree; ilen++)
+		for (int dec = 1; dec <= 3 && ns_agree; dec++)
+			for (int bad = -2; bad < ilen + 1 + dec && ns_agree; bad++) {
+				char txt[32];
+				int o = 0;
+				for (int i = 0; i < ilen; i++)
+					txt[o++] = (char)('1' + (i * 5 + ilen) % 9);
+				txt[o++] = '.';
+				for (int i = 0; i < dec; i++)
+					txt[o++] = (char)('0' + (i * 3 + ilen) % 10);
+				txt[o] = 0;
+				if (bad == -1)
+					txt[0] = '0';
+				else if (bad >= 0)
+					txt[bad] = bad == ilen ? 'e' : (char)('/' + (bad & 1) * 11); /* '/' and ':' border the digits */
+				int64_t va = -1, vb = -2;
+				const char *ea = hm_jscan_ns(txt, txt + o, &va), *eb = hm_num_i64(txt, (size_t)o, 3, 1, &vb);
+				if ((ea == NULL) != (eb == NULL) || (!ea && va != vb)) {
+					ns_agree = 0;
+					snprintf(ns_why, sizeof ns_why, "\"%s\": %lld (%s), hm_num_i64 %lld (%s)", txt, (long long)va,
+						 ea ? ea : "-", (long long)vb, eb ? eb : "-");
+				}
+			}
+	check(ns_agree, "jscan: µs text to ns agrees with the general parser on every length and stray byte", "%s", ns_why);
 	int64_t v = 0;
 	check(!hm_jscan_int("-42", "-42" + 3, &v) && v == -42, "jscan: -42 is an integer", "got %lld", (long long)v);
 	check(hm_jscan_int("4.5", "4.5" + 3, &v) != NULL, "jscan: 4.5 is no integer", "accepted");
