@@ -19,6 +19,11 @@ typedef struct hm_kevent {
 		uint8_t pl, tl;
 		char raw[66]; /* up to 58 bytes, and 8 readable past them (see same_text) */
 	} tcache[16];
+	struct wcache { /* the same for pid and tid texts of up to eight bytes, as words */
+		uint64_t wp, wt;
+		uint32_t id; /* UINT32_MAX: empty */
+		uint8_t pl, tl;
+	} wcache[16];
 	const char *last_cat; /* raw text of the last slice's cat (in last_cat_raw) and its id */
 	char last_cat_raw[64];
 	size_t last_cat_len;
@@ -37,7 +42,7 @@ hm_kevent *hm_kevent_new(hm_trace *t, hm_jerr *err)
 	kx *k = hm_xcalloc(1, sizeof *k);
 	k->t = t, k->err = err;
 	for (int i = 0; i < 16; i++)
-		k->tcache[i].id = UINT32_MAX;
+		k->tcache[i].id = k->wcache[i].id = UINT32_MAX;
 	return k;
 }
 
@@ -267,6 +272,18 @@ static inline int same_text(const char *a, const char *b, size_t n)
 static uint32_t thread_of(kx *k, const ev *x)
 {
 	size_t pl = x->pid.p ? (size_t)(x->pid.q - x->pid.p) : 0, tl = x->tid.p ? (size_t)(x->tid.q - x->tid.p) : 0;
+	if (pl - 1 < 8 && tl - 1 < 8) {
+		/* The usual: both of one to eight bytes, each held as a word of its text */
+		uint64_t wp, wt;
+		memcpy(&wp, x->pid.p, 8), memcpy(&wt, x->tid.p, 8);
+		wp &= ~UINT64_C(0) >> (64 - 8 * pl), wt &= ~UINT64_C(0) >> (64 - 8 * tl);
+		struct wcache *c = &k->wcache[((wp * 0x9e3779b97f4a7c15ull) ^ (wt * 0xc2b2ae3d27d4eb4full)) >> 60];
+		if (c->id != UINT32_MAX && c->wp == wp && c->wt == wt && c->pl == pl && c->tl == tl)
+			return c->id;
+		uint32_t id = thread_key(k, x);
+		c->wp = wp, c->wt = wt, c->pl = (uint8_t)pl, c->tl = (uint8_t)tl, c->id = id;
+		return id;
+	}
 	const char *pp = x->pid.p ? x->pid.p : "", *tp = x->tid.p ? x->tid.p : "";
 	unsigned h = (unsigned)(pl * 7 + tl * 3 + (pl ? (unsigned char)pp[pl - 1] : 0) * 5 + (tl ? (unsigned char)tp[tl - 1] : 0) +
 				(tl > 1 ? (unsigned char)tp[tl - 2] * 11 : 0)) % 16;
