@@ -119,8 +119,8 @@ static int cmp_slice(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-/* cmp_slice(&x, &y) <= 0 for two slices of one thread, inlined: the pass and the merge of
- * sort_slices compare each slice once or twice, and most slices are in one thread. */
+/* cmp_slice(&x, &y) <= 0 for two slices of one thread, inlined: sort_slices' pass compares
+ * every slice, and most slices are in one thread. */
 static inline int slice_le(const hm_slices *o, uint32_t x, uint32_t y)
 {
 	if (o->ts[x] != o->ts[y])
@@ -130,7 +130,8 @@ static inline int slice_le(const hm_slices *o, uint32_t x, uint32_t y)
 	return x <= y;
 }
 
-/* The n slices v of one thread by cmp_slice, as sort_rest says; tmp has room for n. */
+/* The n slices v of one thread by cmp_slice, as sort_rest says (its pass inlined); tmp has
+ * room for n. */
 static void sort_slices(const hm_slices *o, uint32_t *v, size_t n, uint32_t *tmp)
 {
 	size_t a = 0, r = 0;
@@ -139,10 +140,7 @@ static void sort_slices(const hm_slices *o, uint32_t *v, size_t n, uint32_t *tmp
 			v[a++] = v[i];
 		else
 			tmp[r++] = v[i];
-	if (r > 1)
-		qsort_r(tmp, r, sizeof *tmp, cmp_slice, (void *)o);
-	for (size_t k = n; r;)
-		v[--k] = a && !slice_le(o, v[a - 1], tmp[r - 1]) ? v[--a] : tmp[--r];
+	sort_rest(v, n, a, tmp, r, cmp_slice, (void *)o);
 }
 
 #define END(o, i) ((o)->ts[i] + (o)->dur[i])

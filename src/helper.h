@@ -1,7 +1,7 @@
 /* helper: one piece of work run on a second thread while the calling thread does another,
  * then joined (fork and join; no queue, no locks). Plain C, no Lua. Its users, analyze.c and
- * run.c (the timeline's walk beside classify), leave the machine's other core idle on a
- * single file after reading.
+ * run.c (the timeline's walk beside classify), would otherwise leave the machine's other
+ * core idle on a single file after reading.
  *
  * Ownership: the hm_helper is the caller's (on its stack), valid from hm_helper_start to
  * hm_helper_join; what fn reads and writes is for the caller to keep apart from its own

@@ -449,14 +449,13 @@ static uint32_t intern_name(kx *k, hm_slice v)
 }
 
 /* Slices share a handful of categories, mostly the same as the slice before, else often two
- * in turn (cpu_op, cuda_runtime): those of eight bytes or more, quotes included, then share
- * the names' cache. */
+ * in turn (cpu_op, cuda_runtime), which the names' cache then answers. */
 static uint32_t intern_cat(kx *k, hm_slice v)
 {
 	size_t n = v.p ? (size_t)(v.q - v.p) : 0;
 	if (k->last_cat && n == k->last_cat_len && memcmp(k->last_cat, v.p, n) == 0)
 		return k->last_cat_id;
-	uint32_t id = n >= 8 ? intern_name(k, v) : intern_str(k, v);
+	uint32_t id = intern_name(k, v);
 	if (n && n < sizeof k->last_cat_raw) {
 		memcpy(k->last_cat_raw, v.p, n);
 		k->last_cat = k->last_cat_raw, k->last_cat_len = n, k->last_cat_id = id;

@@ -34,10 +34,9 @@ static inline uint64_t hm_hash_mix(uint64_t h, uint64_t w)
  * own last step (a string under eight bytes is that word alone). */
 uint64_t hm_hash_words(uint64_t h, const char *s, size_t len, uint64_t *last);
 
-/* A block of n bytes (zeroed) mapped on its
- * own, for scratch that lives a while beside longer-lived allocations: from the heap, it
- * would leave a hole under them when freed, and the peak after it would grow by its size.
- * Freed with hm_xunmap(p, n). */
+/* A block of n bytes (zeroed) mapped on its own, for scratch that lives a while beside
+ * longer-lived allocations: from the heap, it would leave a hole under them when freed, and
+ * the peak after it would grow by its size. Freed with hm_xunmap(p, n). */
 void *hm_xmap(size_t n);
 void hm_xunmap(void *p, size_t n);
 /* Seconds on the monotonic clock (for durations and deadlines). */
