@@ -45,23 +45,32 @@ deps:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# The flags the objects are built with, kept in build/flags: when they change (ISA-L installed
+# by `make deps` after a first build without it, SAN=..., CFLAGS=...), every object is built
+# again, never linked with objects of other flags.
+FLAGS_NOW := $(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) $(LDFLAGS) $(LDLIBS)
+ifneq ($(file < build/flags),$(FLAGS_NOW))
+$(shell mkdir -p build)
+$(file > build/flags,$(FLAGS_NOW))
+endif
+
 hmem: $(OBJ)
 	$(CC) $(CFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(LDLIBS) $(CJSON_LIB)
 
-build/%.o: src/%.c src/*.h | build
+build/%.o: src/%.c src/*.h build/flags | build
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(WARN) -c -o $@ $<
 
 build/embedded.c: $(LUA_MODS) scripts/embed-lua.lua | build
 	lua5.4 scripts/embed-lua.lua $(LUA_MODS) > $@.tmp && mv $@.tmp $@
 
-build/embedded.o: build/embedded.c src/script.h src/embedded.h
+build/embedded.o: build/embedded.c src/script.h src/embedded.h build/flags
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
 # The HTML report's script and style, written as files and carried in the binary.
 build/html_assets.c: src/report.js src/report.css scripts/embed-text.lua | build
 	lua5.4 scripts/embed-text.lua hm_html_script=src/report.js hm_html_style=src/report.css > $@.tmp && mv $@.tmp $@
 
-build/html_assets.o: build/html_assets.c
+build/html_assets.o: build/html_assets.c build/flags
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -c -o $@ $<
 
 build:
