@@ -172,13 +172,16 @@ static void classify_chunk_base(const unsigned char *p, size_t n, hm_jscan_blk *
 		out[k] = hm_jscan_classify64(p + 64 * k);
 }
 
-static void brackets_base(const unsigned char *p, size_t n, hm_jscan_brk *out, hm_jscan_carry *c)
+static uint64_t brackets_base(const unsigned char *p, size_t n, hm_jscan_brk *out, hm_jscan_carry *c)
 {
+	uint64_t busy = 0;
 	for (size_t k = 0; k < n; k++) {
 		hm_jscan_blk b = hm_jscan_classify64(p + 64 * k);
 		uint64_t out_str = ~hm_jscan_in_string(b, c);
 		out[k] = (hm_jscan_brk){b.bracket & out_str, b.open & out_str};
+		busy |= (uint64_t)(out[k].bracket != 0) << k;
 	}
+	return busy;
 }
 
 #ifdef HAVE_SIMD_CLONES
@@ -225,14 +228,17 @@ __attribute__((target("avx2"))) static inline hm_jscan_blk classify64_avx2(const
 		for (size_t k = 0; k < n; k++)                                                                  \
 			out[k] = classify64_##isa(p + 64 * k);                                                  \
 	}                                                                                                       \
-	__attribute__((target(tgt ",pclmul"))) static void brackets_##isa(const unsigned char *p, size_t n,       \
-								       hm_jscan_brk *out, hm_jscan_carry *c)    \
+	__attribute__((target(tgt ",pclmul"))) static uint64_t brackets_##isa(const unsigned char *p, size_t n,   \
+									   hm_jscan_brk *out, hm_jscan_carry *c) \
 	{                                                                                                       \
+		uint64_t busy = 0;                                                                              \
 		for (size_t k = 0; k < n; k++) {                                                                \
 			hm_jscan_blk b = classify64_##isa(p + 64 * k);                                          \
 			uint64_t out_str = ~in_string_clmul(b, c);                                              \
 			out[k] = (hm_jscan_brk){b.bracket & out_str, b.open & out_str};                         \
+			busy |= (uint64_t)(out[k].bracket != 0) << k;                                           \
 		}                                                                                               \
+		return busy;                                                                                    \
 	}
 
 CHUNK_LOOPS(avx2, "avx2")

@@ -141,11 +141,13 @@ typedef struct hm_jscan_brk {
 	uint64_t bracket, open;
 } hm_jscan_brk;
 
-/* The structure of n whole blocks from p, one after the other: out[k] is block k's
- * brackets outside strings, c the string state carried in from the block before p and out
- * to the block after the last. One call per run of blocks; the vector versions classify
+/* The structure of n (1 to HM_JSCAN_CHUNK) whole blocks from p, one after the other: out[k]
+ * is block k's brackets outside strings, c the string state carried in from the block before
+ * p and out to the block after the last. Returns the blocks that have a bracket outside
+ * strings (bit k: out[k].bracket is not 0), so that a reader goes from one to the next
+ * without looking at the others. One call per run of blocks; the vector versions classify
  * and follow strings in one loop (the prefix xor as a carry-less multiply). */
-typedef void (*hm_jscan_brackets_fn)(const unsigned char *p, size_t n, hm_jscan_brk *out, hm_jscan_carry *c);
+typedef uint64_t (*hm_jscan_brackets_fn)(const unsigned char *p, size_t n, hm_jscan_brk *out, hm_jscan_carry *c);
 
 /* The best for this CPU, as hm_jscan_pick_classify chooses (HMEM_SIMD). Thread-safe. */
 hm_jscan_brackets_fn hm_jscan_pick_brackets(void);

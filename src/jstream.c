@@ -285,10 +285,9 @@ void hm_jstream_events(hm_jstream *st)
 	size_t i = r->pos, ev_start = 0, gap = r->pos, cont_start = 0;
 	uint64_t gap_at = r->base + gap, comma = UINT64_MAX; /* where the gap started; its comma (see gap_ok) */
 	int depth = 0, first = 1;
-	hm_jscan_carry carry = {0, 0}; /* the string state at cb_end (see hm_jscan_brackets_fn) */
+	hm_jscan_carry carry = {0, 0}; /* the string state at i (see hm_jscan_brackets_fn) */
 	hm_jscan_brackets_fn brackets_of = hm_jscan_pick_brackets();
-	hm_jscan_brk cb[HM_JSCAN_CHUNK]; /* the brackets of the blocks from cb_at to cb_end */
-	size_t cb_at = 1, cb_end = 0;
+	hm_jscan_brk cb[HM_JSCAN_CHUNK]; /* the brackets of the blocks from i on */
 	for (;;) {
 		if (i >= r->len && (st->eof || st->err.failed)) {
 			/* the gap so far first: an error in it comes before the end of the input */
@@ -307,83 +306,84 @@ void hm_jstream_events(hm_jstream *st)
 			}
 			size_t shift = hm_jstream_fill(st, depth ? ev_start : gap);
 			i -= shift, ev_start -= shift, gap -= shift, cont_start -= shift;
-			cb_at = 1, cb_end = 0; /* the bytes have moved */
 			continue;
 		}
-		size_t n = r->len - i < 64 ? r->len - i : 64;
-		if (i < cb_at || i >= cb_end) {
-			/* The next whole blocks, their strings followed (the carry goes to cb_end: every
-			 * block before it is read before the next call); the last part of the text,
-			 * shorter than a block, alone. */
-			size_t nb = (r->len - i) / 64 > HM_JSCAN_CHUNK ? HM_JSCAN_CHUNK : (r->len - i) / 64;
-			if (nb) {
-				brackets_of((const unsigned char *)r->buf + i, nb, cb, &carry);
-			} else {
-				hm_jscan_blk b = hm_jscan_classify64((const unsigned char *)r->buf + i);
-				uint64_t keep = (UINT64_C(1) << n) - 1;
-				b.quote &= keep, b.bslash &= keep;
-				uint64_t out_str = ~hm_jscan_in_string(b, &carry) & keep;
-				cb[0] = (hm_jscan_brk){b.bracket & out_str, b.open & out_str}, nb = 1;
-			}
-			cb_at = i, cb_end = i + 64 * nb;
+		/* The next whole blocks (up to a chunk), their strings followed (the carry goes to
+		 * their end: each is read whole before the next call); the last part of the text,
+		 * shorter than a block, alone. The buffer stays as it is until they are read. */
+		size_t nb = (r->len - i) / 64 > HM_JSCAN_CHUNK ? HM_JSCAN_CHUNK : (r->len - i) / 64, span;
+		uint64_t busy; /* the blocks with a bracket outside strings */
+		if (nb) {
+			busy = brackets_of((const unsigned char *)r->buf + i, nb, cb, &carry);
+			span = 64 * nb;
+		} else {
+			span = r->len - i;
+			hm_jscan_blk b = hm_jscan_classify64((const unsigned char *)r->buf + i);
+			uint64_t keep = (UINT64_C(1) << span) - 1;
+			b.quote &= keep, b.bslash &= keep;
+			uint64_t out_str = ~hm_jscan_in_string(b, &carry) & keep;
+			cb[0] = (hm_jscan_brk){b.bracket & out_str, b.open & out_str};
+			busy = cb[0].bracket != 0;
 		}
-		hm_jscan_brk b = cb[(i - cb_at) / 64];
-		/* Most blocks hold no bracket outside strings (names, numbers): crossed here, up to
-		 * the last whole block classified (whose end the checks above come back to). */
-		while (!b.bracket && i + 64 < cb_end)
-			i += 64, b = cb[(i - cb_at) / 64];
-		uint64_t brackets = b.bracket;
 		const char *buf = r->buf;
-		while (brackets) {
-			unsigned at = (unsigned)__builtin_ctzll(brackets);
-			int open = (int)(b.open >> at & 1);
-			if (depth > 2 || (depth == 2 && open)) {
-				/* inside a container of the event: only counted (no byte looked at, no
-				 * branch on which bracket it is) */
-				depth += 2 * open - 1;
+		/* Only blocks with a bracket outside strings are visited: about half hold none
+		 * (names, numbers), crossed with no look at them. */
+		for (; busy; busy &= busy - 1) {
+			unsigned blk = (unsigned)__builtin_ctzll(busy);
+			size_t at0 = i + 64 * (size_t)blk;
+			hm_jscan_brk b = cb[blk];
+			uint64_t brackets = b.bracket;
+			while (brackets) {
+				unsigned at = (unsigned)__builtin_ctzll(brackets);
+				int open = (int)(b.open >> at & 1);
+				if (depth > 2 || (depth == 2 && open)) {
+					/* inside a container of the event: only counted (no byte looked at, no
+					 * branch on which bracket it is) */
+					depth += 2 * open - 1;
+					brackets &= brackets - 1;
+					continue;
+				}
 				brackets &= brackets - 1;
-				continue;
-			}
-			brackets &= brackets - 1;
-			size_t j = i + at;
-			char c = buf[j];
-			if (c == '{' || c == '[') {
-				if (depth == 0) {
-					if (!(usual_gap(buf + gap, j - gap) && !first && comma == UINT64_MAX) &&
-					    !gap_ok(st, gap, j, first, 0, 1, &comma))
+				size_t j = at0 + at;
+				char c = buf[j];
+				if (c == '{' || c == '[') {
+					if (depth == 0) {
+						if (!(usual_gap(buf + gap, j - gap) && !first && comma == UINT64_MAX) &&
+						    !gap_ok(st, gap, j, first, 0, 1, &comma))
+							return;
+						if (c == '[') {
+							hm_jstream_not_an_event(st, r->buf + j);
+							return;
+						}
+						ev_start = j;
+						r->ntok = r->tok0;
+					} else if (depth == 1) {
+						cont_start = j;
+					}
+					depth++;
+				} else if (depth == 0) { /* '}' or ']' between events */
+					/* the gap before it first, as it would have been checked in parts */
+					if (!gap_ok(st, gap, j, first, 1, c == ']', &comma))
 						return;
-					if (c == '[') {
-						hm_jstream_not_an_event(st, r->buf + j);
+					if (c == '}') {
+						hm_jerr_at(&st->err, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
 						return;
 					}
-					ev_start = j;
-					r->ntok = r->tok0;
-				} else if (depth == 1) {
-					cont_start = j;
+					r->pos = j + 1;
+					return;
+				} else if (--depth == 1) {
+					add_tok(r, cont_start - ev_start, j - ev_start);
+				} else if (depth == 0) {
+					event_done(st, ev_start, j + 1);
+					if (st->err.failed)
+						return;
+					gap = j + 1;
+					gap_at = r->base + gap, comma = UINT64_MAX;
+					first = 0;
 				}
-				depth++;
-			} else if (depth == 0) { /* '}' or ']' between events */
-				/* the gap before it first, as it would have been checked in parts */
-				if (!gap_ok(st, gap, j, first, 1, c == ']', &comma))
-					return;
-				if (c == '}') {
-					hm_jerr_at(&st->err, r->base + j, "unbalanced '}' in traceEvents", 0, 0);
-					return;
-				}
-				r->pos = j + 1;
-				return;
-			} else if (--depth == 1) {
-				add_tok(r, cont_start - ev_start, j - ev_start);
-			} else if (depth == 0) {
-				event_done(st, ev_start, j + 1);
-				if (st->err.failed)
-					return;
-				gap = j + 1;
-				gap_at = r->base + gap, comma = UINT64_MAX;
-				first = 0;
 			}
 		}
-		i += n;
+		i += span;
 	}
 }
 

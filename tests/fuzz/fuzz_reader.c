@@ -59,12 +59,15 @@ static void check_jscan(const uint8_t *data, size_t size)
 	 * the same brackets, the string state carried the same way through every block */
 	hm_jscan_brk pb[4], bb[4];
 	hm_jscan_carry pc = {0, 0}, bc = {0, 0};
-	hm_jscan_pick_brackets()((const unsigned char *)buf, nb, pb, &pc);
+	uint64_t busy = nb ? hm_jscan_pick_brackets()((const unsigned char *)buf, nb, pb, &pc) : 0;
 	for (size_t k = 0; k < nb; k++) /* one block a call: the carry between calls */
-		hm_jscan_brackets_named("base")((const unsigned char *)buf + 64 * k, 1, bb + k, &bc);
-	for (size_t k = 0; k < nb; k++)
-		if (pb[k].bracket != bb[k].bracket || pb[k].open != bb[k].open)
+		if (hm_jscan_brackets_named("base")((const unsigned char *)buf + 64 * k, 1, bb + k, &bc) != (bb[k].bracket != 0))
 			abort();
+	for (size_t k = 0; k < nb; k++)
+		if (pb[k].bracket != bb[k].bracket || pb[k].open != bb[k].open || (busy >> k & 1) != (bb[k].bracket != 0))
+			abort();
+	if (nb && busy >> nb)
+		abort();
 	if (pc.esc != bc.esc || pc.str != bc.str)
 		abort();
 	if (size && size < 40) {
