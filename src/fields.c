@@ -312,8 +312,10 @@ static void snap_field(const hm_trace *t, uint32_t e, int field, hm_value *v)
 int64_t hm_field_stack_id(const hm_rowref *r, int field)
 {
 	const hm_snap *s = r->f->t->snap;
+	if (!s) /* a trace: no stacks */
+		return HM_NONE;
 	uint32_t e = field == HM_F_FREE_FRAMES ? free_event(r) : r->s->ev[r->k];
-	if (!s || e == UINT32_MAX || s->stack[e] == UINT32_MAX)
+	if (e == UINT32_MAX || s->stack[e] == UINT32_MAX)
 		return HM_NONE;
 	return s->stack[e];
 }
