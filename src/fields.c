@@ -332,13 +332,14 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	const hm_trace *t = f->t;
 	const hm_mem *m = &t->mem;
 	uint32_t e = r->s->ev[r->k];
-	int64_t b = hm_mem_bytes(m, e);
+	/* the size only where a field needs it: a cache_by key reads several fields a row */
+	int64_t b = 0;
 	memset(v, 0, sizeof *v);
 	switch (field) {
 	case HM_F_TS: v->type = HM_V_NUM, v->d = (double)hm_mem_ts(m, e) / 1000.0; break;
 	case HM_F_TS_NS: set_int(v, hm_mem_ts(m, e)); break;
-	case HM_F_BYTES: set_int(v, b < 0 ? -b : b); break;
-	case HM_F_KIND: set_str(v, b < 0 ? "free" : "alloc", b < 0 ? 4 : 5); break;
+	case HM_F_BYTES: b = hm_mem_bytes(m, e), set_int(v, b < 0 ? -b : b); break;
+	case HM_F_KIND: b = hm_mem_bytes(m, e), set_str(v, b < 0 ? "free" : "alloc", b < 0 ? 4 : 5); break;
 	case HM_F_BEFORE: v->type = HM_V_BOOL, v->i = r->s->before[r->k] == 1; break;
 	case HM_F_ADDR: set_int(v, hm_mem_has_addr(m, e) ? (int64_t)hm_mem_addr(m, e) : HM_NONE); break;
 	case HM_F_DEVICE: set_str(v, r->s->device, strlen(r->s->device)); break;
@@ -359,6 +360,7 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	}
 	case HM_F_LIFETIME: {
 		int32_t p = r->s->partner[r->k];
+		b = hm_mem_bytes(m, e);
 		uint32_t pe = b > 0 ? hm_free_ev(r->s, r->k) : p >= 0 ? r->s->ev[p] : UINT32_MAX;
 		if (pe != UINT32_MAX) {
 			int64_t d = hm_mem_ts(m, pe) - hm_mem_ts(m, e);
@@ -417,13 +419,13 @@ void hm_field_get(const hm_rowref *r, int field, const hm_strtab *cats, hm_value
 	case HM_F_FREE_CONTEXT:
 	case HM_F_SERIES_ID: set_int(v, hm_field_context(r, field, NULL)); break;
 	case HM_F_OPS_OPEN_AT_FREE: {
-		uint32_t fe = b > 0 ? hm_free_ev(r->s, r->k) : UINT32_MAX;
+		uint32_t fe = hm_mem_bytes(m, e) > 0 ? hm_free_ev(r->s, r->k) : UINT32_MAX;
 		if (fe != UINT32_MAX)
 			set_int(v, (int64_t)ops_open_at(f, e, hm_mem_ts(m, fe)));
 		break;
 	}
 	case HM_F_SAME_STEP:
-		if (b > 0 && hm_step_of(f, e) >= 0) {
+		if (hm_mem_bytes(m, e) > 0 && hm_step_of(f, e) >= 0) {
 			uint32_t fe = hm_free_ev(r->s, r->k);
 			v->type = HM_V_BOOL;
 			/* the same ProfilerStep slice, not the same N: PyTorch 1.13 writes #0 twice */
