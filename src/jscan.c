@@ -307,6 +307,11 @@ static const struct simd_code {
 #endif
 };
 
+int hm_jscan_simd(void)
+{
+	return picked_level();
+}
+
 hm_jscan_classify_fn hm_jscan_pick_classify(void)
 {
 	return simd_code[picked_level()].classify;

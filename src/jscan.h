@@ -155,6 +155,10 @@ hm_jscan_brackets_fn hm_jscan_pick_brackets(void);
 /* One instruction set's by name, as hm_jscan_classify_named (for tests). */
 hm_jscan_brackets_fn hm_jscan_brackets_named(const char *name);
 
+/* The instruction set those run, for other vector code to follow (pack.c): 0 the baseline,
+ * 1 AVX2, 2 AVX-512BW; HMEM_SIMD lowers it. Thread-safe. */
+int hm_jscan_simd(void);
+
 /* ---- strings, white space, scalars ---- */
 
 /* The closing quote of a string whose body starts at p, or NULL if [p, e) ends first.

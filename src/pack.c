@@ -1,5 +1,6 @@
 /* Packed int64 columns (see pack.h). */
 #include "pack.h"
+#include "jscan.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -40,7 +41,12 @@ static uint8_t *room(hm_pack *p, size_t len)
 /* The block of the 64 values v, its offsets written to fresh room. Widths are chosen so
  * that every offset and the HM_NONE code fit: the span is computed in uint64 (values are
  * any int64). */
-static hm_packblk encode(hm_pack *p, const int64_t *v)
+/* A block of rows encoded: their minimum and maximum, then each row's offset. Loops the
+ * compiler vectorizes (the Makefile's -ftree-vectorize), built twice where GCC targets
+ * x86-64: as the baseline (SSE2, which has no 64-bit compare: the minimum and maximum stay
+ * scalar) and for AVX2, run where the CPU has it, as the block scan chooses (HMEM_SIMD=base
+ * keeps to the baseline: jscan.h). */
+static inline __attribute__((always_inline)) hm_packblk encode_rows(hm_pack *p, const int64_t *v)
 {
 	hm_packblk k = {INT64_MIN, NULL, 0, 0};
 	/* Two running minima and maxima over the even and the odd rows: each is a chain of
@@ -94,6 +100,23 @@ static hm_packblk encode(hm_pack *p, const int64_t *v)
 	return k;
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target("avx2"))) static hm_packblk encode_avx2(hm_pack *p, const int64_t *v)
+{
+	return encode_rows(p, v);
+}
+#define HAVE_ENCODE_AVX2 1
+#endif
+
+static hm_packblk encode(hm_pack *p, const int64_t *v)
+{
+#ifdef HAVE_ENCODE_AVX2
+	if (hm_jscan_simd() >= 1)
+		return encode_avx2(p, v);
+#endif
+	return encode_rows(p, v);
+}
+
 void hm_pack_open(hm_pack *p)
 {
 	size_t b = p->n / HM_PACK_ROWS;
@@ -136,9 +159,9 @@ void hm_pack_block(const hm_pack *p, size_t b, int64_t *out)
 		memcpy(out, k->off, (n < HM_PACK_ROWS ? n : HM_PACK_ROWS) * sizeof *out);
 		return;
 	}
-	/* The other blocks are whole: loops of a constant count, which the compiler turns into
-	 * vector instructions. Decoded without the HM_NONE test, which then mends the few
-	 * rows it concerns (as hm_pack_get reads them). */
+	/* The other blocks are whole: loops of a constant count, in vector instructions (the
+	 * Makefile's -ftree-vectorize). Decoded without the HM_NONE test, which then mends the
+	 * few rows it concerns (as hm_pack_get reads them). */
 	if (k->w == 0) {
 		for (size_t r = 0; r < HM_PACK_ROWS; r++)
 			out[r] = k->base;
