@@ -61,7 +61,7 @@ build/%.o: src/%.c src/*.h build/flags | build
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(VECTOR) $(SANFLAGS) $(WARN) -c -o $@ $<
 
 # pack.c's loops over a block of rows in vector instructions (-O2 leaves most loops scalar):
-# 3.7% of the instructions of the memory shape's read (README "Performance").
+# 3.2% of the memory shape's instructions (README "Performance", issue 29's sixth step).
 build/pack.o: VECTOR := -ftree-vectorize
 
 build/embedded.c: $(LUA_MODS) scripts/embed-lua.lua | build
