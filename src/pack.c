@@ -40,12 +40,9 @@ static uint8_t *room(hm_pack *p, size_t len)
 
 /* The block of the 64 values v, its offsets written to fresh room. Widths are chosen so
  * that every offset and the HM_NONE code fit: the span is computed in uint64 (values are
- * any int64). */
-/* A block of rows encoded: their minimum and maximum, then each row's offset. Loops the
- * compiler vectorizes (the Makefile's -ftree-vectorize), built twice where GCC targets
- * x86-64: as the baseline (SSE2, which has no 64-bit compare: the minimum and maximum stay
- * scalar) and for AVX2, run where the CPU has it, as the block scan chooses (HMEM_SIMD=base
- * keeps to the baseline: jscan.h). */
+ * any int64). Loops the compiler vectorizes (the Makefile's -ftree-vectorize), built twice
+ * where GCC targets x86-64: as the baseline (SSE2, which has no 64-bit compare: the minimum
+ * and maximum stay scalar) and for AVX2 (encode below). */
 static inline __attribute__((always_inline)) hm_packblk encode_rows(hm_pack *p, const int64_t *v)
 {
 	hm_packblk k = {INT64_MIN, NULL, 0, 0};
@@ -108,6 +105,9 @@ __attribute__((target("avx2"))) static hm_packblk encode_avx2(hm_pack *p, const 
 #define HAVE_ENCODE_AVX2 1
 #endif
 
+/* AVX2's build where the CPU has it, as the block scan chooses (HMEM_SIMD=base keeps to the
+ * baseline: jscan.h). Not target_clones: its resolver would run before ThreadSanitizer's
+ * runtime has started, and that build would crash as it loads. */
 static hm_packblk encode(hm_pack *p, const int64_t *v)
 {
 #ifdef HAVE_ENCODE_AVX2
