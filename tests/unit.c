@@ -1706,6 +1706,92 @@ static void ops_text(const hm_file *f, uint32_t e, char *out, size_t cap)
 	}
 }
 
+/* op_of and hm_context of 600 memory events against a brute-force scan of 400 ops on two
+ * threads. runs 0: ops at random times, in random order. runs k: each thread's ops in k
+ * runs, each in time order (as real traces write a thread's python_function slices apart
+ * from its cpu_ops), at the same times in each run and of three lengths, every fifth op
+ * written twice: ties of start and length within a run and between runs, which the file
+ * order decides; the analysis' sort merges the runs (analyze.c sort_slices). */
+static void check_ops_brute(int runs)
+{
+	char err[512];
+	sb b = {0};
+	tr_open(&b);
+	uint64_t rng = 88172645463325252ull + (uint64_t)runs;
+#define RND() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
+	int nops = 400, nmem = 600;
+	for (int i = 0; i < nops; i++) {
+		long ts = (long)(RND() % 2000), dur = (long)(RND() % 200);
+		if (runs) /* run i / (nops / runs), written whole, in time order within it; the runs
+			   * share their times and lengths (ties between runs: the file order decides) */
+			ts = (long)(i % (nops / runs)) * 2000 / (nops / runs), dur = (long)(RND() % 3) * 50;
+		char nm[16];
+		snprintf(nm, sizeof nm, "op%d", i);
+		const char *tid = (RND() & 1) ? "1" : "2";
+		op_simple(&b, nm, ts, dur, tid);
+		if (runs && i % 5 == 0)
+			snprintf(nm, sizeof nm, "op%dbis", i), op_simple(&b, nm, ts, dur, tid);
+	}
+	for (int i = 0; i < nmem; i++) {
+		char ts[32];
+		snprintf(ts, sizeof ts, "%ld", (long)(RND() % 2100));
+		mem_ev(&b, ts, 1, 0, NOADDR, 8, NOTOT, NOTOT, "1", (RND() & 1) ? "1" : "\"2\"");
+	}
+	tr_close(&b);
+	hm_file *f = analyze_sb(runs ? "run_ops.json" : "random_ops.json", &b, err, sizeof err);
+	grp g = {0};
+	if (g_true(&g, f != NULL, "analyze failed: %s", err)) {
+		const hm_slices *o = &f->t->sl;
+		const hm_mem *m = &f->t->mem;
+		for (size_t e = 0; e < m->n && !g.bad; e++) {
+			int32_t best = -1;
+			int32_t want[512];
+			size_t nwant = 0;
+			for (size_t i = 0; i < o->n; i++) {
+				if (o->thread[i] != hm_mem_thread(m, e) || o->ts[i] > hm_mem_ts(m, e) || o->ts[i] + o->dur[i] < hm_mem_ts(m, e))
+					continue;
+				want[nwant++] = (int32_t)i;
+				if (best < 0 || o->ts[i] > o->ts[best] || (o->ts[i] == o->ts[best] && o->dur[i] <= o->dur[best]))
+					best = (int32_t)i;
+			}
+			/* the tie rule (issue 15): at the start of the innermost op, the innermost op
+			 * that started before the event wins if it ends at that very time */
+			int32_t alt = -1;
+			for (size_t j = 0; best >= 0 && o->ts[best] == hm_mem_ts(m, e) && j < nwant; j++) {
+				int32_t i = want[j];
+				if (o->ts[i] < hm_mem_ts(m, e) &&
+				    (alt < 0 || o->ts[i] > o->ts[alt] || (o->ts[i] == o->ts[alt] && o->dur[i] <= o->dur[alt])))
+					alt = i;
+			}
+			if (alt >= 0 && o->ts[alt] + o->dur[alt] == hm_mem_ts(m, e))
+				best = alt;
+			g_true(&g, f->op_of[e] == best, "event %zu (ts %" PRId64 "): op_of %d (%s), brute force %d (%s)", e,
+			       hm_mem_ts(m, e), f->op_of[e], opname(f, f->op_of[e]), best, opname(f, best));
+			/* outermost first = reverse innermost order: sort want by (ts asc, dur desc, index asc) */
+			for (size_t i = 1; i < nwant; i++)
+				for (size_t j = i; j > 0; j--) {
+					int32_t x = want[j - 1], y = want[j];
+					int later = o->ts[x] > o->ts[y] || (o->ts[x] == o->ts[y] && o->dur[x] < o->dur[y]) ||
+						    (o->ts[x] == o->ts[y] && o->dur[x] == o->dur[y] && x > y);
+					if (!later)
+						break;
+					want[j - 1] = y, want[j] = x;
+				}
+			int32_t got[512];
+			size_t ngot = hm_context(f, (uint32_t)e, HM_KIND(HM_SL_OP), got, 512);
+			g_true(&g, ngot == nwant, "event %zu (ts %" PRId64 "): hm_ops_of gives %zu ops, %zu contain it", e,
+			       hm_mem_ts(m, e), ngot, nwant);
+			for (size_t i = 0; i < nwant && i < ngot && !g.bad; i++)
+				g_true(&g, got[i] == want[i], "event %zu: ops[%zu] is %s, want %s", e, i, opname(f, got[i]),
+				       opname(f, want[i]));
+		}
+	}
+	g_done(&g, runs ? "op context: 600 events x 400 ops written in 3 runs on 2 threads agree with a brute-force scan"
+			: "op context: 600 events x 400 random ops on 2 threads agree with a brute-force scan");
+	hm_file_free(f);
+	sb_free(&b);
+}
+
 static void test_analyze_ops(void)
 {
 	char err[512];
@@ -1829,75 +1915,8 @@ static void test_analyze_ops(void)
 	hm_file_free(f);
 	sb_free(&b);
 
-	/* A larger random check: op_of/hm_ops_of against a brute-force scan. */
-	b = (sb){0};
-	tr_open(&b);
-	uint64_t rng = 88172645463325252ull;
-#define RND() (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, rng)
-	int nops = 400, nmem = 600;
-	for (int i = 0; i < nops; i++) {
-		long ts = (long)(RND() % 2000), dur = (long)(RND() % 200);
-		char nm[16];
-		snprintf(nm, sizeof nm, "op%d", i);
-		op_simple(&b, nm, ts, dur, (RND() & 1) ? "1" : "2");
-	}
-	for (int i = 0; i < nmem; i++) {
-		char ts[32];
-		snprintf(ts, sizeof ts, "%ld", (long)(RND() % 2100));
-		mem_ev(&b, ts, 1, 0, NOADDR, 8, NOTOT, NOTOT, "1", (RND() & 1) ? "1" : "\"2\"");
-	}
-	tr_close(&b);
-	f = analyze_sb("random_ops.json", &b, err, sizeof err);
-	grp g = {0};
-	if (g_true(&g, f != NULL, "analyze failed: %s", err)) {
-		const hm_slices *o = &f->t->sl;
-		const hm_mem *m = &f->t->mem;
-		for (size_t e = 0; e < m->n && !g.bad; e++) {
-			int32_t best = -1;
-			int32_t want[512];
-			size_t nwant = 0;
-			for (size_t i = 0; i < o->n; i++) {
-				if (o->thread[i] != hm_mem_thread(m, e) || o->ts[i] > hm_mem_ts(m, e) || o->ts[i] + o->dur[i] < hm_mem_ts(m, e))
-					continue;
-				want[nwant++] = (int32_t)i;
-				if (best < 0 || o->ts[i] > o->ts[best] || (o->ts[i] == o->ts[best] && o->dur[i] <= o->dur[best]))
-					best = (int32_t)i;
-			}
-			/* the tie rule (issue 15): at the start of the innermost op, the innermost op
-			 * that started before the event wins if it ends at that very time */
-			int32_t alt = -1;
-			for (size_t j = 0; best >= 0 && o->ts[best] == hm_mem_ts(m, e) && j < nwant; j++) {
-				int32_t i = want[j];
-				if (o->ts[i] < hm_mem_ts(m, e) &&
-				    (alt < 0 || o->ts[i] > o->ts[alt] || (o->ts[i] == o->ts[alt] && o->dur[i] <= o->dur[alt])))
-					alt = i;
-			}
-			if (alt >= 0 && o->ts[alt] + o->dur[alt] == hm_mem_ts(m, e))
-				best = alt;
-			g_true(&g, f->op_of[e] == best, "event %zu (ts %" PRId64 "): op_of %d (%s), brute force %d (%s)", e,
-			       hm_mem_ts(m, e), f->op_of[e], opname(f, f->op_of[e]), best, opname(f, best));
-			/* outermost first = reverse innermost order: sort want by (ts asc, dur desc, index asc) */
-			for (size_t i = 1; i < nwant; i++)
-				for (size_t j = i; j > 0; j--) {
-					int32_t x = want[j - 1], y = want[j];
-					int later = o->ts[x] > o->ts[y] || (o->ts[x] == o->ts[y] && o->dur[x] < o->dur[y]) ||
-						    (o->ts[x] == o->ts[y] && o->dur[x] == o->dur[y] && x > y);
-					if (!later)
-						break;
-					want[j - 1] = y, want[j] = x;
-				}
-			int32_t got[512];
-			size_t ngot = hm_context(f, (uint32_t)e, HM_KIND(HM_SL_OP), got, 512);
-			g_true(&g, ngot == nwant, "event %zu (ts %" PRId64 "): hm_ops_of gives %zu ops, %zu contain it", e,
-			       hm_mem_ts(m, e), ngot, nwant);
-			for (size_t i = 0; i < nwant && i < ngot && !g.bad; i++)
-				g_true(&g, got[i] == want[i], "event %zu: ops[%zu] is %s, want %s", e, i, opname(f, got[i]),
-				       opname(f, want[i]));
-		}
-	}
-	g_done(&g, "op context: 600 events x 400 random ops on 2 threads agree with a brute-force scan");
-	hm_file_free(f);
-	sb_free(&b);
+	check_ops_brute(0);
+	check_ops_brute(3);
 }
 
 /* Issue 29: hm_analyze runs its steps on two threads (helper.h). HMEM_TEST_SCHEDULE=
