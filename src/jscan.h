@@ -490,6 +490,24 @@ static inline __attribute__((always_inline)) const char *hm_jscan_ns(const char 
 			*out = (int64_t)hm_jscan_swar8_value(w);
 			return NULL;
 		}
+	} else if (len - 8 <= 8 && p[0] != '0') {
+		/* Whole µs, 8 to 16 digits (traces of 2022 and before: "ts": 1669783687464181): the
+		 * last eight digits in a word loaded at e - 8, the k before them at p, closed up
+		 * behind '0's as above; past INT64_MAX ns, the general parser's range error. */
+		const uint64_t zeros = 0x3030303030303030ull;
+		uint64_t lo, hi = zeros;
+		size_t k = len - 8;
+		memcpy(&lo, e - 8, 8);
+		if (k) {
+			memcpy(&hi, p, 8);
+			hi = hi << (8 * (8 - k)) | (k < 8 ? zeros >> (8 * k) : 0);
+		}
+		uint64_t us;
+		if (!(hm_jscan_swar8_nondigit(lo) | hm_jscan_swar8_nondigit(hi)) &&
+		    (us = hm_jscan_swar8_value(hi) * 100000000 + hm_jscan_swar8_value(lo)) < INT64_MAX / 1000) {
+			*out = (int64_t)us * 1000;
+			return NULL;
+		}
 	}
 	return hm_jscan_ns_general(p, e, out);
 }

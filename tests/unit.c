@@ -320,6 +320,9 @@ static void test_jscan(void)
 		{"123456789.012", 123456789012, 1}, {"1419116105360.746", 1419116105360746, 1},
 		{"999999999999999.999", 999999999999999999, 1}, {"0123.456", 0, 0}, {"12a4.567", 0, 0},
 		{"123456789a12.345", 0, 0}, {"1234.5x7", 0, 0}, {"-1234.567", -1234567, 1},
+		/* whole µs (traces of 2022 and before), the largest that fits in ns and the next */
+		{"12345678", 12345678000, 1}, {"1669783687464181", 1669783687464181000, 1},
+		{"9223372036854775", 9223372036854775000, 1}, {"9223372036854776", 0, 0}, {"01234567", 0, 0},
 	};
 	for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
 		int64_t v = -1;
@@ -328,20 +331,21 @@ static void test_jscan(void)
 		snprintf(name, sizeof name, "jscan: \"%s\" µs is %s", ns[i].text, ns[i].ok ? "exact ns" : "refused");
 		check(ns[i].ok ? !e && v == ns[i].ns : e != NULL, name, "got %lld (%s)", (long long)v, e ? e : "no error");
 	}
-	/* The words-from-the-text path agrees with the general parser (hm_num_i64), value and
-	 * refusal, for every length of the integer part up to 16 digits, one to three decimals,
-	 * and a stray byte (or a leading zero) at each place (issue 29: the first digits of a
-	 * long integer part read as a word too). */
+	/* The words-from-the-text paths agree with the general parser (hm_num_i64), value and
+	 * refusal, for every length of the integer part up to 17 digits, none to three
+	 * decimals (none: whole µs, no point), and a stray byte (or a leading zero) at each
+	 * place (issue 29: the first digits of a long integer part read as a word too). */
 	int ns_agree = 1;
 	char ns_why[160] = "";
-	for (int ilen = 1; ilen <= 16 && ns_agree; ilen++)
-		for (int dec = 1; dec <= 3 && ns_agree; dec++)
-			for (int bad = -2; bad < ilen + 1 + dec && ns_agree; bad++) {
+	for (int ilen = 1; ilen <= 17 && ns_agree; ilen++)
+		for (int dec = 0; dec <= 3 && ns_agree; dec++)
+			for (int bad = -2; bad < ilen + (dec ? 1 + dec : 0) && ns_agree; bad++) {
 				char txt[32];
 				int o = 0;
 				for (int i = 0; i < ilen; i++)
 					txt[o++] = (char)('1' + (i * 5 + ilen) % 9);
-				txt[o++] = '.';
+				if (dec)
+					txt[o++] = '.';
 				for (int i = 0; i < dec; i++)
 					txt[o++] = (char)('0' + (i * 3 + ilen) % 10);
 				txt[o] = 0;
