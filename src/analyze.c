@@ -126,15 +126,10 @@ static void merge_slices(const hm_slices *o, const uint32_t *a, size_t na, const
 	memcpy(out + k + (na - i), b + j, (nb - j) * sizeof *b);
 }
 
-/* The n slices v of one thread into slice_le's order; tmp has room for n. Real traces
- * hold a thread's slices in a few long runs already in order, not in one: Kineto writes a
- * thread's python_function slices apart from its cpu_ops, and older traces write ops as
- * they end (in the real traces of tests/data, 42-97% of the slices are below one written
- * before them; the shapes of scripts/gen-trace write them in order). So the runs as
- * written are merged in pairs, pass after pass, between v and tmp (a natural merge sort):
- * one pass of comparisons for a thread in order, log2 of the runs in all, every comparison
- * inlined. */
-static void sort_slices(const hm_slices *o, uint32_t *v, size_t n, uint32_t *tmp)
+/* The n slices v into slice_le's order by merging the runs already in order in pairs,
+ * pass after pass, between v and scratch (room for n): a natural merge sort, log2 of the
+ * runs passes. */
+static void merge_runs(const hm_slices *o, uint32_t *v, size_t n, uint32_t *scratch)
 {
 	uint32_t *end = NULL; /* where each run ends */
 	size_t nr = 0, cap = 0;
@@ -143,7 +138,7 @@ static void sort_slices(const hm_slices *o, uint32_t *v, size_t n, uint32_t *tmp
 			hm_grow(&end, &cap, nr + 1, sizeof *end);
 			end[nr++] = (uint32_t)i;
 		}
-	uint32_t *src = v, *dst = tmp;
+	uint32_t *src = v, *dst = scratch;
 	while (nr > 1) {
 		size_t w = 0, from = 0;
 		for (size_t k = 0; k < nr; k += 2) {
@@ -159,6 +154,29 @@ static void sort_slices(const hm_slices *o, uint32_t *v, size_t n, uint32_t *tmp
 	if (src != v)
 		memcpy(v, src, n * sizeof *v);
 	free(end);
+}
+
+/* The n slices v of one thread into slice_le's order; tmp has room for n. As sort_rest
+ * above, a pass keeps each slice not below the last one kept and moves the others to tmp,
+ * which are sorted and merged back. Traces written by a generator have few slices out of
+ * place (a ProfilerStep slice after the ops it encloses); real traces have many, in a few
+ * long runs: Kineto writes a thread's python_function slices apart from its cpu_ops, and
+ * older traces write ops as they end (in the real traces of tests/data, 42-97% of the
+ * slices are below one written before them). So the moved ones are sorted by merge_runs,
+ * with the free end of v as its scratch, and every comparison is inlined. */
+static void sort_slices(const hm_slices *o, uint32_t *v, size_t n, uint32_t *tmp)
+{
+	size_t a = 0, r = 0;
+	for (size_t i = 0; i < n; i++)
+		if (a == 0 || slice_le(o, v[a - 1], v[i]))
+			v[a++] = v[i];
+		else
+			tmp[r++] = v[i];
+	if (!r)
+		return;
+	merge_runs(o, tmp, r, v + a);
+	for (size_t k = n; r;)
+		v[--k] = a && !slice_le(o, v[a - 1], tmp[r - 1]) ? v[--a] : tmp[--r];
 }
 
 #define END(o, i) ((o)->ts[i] + (o)->dur[i])

@@ -75,57 +75,68 @@ static inline __attribute__((always_inline)) const char *lit_at(const char *c, c
 	return memcmp(c, lit, n) == 0 ? c + n : NULL;
 }
 
-/* Each step gives up on the object at its first difference, so the next never looks at c. */
-#define INT(lit, f) \
-	if (!(c = lit_int(c, lit, sizeof lit - 1, 0, &m->f, &v->f))) \
-	return 0
-#define ADDR(lit) \
-	if (!(c = lit_int(c, lit, sizeof lit - 1, 1, &m->addr, &v->addr))) \
-	return 0
+/* Other white space between members (flex, below): past the comma before a member (none
+ * before the first) and the white space after it, at the key's quote; NULL where the comma
+ * is missing. One space, as between the members of a line, is told in one compare. */
+static inline __attribute__((always_inline)) const char *flex_sep(const char *c, int comma)
+{
+	if (comma && *c++ != ',')
+		return NULL;
+	return c[0] == ' ' && c[1] == '"' ? c + 1 : hm_jscan_past_ws(c);
+}
 
-/* The args of a [memory] event [p, e) in a layout PyTorch writes (README "Inputs": the three
- * generations, and ROCm's), read as one literal after another: each separator, key and ": "
- * compared as words, each integer parsed where it stands, with no scan for where a value or
- * key ends. 1 when the whole object matched, with its members in m and their values in v;
- * 0 at the first byte that differs (other white space, an escaped key, another order, an
- * extra key, a number of another form): the caller then reads the args from their start as
- * always, so what they hold and every error and its offset stay as they were. */
-int hm_klayout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v)
+/* Each step gives up on the object at its first difference, so the next never looks at c.
+ * sep is the white space PyTorch writes before a key, with the comma (none before the
+ * first member), key the key and ": ": compared as one literal; in a layout of other white
+ * space (flex), the comma and any white space, then the key. */
+#define AT_KEY(sep, key) \
+	(flex ? (c = flex_sep(c, sep[0] == ',')) ? lit_at(c, key, sizeof key - 1) : NULL : lit_at(c, sep key, sizeof sep key - 1))
+#define INT_AT(sep, key, uns, s, x) \
+	if (!(c = flex ? (c = flex_sep(c, sep[0] == ',')) ? lit_int(c, key, sizeof key - 1, uns, s, x) : NULL \
+		       : lit_int(c, sep key, sizeof sep key - 1, uns, s, x))) \
+	return 0
+#define INT(sep, key, f) INT_AT(sep, key, 0, &m->f, &v->f)
+#define ADDR(sep, key) INT_AT(sep, key, 1, &m->addr, &v->addr)
+
+/* hm_klayout_mem's match, in PyTorch's white space or (flex) any. */
+static inline __attribute__((always_inline)) int layout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v,
+								int flex)
 {
 	/* the new line and indent Kineto writes args with, one compare; else the scan of it */
 	const char *c = p + 1;
 	c = memcmp(c, "\n      ", 7) == 0 && !hm_jscan_is_ws(c[7]) ? c + 7 : hm_jscan_past_ws(c);
 	switch (c[1]) {
 	case 'T': /* 2025 on: CUDA, then ROCm (another order, and "finished") */
-		INT("\"Total Reserved\": ", tres);
-		INT(", \"Total Allocated\": ", talloc);
-		INT(", \"Bytes\": ", bytes);
-		if (c[3] == 'A') {
-			ADDR(", \"Addr\": ");
-			INT(", \"Device Id\": ", did);
-			INT(", \"Device Type\": ", dtype);
+		INT("", "\"Total Reserved\": ", tres);
+		INT(", ", "\"Total Allocated\": ", talloc);
+		INT(", ", "\"Bytes\": ", bytes);
+		const char *k = flex ? flex_sep(c, 1) : c + 2; /* the next key's quote */
+		if (k && k[1] == 'A') {
+			ADDR(", ", "\"Addr\": ");
+			INT(", ", "\"Device Id\": ", did);
+			INT(", ", "\"Device Type\": ", dtype);
 		} else {
-			INT(", \"Device Id\": ", did);
-			INT(", \"Device Type\": ", dtype);
-			ADDR(", \"Addr\": ");
-			const char *f = lit_at(c, ", \"finished\": false", 19), *t = lit_at(c, ", \"finished\": true", 18);
-			c = f ? f : t ? t : c;
+			INT(", ", "\"Device Id\": ", did);
+			INT(", ", "\"Device Type\": ", dtype);
+			ADDR(", ", "\"Addr\": ");
+			const char *at = c, *f = AT_KEY(", ", "\"finished\": ");
+			c = f && memcmp(f, "false", 5) == 0 ? f + 5 : f && memcmp(f, "true", 4) == 0 ? f + 4 : at;
 		}
-		INT(", \"Ev Idx\": ", evidx);
+		INT(", ", "\"Ev Idx\": ", evidx);
 		break;
 	case 'E': /* 2022 */
-		INT("\"Ev Idx\": ", evidx);
-		INT(", \"Device Type\": ", dtype);
-		INT(", \"Device Id\": ", did);
-		ADDR(", \"Addr\": ");
-		INT(", \"Bytes\": ", bytes);
-		INT(", \"Total Allocated\": ", talloc);
-		INT(", \"Total Reserved\": ", tres);
+		INT("", "\"Ev Idx\": ", evidx);
+		INT(", ", "\"Device Type\": ", dtype);
+		INT(", ", "\"Device Id\": ", did);
+		ADDR(", ", "\"Addr\": ");
+		INT(", ", "\"Bytes\": ", bytes);
+		INT(", ", "\"Total Allocated\": ", talloc);
+		INT(", ", "\"Total Reserved\": ", tres);
 		break;
 	case 'D': /* 2021: no address, totals or Ev Idx */
-		INT("\"Device Type\": ", dtype);
-		INT(", \"Device Id\": ", did);
-		INT(", \"Bytes\": ", bytes);
+		INT("", "\"Device Type\": ", dtype);
+		INT(", ", "\"Device Id\": ", did);
+		INT(", ", "\"Bytes\": ", bytes);
 		break;
 	default:
 		return 0;
@@ -135,8 +146,29 @@ int hm_klayout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v)
 	return c == e - 1 && *c == '}';
 }
 
+/* The args of a [memory] event [p, e) in a layout PyTorch writes (README "Inputs": the three
+ * generations, and ROCm's), read as one literal after another: each separator, key and ": "
+ * compared as words, each integer parsed where it stands, with no scan for where a value or
+ * key ends. Then, where that differs, the same keys in the same order with any white space
+ * between members (a trace written again with an indent, one member a line, by a tool). 1
+ * when the whole object matched, with its members in m and their values in v; 0 at the first
+ * byte that differs (an escaped key, another order, an extra key, a number of another form):
+ * the caller then reads the args from their start as always, so what they hold and every
+ * error and its offset stay as they were. */
+int hm_klayout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v)
+{
+	hm_kmemvals given = *v;
+	if (layout_mem(p, e, m, v, 0))
+		return 1;
+	/* the second match starts from what the caller gave: nothing of the first is left */
+	memset(m, 0, sizeof *m);
+	*v = given;
+	return layout_mem(p, e, m, v, 1);
+}
+
 #undef INT
 #undef ADDR
+#undef INT_AT
 
 /* Past the closing quote of the string at c, as hm_jscan_quote_end gives it: sixteen bytes
  * at a time, one look for a quote or a backslash; at a backslash, or near e, that scan
@@ -206,17 +238,16 @@ static inline __attribute__((always_inline)) const char *num_run_end(const char 
 #endif
 }
 
-/* After the literal lit (n bytes: the separator before a key, the key, ": ") at c, a value
- * crossed as kevent.c's walk_event crosses it: a string to its closing quote, a container by its
- * recorded end (*t), a number or literal to its end. Gives the value's end, with the value
- * in *v; NULL when the literal differs or the value is not one walk_event takes. A string of
- * one plain character ("ph": "X") is seen whole without a scan. */
-static inline __attribute__((always_inline)) const char *lit_val(const char *c, const char *lit, size_t n, const char *p,
-								  const char *e, const hm_jtok **t, const hm_jtok *end, hm_slice *v)
+/* The value at c crossed as kevent.c's walk_event crosses it: a string to its closing
+ * quote, a container by its recorded end (*t), a number or literal to its end. Gives the
+ * value's end, with the value in *v; NULL when c is NULL (the key before it differed) or the
+ * value is not one walk_event takes. A string of one plain character ("ph": "X") is seen
+ * whole without a scan. */
+static inline __attribute__((always_inline)) const char *val_at(const char *c, const char *p, const char *e,
+								 const hm_jtok **t, const hm_jtok *end, hm_slice *v)
 {
-	if (memcmp(c, lit, n) != 0)
+	if (!c)
 		return NULL;
-	c += n;
 	const char *q;
 	if (*c == '"') {
 		if (c[2] == '"' && c[1] != '"' && c[1] != '\\' && c + 3 < e)
@@ -235,10 +266,53 @@ static inline __attribute__((always_inline)) const char *lit_val(const char *c, 
 	return q;
 }
 
-/* As INT above: the first member that differs ends the match. */
-#define VAL(lit, v) \
-	if (!(c = lit_val(c, lit, sizeof lit - 1, p, e, &t, end, &(v)))) \
+/* As INT above: the first member that differs ends the match. KEY1 is the first letter of
+ * the next key, past its comma and white space. */
+#define VAL(sep, key, v) \
+	if (!(c = val_at(AT_KEY(sep, key), p, e, &t, end, &(v)))) \
 	return 0
+#define KEY1 (flex ? (k = flex_sep(c, 1)) ? k[1] : 0 : c[3])
+
+/* hm_klayout_event's match, in Kineto's white space or (flex) any. */
+static inline __attribute__((always_inline)) int layout_event(const char *p, const char *e, const hm_jtok *t,
+								  const hm_jtok *end, hm_kev *x, int flex)
+{
+	hm_slice unread; /* "s", "id" and "bp": walked, not kept */
+	const char *c = p + 1, *k;
+	VAL("\n    ", "\"ph\": ", x->ph);
+	if (KEY1 == 'i') { /* a flow */
+		VAL(", ", "\"id\": ", unread);
+		VAL(", ", "\"pid\": ", x->pid);
+		VAL(", ", "\"tid\": ", x->tid);
+		VAL(", ", "\"ts\": ", x->ts);
+		VAL(",\n    ", "\"cat\": ", x->cat);
+		VAL(", ", "\"name\": ", x->name);
+		if (KEY1 == 'b')
+			VAL(", ", "\"bp\": ", unread);
+	} else {
+		int cat = KEY1 == 'c'; /* none in an instant event of 2021 */
+		if (cat)
+			VAL(", ", "\"cat\": ", x->cat);
+		if (KEY1 == 's') { /* an instant event */
+			VAL(", ", "\"s\": ", unread);
+			VAL(", ", "\"name\": ", x->name);
+			VAL(",\n    ", "\"pid\": ", x->pid);
+			VAL(", ", "\"tid\": ", x->tid);
+			VAL(",\n    ", "\"ts\": ", x->ts);
+		} else if (!cat) {
+			return 0;
+		} else {
+			VAL(", ", "\"name\": ", x->name);
+			VAL(", ", "\"pid\": ", x->pid);
+			VAL(", ", "\"tid\": ", x->tid);
+			VAL(",\n    ", "\"ts\": ", x->ts);
+			VAL(", ", "\"dur\": ", x->dur);
+		}
+		VAL(",\n    ", "\"args\": ", x->args);
+	}
+	c = hm_jscan_past_ws(c);
+	return c == e - 1 && *c == '}' && t == end;
+}
 
 /* The members of a slice, instant event or flow [p, e) laid out as PyTorch's profiler
  * (Kineto) writes them, a few to a line:
@@ -246,43 +320,21 @@ static inline __attribute__((always_inline)) const char *lit_val(const char *c, 
  *   "ph": "i", "cat": C, "s": "t", "name": N,  /  "pid": P, "tid": T,  /  "ts": S,  /  "args": A
  *   "ph": "s", "id": I, "pid": P, "tid": T, "ts": S,  /  "cat": C, "name": N[, "bp": B]
  * each separator and key compared as words where walk_event finds them key by key (its
- * chain of scans, README "Performance"). 1 with the members in *x (cleared by the caller); 0
- * where the event differs (another writer's white space or order, an escaped or other key,
- * another kind of event): walk_event then walks it from its start, so its members and every
- * error and offset stay as they were. */
+ * chain of scans, README "Performance"). Then, where that differs, the same keys in the same
+ * order with any white space between members: the traces of 2021 ("cat": "Operator", then a
+ * new line; instant events without "cat") and traces written again with an indent by a
+ * tool, one member a line. 1 with the members in *x (cleared by the caller); 0 where the
+ * event differs (an escaped or other key, another order, another kind of event):
+ * walk_event then walks it from its start, so its members and every error and offset stay
+ * as they were. */
 int hm_klayout_event(const char *p, const char *e, const hm_jtok *t, const hm_jtok *end, hm_kev *x)
 {
-	hm_slice unread; /* "s", "id" and "bp": walked, not kept */
-	const char *c = p + 1;
-	VAL("\n    \"ph\": ", x->ph);
-	if (c[3] == 'i') { /* a flow */
-		VAL(", \"id\": ", unread);
-		VAL(", \"pid\": ", x->pid);
-		VAL(", \"tid\": ", x->tid);
-		VAL(", \"ts\": ", x->ts);
-		VAL(",\n    \"cat\": ", x->cat);
-		VAL(", \"name\": ", x->name);
-		if (c[3] == 'b')
-			VAL(", \"bp\": ", unread);
-	} else {
-		VAL(", \"cat\": ", x->cat);
-		if (c[3] == 's') { /* an instant event */
-			VAL(", \"s\": ", unread);
-			VAL(", \"name\": ", x->name);
-			VAL(",\n    \"pid\": ", x->pid);
-			VAL(", \"tid\": ", x->tid);
-			VAL(",\n    \"ts\": ", x->ts);
-		} else {
-			VAL(", \"name\": ", x->name);
-			VAL(", \"pid\": ", x->pid);
-			VAL(", \"tid\": ", x->tid);
-			VAL(",\n    \"ts\": ", x->ts);
-			VAL(", \"dur\": ", x->dur);
-		}
-		VAL(",\n    \"args\": ", x->args);
-	}
-	c = hm_jscan_past_ws(c);
-	return c == e - 1 && *c == '}' && t == end;
+	if (layout_event(p, e, t, end, x, 0))
+		return 1;
+	memset(x, 0, sizeof *x); /* as the caller gave it: nothing of the first match is left */
+	return layout_event(p, e, t, end, x, 1);
 }
 
 #undef VAL
+#undef KEY1
+#undef AT_KEY

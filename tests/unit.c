@@ -9,6 +9,7 @@
 #include "explain.h"
 #include "input.h"
 #include "jscan.h"
+#include "klayout.h"
 #include "store.h"
 #include "timeline.h"
 #include "trace.h"
@@ -267,6 +268,103 @@ static void note_key(void *ud, const char *key, size_t klen, hm_slice v)
 
 /* The reader's helpers on buffers alone, no threads (issue 13): the expected values are
  * worked out by hand from the text. */
+/* Issue 29: the layouts matched with other white space between members (klayout.c, flex):
+ * an event and a [memory] event's args written again with an indent by a tool, one member
+ * a line, and the traces of 2021 ("cat": "Operator", then a new line; an instant event
+ * without "cat"). Each must match (the fast path taken), with its members where the text
+ * puts them; one thing changed, the match gives up and the general walk reads it. */
+static void test_klayout_flex(void)
+{
+	static const struct {
+		const char *text;
+		int match;
+		const char *ph, *name, *ts, *tid;
+	} ev[] = {
+		{"{\n            \"ph\": \"X\",\n            \"cat\": \"cpu_op\",\n            \"name\": \"aten::slice\",\n"
+		 "            \"pid\": 6583,\n            \"tid\": 6583,\n            \"ts\": 1365627865340.865,\n"
+		 "            \"dur\": 7.5,\n            \"args\": {\n                \"External id\": 2\n            }\n        }",
+		 1, "\"X\"", "\"aten::slice\"", "1365627865340.865", "6583"},
+		{"{\n    \"ph\": \"X\", \"cat\": \"Operator\", \n    \"name\": \"aten::empty\", \"pid\": 25738, \"tid\": \"25738\",\n"
+		 "    \"ts\": 1623142623460111, \"dur\": 25,\n    \"args\": {\n      \"Device\": 25738, \"External id\": 2\n    }\n  }",
+		 1, "\"X\"", "\"aten::empty\"", "1623142623460111", "\"25738\""},
+		{"{\n    \"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\",\n    \"pid\": 25738, \"tid\": 25738,\n"
+		 "    \"ts\": 1623142623460121,\n    \"args\": {\n      \"Device Type\": 0, \"Device Id\": -1, \"Bytes\": 4\n    }\n  }",
+		 1, "\"i\"", "\"[memory]\"", "1623142623460121", "25738"},
+		{"{\n\t\"ph\": \"f\",\n\t\"id\": 16,\n\t\"pid\": 0,\n\t\"tid\": 7,\n\t\"ts\": 1365627865398.728,\n\t\"cat\": \"ac2g\",\n"
+		 "\t\"name\": \"ac2g\",\n\t\"bp\": \"e\"\n}", 1, "\"f\"", "\"ac2g\"", "1365627865398.728", "7"},
+		/* a space before a comma, a value on the line after its key, a missing comma */
+		{"{\n  \"ph\": \"X\" ,\n  \"cat\": \"cpu_op\",\n  \"name\": \"a\",\n  \"pid\": 1,\n  \"tid\": 1,\n  \"ts\": 5,\n  \"dur\": 1\n}",
+		 0, 0, 0, 0, 0},
+		{"{\n  \"ph\": \"X\",\n  \"cat\": \"cpu_op\",\n  \"name\": \"a\",\n  \"pid\": 1,\n  \"tid\": 1,\n  \"ts\":\n 5,\n  \"dur\": 1\n}",
+		 0, 0, 0, 0, 0},
+		{"{\n  \"ph\": \"X\",\n  \"cat\": \"cpu_op\"\n  \"name\": \"a\",\n  \"pid\": 1,\n  \"tid\": 1,\n  \"ts\": 5,\n  \"dur\": 1\n}",
+		 0, 0, 0, 0, 0},
+	};
+	char buf[1024];
+	for (size_t i = 0; i < sizeof ev / sizeof *ev; i++) {
+		const char *p = padded(buf, sizeof buf, ev[i].text), *e = p + strlen(p);
+		/* the depth-1 container (args), found by hand: its '{' after "args", its last '}' */
+		hm_jtok tok[1];
+		const char *a = strstr(p, "\"args\""), *ao = a ? strchr(a, '{') : NULL, *ac = e - 1;
+		while (ao && ac > ao && *--ac != '}')
+			;
+		size_t nt = 0;
+		if (ao)
+			tok[nt++] = (hm_jtok){(uint32_t)(ao - p), (uint32_t)(ac - p)};
+		hm_kev x;
+		memset(&x, 0, sizeof x);
+		int got = hm_klayout_event(p, e, tok, tok + nt, &x);
+		char name[96];
+		snprintf(name, sizeof name, "klayout: event %zu in other white space %s", i, ev[i].match ? "matches" : "is left to the walk");
+		if (!ev[i].match) {
+			check(!got, name, "matched");
+			continue;
+		}
+		char w[4][64] = {"", "", "", ""};
+		const hm_slice *m[] = {&x.ph, &x.name, &x.ts, &x.tid};
+		for (int j = 0; j < 4; j++)
+			if (m[j]->p)
+				snprintf(w[j], sizeof w[j], "%.*s", (int)(m[j]->q - m[j]->p), m[j]->p);
+		check(got && !strcmp(w[0], ev[i].ph) && !strcmp(w[1], ev[i].name) && !strcmp(w[2], ev[i].ts) && !strcmp(w[3], ev[i].tid) &&
+		      (!ao || (x.args.p == ao && x.args.q == ac + 1)),
+		      name, "matched %d: ph %s name %s ts %s tid %s", got, w[0], w[1], w[2], w[3]);
+	}
+	/* [memory] args one member a line: CUDA's order, ROCm's with "finished"; a space
+	 * before a comma and a missing comma are left to the walk */
+	static const struct {
+		const char *text;
+		int match;
+		int64_t bytes, addr, evidx;
+	} mem[] = {
+		{"{\n        \"Total Reserved\": 2097152,\n        \"Total Allocated\": 1024,\n        \"Bytes\": 1024,\n"
+		 "        \"Addr\": 4096,\n        \"Device Id\": 0,\n        \"Device Type\": 1,\n        \"Ev Idx\": 7\n      }",
+		 1, 1024, 4096, 7},
+		{"{\n        \"Total Reserved\": 0,\n        \"Total Allocated\": 8,\n        \"Bytes\": 8,\n        \"Device Id\": -1,\n"
+		 "        \"Device Type\": 0,\n        \"Addr\": 4783256832,\n        \"finished\": true,\n        \"Ev Idx\": 24790\n      }",
+		 1, 8, 4783256832, 24790},
+		{"{\n  \"Total Reserved\": 0,\n  \"Total Allocated\": 8 ,\n  \"Bytes\": 8,\n  \"Addr\": 1,\n  \"Device Id\": 0,\n"
+		 "  \"Device Type\": 1,\n  \"Ev Idx\": 1\n}", 0, 0, 0, 0},
+		{"{\n  \"Total Reserved\": 0,\n  \"Total Allocated\": 8,\n  \"Bytes\": 8\n  \"Addr\": 1,\n  \"Device Id\": 0,\n"
+		 "  \"Device Type\": 1,\n  \"Ev Idx\": 1\n}", 0, 0, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof mem / sizeof *mem; i++) {
+		const char *p = padded(buf, sizeof buf, mem[i].text);
+		hm_kmem km;
+		hm_kmemvals v = {-1, -1, -1, -1, -1, -1, -1};
+		memset(&km, 0, sizeof km);
+		int got = hm_klayout_mem(p, p + strlen(p), &km, &v);
+		char name[96];
+		snprintf(name, sizeof name, "klayout: [memory] args %zu one member a line %s", i,
+			 mem[i].match ? "match" : "are left to the walk");
+		if (mem[i].match)
+			check(got && v.bytes == mem[i].bytes && v.addr == mem[i].addr && v.evidx == mem[i].evidx, name,
+			      "matched %d: bytes %lld addr %lld ev idx %lld", got, (long long)v.bytes, (long long)v.addr,
+			      (long long)v.evidx);
+		else
+			check(!got, name, "matched");
+	}
+}
+
 static void test_jscan(void)
 {
 	char buf[256];
@@ -3159,6 +3257,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_numbers();
 	test_jscan();
+	test_klayout_flex();
 	test_jscan_blocks();
 	test_pack();
 	test_store_packed();
