@@ -153,7 +153,9 @@ const char *hm_jscan_kind_at(char c)
 	case '[': return "an array";
 	case 't': case 'f': return "a boolean";
 	case 'n': return "null";
-	default: return "a number";
+	case '-': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+		return "a number";
+	default: return "not valid JSON";
 	}
 }
 

@@ -223,12 +223,23 @@ static int gap_ok(hm_jstream *st, size_t from, size_t to, int first, int closing
 }
 
 /* The gaps between events profilers write, ",\n  " (Kineto's indent) or ",", told in one
- * compare (the bytes past a short gap are readable: the next event's). */
+ * compare (the bytes past a short gap are readable: the next event's and the buffer's
+ * padding); and a comma, a new line and up to sixteen spaces, the indent of a trace written
+ * again by a tool, in one compare of sixteen bytes. */
 static inline int usual_gap(const char *g, size_t n)
 {
 	uint32_t w;
 	memcpy(&w, g, 4);
-	return (n == 4 && w == (',' | '\n' << 8 | ' ' << 16 | (uint32_t)' ' << 24)) || (n == 1 && *g == ',');
+	if ((n == 4 && w == (',' | '\n' << 8 | ' ' << 16 | (uint32_t)' ' << 24)) || (n == 1 && *g == ','))
+		return 1;
+#ifdef __SSE2__
+	if (n - 2 <= 16 && g[0] == ',' && g[1] == '\n') {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(g + 2));
+		unsigned sp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8(' ')));
+		return (sp | ~0u << (n - 2)) == ~0u;
+	}
+#endif
+	return 0;
 }
 
 static inline void add_tok(hm_jbuf *r, size_t start, size_t end)

@@ -218,6 +218,12 @@ hmem: deep.json:17: an element of traceEvents is an array, not an event object
 hmem: stopped; use --keep-going to skip traces that cannot be read
 ? 4
 
+# A stray letter between events is no number (the byte it starts with says what it is).
+$ d=$(mktemp -d) && printf '{"traceEvents": [\n        {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},\n        x{"ph": "X"}]}\n' > "$d/x.json" && cd "$d" && hmem events x.json; rc=$?; cd - >/dev/null; rm -rf "$d"; exit $rc
+hmem: x.json:116: an element of traceEvents is not valid JSON, not an event object
+hmem: stopped; use --keep-going to skip traces that cannot be read
+? 4
+
 # --- byte order marks ---
 # A UTF-8 BOM inside gzip is skipped too, and before a top-level array.
 $ d=$(mktemp -d) && gzip -n -c tests/tiny/i_bom.json > "$d/t.json.gz" && { printf '\357\273\277'; cat tests/tiny/y_top_array.json; } > "$d/a.json" && hmem events "$d/t.json.gz" "$d/a.json" | cut -d, -f4-6,13; rc=$?; rm -rf "$d"; exit $rc

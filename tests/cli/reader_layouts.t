@@ -166,3 +166,20 @@ hmem: 14.json:20: [memory] event without an args object
 hmem: 15.json:149: invalid JSON in an event
 15: exit 4
 ? 0
+
+# tests/tiny/y_indented_layout.json, the events of a trace written again by a tool with an
+# indent (json.dumps(indent=4): one member a line, eight spaces before an event): a thread
+# name, three slices (aten::ones written before aten::zeros, which starts earlier), [memory]
+# events in CUDA's order and in ROCm's with "finished", flows and a kernel. The reader
+# matches this layout too (issue 29); what it reads is what the events say.
+$ hmem events tests/tiny/y_indented_layout.json | cut -d, -f3-15
+device,ts,kind,bytes,addr,total_allocated,total_reserved,ev_idx,pid,tid,op,paired,lifetime
+cuda:0,101.0,alloc,1024,4096,1024,2097152,101,10,10,aten::empty,yes,100.0
+cuda:0,201.0,free,1024,4096,0,2097152,201,10,10,aten::zeros,yes,100.0
+cuda:0,301.0,alloc,512,8192,512,2097152,301,10,10,aten::ones,no,
+? 0
+$ hmem run -q size tests/tiny/y_indented_layout.json --json - | lua5.4 tests/jget.lua inputs.1.events inputs.1.memory_events inputs.1.ops
+10
+3
+3
+? 0
