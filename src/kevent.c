@@ -340,6 +340,7 @@ static void add_instant(kx *k, const ev *x, const char *evp, const int64_t *tsp,
 			fail_at(k, evp, "%s without an args object", what, 0);
 		return;
 	}
+	_Static_assert(HM_NONE == INT64_MIN, "klayout.h gives absent args as INT64_MIN");
 	hm_kmemvals v = {HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE, HM_NONE};
 	int laid = hm_klayout_mem(x->args.p, x->args.q, &m.a, &v);
 	if (!laid) {

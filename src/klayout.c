@@ -97,21 +97,23 @@ static inline __attribute__((always_inline)) const char *flex_sep(const char *c,
 	return 0
 #define INT(sep, key, f) INT_AT(sep, key, 0, &m->f, &v->f)
 #define ADDR(sep, key) INT_AT(sep, key, 1, &m->addr, &v->addr)
+/* The first letter of the next key: past ", \"" in PyTorch's white space, past the comma and
+ * any white space (k) in flex. */
+#define KEY1 (flex ? (k = flex_sep(c, 1)) ? k[1] : 0 : c[3])
 
 /* hm_klayout_mem's match, in PyTorch's white space or (flex) any. */
 static inline __attribute__((always_inline)) int layout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v,
 								int flex)
 {
 	/* the new line and indent Kineto writes args with, one compare; else the scan of it */
-	const char *c = p + 1;
+	const char *c = p + 1, *k;
 	c = memcmp(c, "\n      ", 7) == 0 && !hm_jscan_is_ws(c[7]) ? c + 7 : hm_jscan_past_ws(c);
 	switch (c[1]) {
 	case 'T': /* 2025 on: CUDA, then ROCm (another order, and "finished") */
 		INT("", "\"Total Reserved\": ", tres);
 		INT(", ", "\"Total Allocated\": ", talloc);
 		INT(", ", "\"Bytes\": ", bytes);
-		const char *k = flex ? flex_sep(c, 1) : c + 2; /* the next key's quote */
-		if (k && k[1] == 'A') {
+		if (KEY1 == 'A') {
 			ADDR(", ", "\"Addr\": ");
 			INT(", ", "\"Device Id\": ", did);
 			INT(", ", "\"Device Type\": ", dtype);
@@ -157,12 +159,11 @@ static inline __attribute__((always_inline)) int layout_mem(const char *p, const
  * error and its offset stay as they were. */
 int hm_klayout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v)
 {
-	hm_kmemvals given = *v;
 	if (layout_mem(p, e, m, v, 0))
 		return 1;
 	/* the second match starts from what the caller gave: nothing of the first is left */
 	memset(m, 0, sizeof *m);
-	*v = given;
+	v->bytes = v->addr = v->talloc = v->tres = v->evidx = v->dtype = v->did = INT64_MIN;
 	return layout_mem(p, e, m, v, 1);
 }
 
@@ -266,12 +267,10 @@ static inline __attribute__((always_inline)) const char *val_at(const char *c, c
 	return q;
 }
 
-/* As INT above: the first member that differs ends the match. KEY1 is the first letter of
- * the next key, past its comma and white space. */
+/* As INT above: the first member that differs ends the match. */
 #define VAL(sep, key, v) \
 	if (!(c = val_at(AT_KEY(sep, key), p, e, &t, end, &(v)))) \
 	return 0
-#define KEY1 (flex ? (k = flex_sep(c, 1)) ? k[1] : 0 : c[3])
 
 /* hm_klayout_event's match, in Kineto's white space or (flex) any. */
 static inline __attribute__((always_inline)) int layout_event(const char *p, const char *e, const hm_jtok *t,

@@ -28,8 +28,8 @@ typedef struct hm_kmemvals {
  * in *x (cleared by the caller), 0 where it differs. */
 int hm_klayout_event(const char *p, const char *e, const hm_jtok *t, const hm_jtok *end, hm_kev *x);
 /* The args object [p, e) of a [memory] event in a layout of a PyTorch generation: 1 with its
- * members in *m and their integers in *v (HM_NONE where absent, set by the caller), 0 where
- * it differs. */
+ * members in *m and their integers in *v (INT64_MIN where absent, as the caller sets them
+ * first: store.h's HM_NONE), 0 where it differs. */
 int hm_klayout_mem(const char *p, const char *e, hm_kmem *m, hm_kmemvals *v);
 
 #endif
