@@ -443,41 +443,53 @@ static inline uint64_t hm_jscan_swar8_nondigit(uint64_t w)
 	       0x3333333333333333ull;
 }
 
-/* hm_jscan_ns beyond its common forms (jscan.c). */
+/* hm_jscan_ns beyond its common forms (jscan.c): other writers' short forms and one or two
+ * decimals, then anything through hm_num_i64. */
 const char *hm_jscan_ns_general(const char *p, const char *e, int64_t *out);
 
-/* Exact µs text [p, e) to ns: the common form (digits, up to three decimals) here, anything
- * else through hm_num_i64. Returns NULL, or hm_num_i64's message. Inlined where it is called
- * per event: the forms profilers write take a few words and no loop. */
+/* hm_jscan_ns's words (below): the text [p, e) of len bytes, 8 or more, is digits, a point
+ * and dec decimals (1 to 3), at most 15 digits before the point, no leading zero. Words are
+ * loaded from the text itself, never from bytes just stored (a store of single bytes read
+ * back as a word stalls the load for many cycles). The last eight bytes are 7 - dec digits,
+ * the point and the decimals: the seven digits close up behind a '0'. The k digits before
+ * them come in a word loaded at p (k <= 8, filled with '0's in front), or in two (k > 8):
+ * the last eight from their last eight bytes, the first k - 8 from a word at p, filled so.
+ * 1 with the ns in *out; 0 where a byte is no digit. */
+static inline __attribute__((always_inline)) int hm_jscan_ns_words(const char *p, const char *e, size_t len, unsigned dec,
+								     int64_t *out)
+{
+	const uint64_t zeros = 0x3030303030303030ull;
+	uint64_t t, h = zeros, g = zeros;
+	memcpy(&t, e - 8, 8);
+	unsigned nint = 7 - dec; /* digits before the point in the last eight bytes */
+	t = ((t & ((UINT64_C(1) << (8 * nint)) - 1)) | (t >> (8 * (8 - dec))) << (8 * nint)) << 8 | 0x30;
+	size_t k = len - 8;
+	if (k > 8) {
+		memcpy(&g, p, 8);
+		g = g << (8 * (16 - k)) | zeros >> (8 * (k - 8));
+		memcpy(&h, p + k - 8, 8);
+	} else if (k) {
+		memcpy(&h, p, 8);
+		h = h << (8 * (8 - k)) | (k < 8 ? zeros >> (8 * k) : 0);
+	}
+	if (hm_jscan_swar8_nondigit(t) | hm_jscan_swar8_nondigit(h) | hm_jscan_swar8_nondigit(g))
+		return 0;
+	static const int64_t scale[] = {1000, 100, 10, 1}; /* ns a unit of the last decimal */
+	*out = (int64_t)((hm_jscan_swar8_value(g) * 100000000 + hm_jscan_swar8_value(h)) * 10000000 +
+			 hm_jscan_swar8_value(t)) * scale[dec];
+	return 1;
+}
+
+/* Exact µs text [p, e) to ns: the common forms here, anything else through hm_num_i64.
+ * Returns NULL, or hm_num_i64's message. Inlined where it is called per event: the forms
+ * profilers write take a few words and no loop. */
 static inline __attribute__((always_inline)) const char *hm_jscan_ns(const char *p, const char *e, int64_t *out)
 {
-	/* The form profilers write, up to 15 digits then '.' and three (ns). */
 	size_t len = (size_t)(e - p), ip = len - 4;
 	if (len >= 8 && len <= 19 && p[ip] == '.' && p[0] != '0') {
-		/* Eight bytes or more: words loaded from the text itself, never from bytes just
-		 * stored (a store of single bytes read back as a word stalls the load for many
-		 * cycles). The last eight bytes are four digits, the point, three digits: the
-		 * seven digits close up behind a '0'. The k digits before them come in a word
-		 * loaded at p (k <= 8, filled with '0's in front), or in two (k > 8): the last
-		 * eight from their last eight bytes, the first k - 8 from a word at p, filled so. */
-		const uint64_t zeros = 0x3030303030303030ull;
-		uint64_t t, h = zeros, g = zeros;
-		memcpy(&t, e - 8, 8);
-		t = ((t & 0xffffffffull) | (t >> 40) << 32) << 8 | 0x30;
-		size_t k = len - 8;
-		if (k > 8) {
-			memcpy(&g, p, 8);
-			g = g << (8 * (16 - k)) | zeros >> (8 * (k - 8));
-			memcpy(&h, p + k - 8, 8);
-		} else if (k) {
-			memcpy(&h, p, 8);
-			h = h << (8 * (8 - k)) | (k < 8 ? zeros >> (8 * k) : 0);
-		}
-		if (!(hm_jscan_swar8_nondigit(t) | hm_jscan_swar8_nondigit(h) | hm_jscan_swar8_nondigit(g))) {
-			*out = (int64_t)((hm_jscan_swar8_value(g) * 100000000 + hm_jscan_swar8_value(h)) * 10000000 +
-					 hm_jscan_swar8_value(t));
+		/* The form profilers write, up to 15 digits then '.' and three (ns). */
+		if (hm_jscan_ns_words(p, e, len, 3, out))
 			return NULL;
-		}
 	} else if (len >= 5 && len <= 7 && p[ip] == '.' && (p[0] != '0' || ip == 1)) {
 		/* Shorter (durations): the one to three digits before the point from a load at p,
 		 * the three after it from one at e - 4, closed up behind '0's. */
@@ -493,7 +505,8 @@ static inline __attribute__((always_inline)) const char *hm_jscan_ns(const char 
 	} else if (len - 8 <= 8 && p[0] != '0') {
 		/* Whole µs, 8 to 16 digits (traces of 2022 and before: "ts": 1669783687464181): the
 		 * last eight digits in a word loaded at e - 8, the k before them at p, closed up
-		 * behind '0's as above; past INT64_MAX ns, the general parser's range error. */
+		 * behind '0's as above; past INT64_MAX ns, the general parser's range error. (Two
+		 * decimals in 16 bytes, "ts": 1365627865340.86, fail the digits and go there too.) */
 		const uint64_t zeros = 0x3030303030303030ull;
 		uint64_t lo, hi = zeros;
 		size_t k = len - 8;
