@@ -267,19 +267,18 @@ static inline int same_text(const char *a, const char *b, size_t n)
 	return ((x ^ y) & (~UINT64_C(0) >> (64 - 8 * n))) == 0;
 }
 
-/* thread_of beyond its common case: a pid or tid of more than eight bytes, or one the cache
- * of words does not hold. */
-static __attribute__((noinline)) uint32_t thread_of_rest(kx *k, const ev *x, size_t pl, size_t tl)
+/* thread_of where the cache of words misses: the thread, found by its key, takes the slot c. */
+static __attribute__((noinline)) uint32_t thread_fill_words(kx *k, const ev *x, struct wcache *c, uint64_t wp, uint64_t wt,
+							     size_t pl, size_t tl)
 {
-	if (pl - 1 < 8 && tl - 1 < 8) {
-		uint64_t wp, wt;
-		memcpy(&wp, x->pid.p, 8), memcpy(&wt, x->tid.p, 8);
-		wp &= ~UINT64_C(0) >> (64 - 8 * pl), wt &= ~UINT64_C(0) >> (64 - 8 * tl);
-		struct wcache *c = &k->wcache[((wp * 0x9e3779b97f4a7c15ull) ^ (wt * 0xc2b2ae3d27d4eb4full)) >> 60];
-		uint32_t id = thread_key(k, x);
-		c->wp = wp, c->wt = wt, c->pl = (uint8_t)pl, c->tl = (uint8_t)tl, c->id = id;
-		return id;
-	}
+	uint32_t id = thread_key(k, x);
+	c->wp = wp, c->wt = wt, c->pl = (uint8_t)pl, c->tl = (uint8_t)tl, c->id = id;
+	return id;
+}
+
+/* thread_of for a pid or tid absent or of more than eight bytes: a cache of their raw text. */
+static __attribute__((noinline)) uint32_t thread_of_text(kx *k, const ev *x, size_t pl, size_t tl)
+{
 	const char *pp = x->pid.p ? x->pid.p : "", *tp = x->tid.p ? x->tid.p : "";
 	unsigned h = (unsigned)(pl * 7 + tl * 3 + (pl ? (unsigned char)pp[pl - 1] : 0) * 5 + (tl ? (unsigned char)tp[tl - 1] : 0) +
 				(tl > 1 ? (unsigned char)tp[tl - 2] * 11 : 0)) % 16;
@@ -297,20 +296,21 @@ static __attribute__((noinline)) uint32_t thread_of_rest(kx *k, const ev *x, siz
 
 /* A trace has few threads and events name them the same way each time: a small cache of
  * the raw pid and tid text answers most lookups without formatting or hashing. The usual
- * case, both of one to eight bytes, each held as a word of its text and found in the cache
- * of words, is inlined where a slice or a memory event is kept; the rest is a call. */
+ * case, both of one to eight bytes, each held as a word of its text, found in the cache of
+ * words, is inlined where a slice or a memory event is kept (as a call, its register saves
+ * cost as much as the lookup); the rest are calls. */
 static inline __attribute__((always_inline)) uint32_t thread_of(kx *k, const ev *x)
 {
 	size_t pl = x->pid.p ? (size_t)(x->pid.q - x->pid.p) : 0, tl = x->tid.p ? (size_t)(x->tid.q - x->tid.p) : 0;
-	if (pl - 1 < 8 && tl - 1 < 8) {
-		uint64_t wp, wt;
-		memcpy(&wp, x->pid.p, 8), memcpy(&wt, x->tid.p, 8);
-		wp &= ~UINT64_C(0) >> (64 - 8 * pl), wt &= ~UINT64_C(0) >> (64 - 8 * tl);
-		const struct wcache *c = &k->wcache[((wp * 0x9e3779b97f4a7c15ull) ^ (wt * 0xc2b2ae3d27d4eb4full)) >> 60];
-		if (c->id != UINT32_MAX && c->wp == wp && c->wt == wt && c->pl == pl && c->tl == tl)
-			return c->id;
-	}
-	return thread_of_rest(k, x, pl, tl);
+	if (pl - 1 >= 8 || tl - 1 >= 8)
+		return thread_of_text(k, x, pl, tl);
+	uint64_t wp, wt;
+	memcpy(&wp, x->pid.p, 8), memcpy(&wt, x->tid.p, 8);
+	wp &= ~UINT64_C(0) >> (64 - 8 * pl), wt &= ~UINT64_C(0) >> (64 - 8 * tl);
+	struct wcache *c = &k->wcache[((wp * 0x9e3779b97f4a7c15ull) ^ (wt * 0xc2b2ae3d27d4eb4full)) >> 60];
+	if (c->id != UINT32_MAX && c->wp == wp && c->wt == wt && c->pl == pl && c->tl == tl)
+		return c->id;
+	return thread_fill_words(k, x, c, wp, wt, pl, tl);
 }
 
 /* "Addr": an unsigned integer (a bad one reported, -1). */
