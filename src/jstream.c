@@ -224,8 +224,8 @@ static int gap_ok(hm_jstream *st, size_t from, size_t to, int first, int closing
 
 /* The gaps between events profilers write, ",\n  " (Kineto's indent) or ",", told in one
  * compare (the bytes past a short gap are readable: the next event's and the buffer's
- * padding); and a comma, a new line and up to sixteen spaces, the indent of a trace written
- * again by a tool, in one compare of sixteen bytes. */
+ * padding); and a comma and up to sixteen bytes of white space (the indent of a trace
+ * written again by a tool, or ", " between events on one line) in one look at sixteen. */
 static inline int usual_gap(const char *g, size_t n)
 {
 	uint32_t w;
@@ -233,10 +233,12 @@ static inline int usual_gap(const char *g, size_t n)
 	if ((n == 4 && w == (',' | '\n' << 8 | ' ' << 16 | (uint32_t)' ' << 24)) || (n == 1 && *g == ','))
 		return 1;
 #ifdef __SSE2__
-	if (n - 2 <= 16 && g[0] == ',' && g[1] == '\n') {
-		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(g + 2));
-		unsigned sp = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8(' ')));
-		return (sp | ~0u << (n - 2)) == ~0u;
+	if (n - 2 <= 15 && g[0] == ',') {
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(g + 1));
+		__m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(b, _mm_set1_epi8('\n'))),
+					  _mm_or_si128(_mm_cmpeq_epi8(b, _mm_set1_epi8('\r')), _mm_cmpeq_epi8(b, _mm_set1_epi8('\t'))));
+		unsigned m = (unsigned)_mm_movemask_epi8(ws);
+		return (m | ~0u << (n - 1)) == ~0u;
 	}
 #endif
 	return 0;

@@ -97,14 +97,25 @@ static inline __attribute__((always_inline)) const char *flex_sep(const char *c,
 	return hm_jscan_past_ws(c);
 }
 
+/* The key and its colon (the n bytes of lit: a key and ":") at c in other white space (flex,
+ * below), and the one space after the colon that PyTorch and Python's json module write, or
+ * none (a compact writer): past them, or NULL. */
+static inline __attribute__((always_inline)) const char *flex_key(const char *c, const char *lit, size_t n)
+{
+	if (!c || memcmp(c, lit, n) != 0)
+		return NULL;
+	c += n;
+	return c + (*c == ' ');
+}
+
 /* Each step gives up on the object at its first difference, so the next never looks at c.
  * sep is the white space PyTorch writes before a key, with the comma (none before the
  * first member), key the key and ": ": compared as one literal; in a layout of other white
- * space (flex), the comma and any white space, then the key. */
+ * space (flex), the comma and any white space, the key and its colon, and one space or none. */
 #define AT_KEY(sep, key) \
-	(flex ? (c = flex_sep(c, sep[0] == ',')) ? lit_at(c, key, sizeof key - 1) : NULL : lit_at(c, sep key, sizeof sep key - 1))
+	(flex ? flex_key(c = flex_sep(c, sep[0] == ','), key, sizeof key - 2) : lit_at(c, sep key, sizeof sep key - 1))
 #define INT_AT(sep, key, uns, s, x) \
-	if (!(c = flex ? (c = flex_sep(c, sep[0] == ',')) ? lit_int(c, key, sizeof key - 1, uns, s, x) : NULL \
+	if (!(c = flex ? (c = flex_key(flex_sep(c, sep[0] == ','), key, sizeof key - 2)) ? lit_int(c, "", 0, uns, s, x) : NULL \
 		       : lit_int(c, sep key, sizeof sep key - 1, uns, s, x))) \
 	return 0
 #define INT(sep, key, f) INT_AT(sep, key, 0, &m->f, &v->f)

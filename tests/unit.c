@@ -292,6 +292,11 @@ static void test_klayout_flex(void)
 		 1, "\"i\"", "\"[memory]\"", "1623142623460121", "25738"},
 		{"{\n\t\"ph\": \"f\",\n\t\"id\": 16,\n\t\"pid\": 0,\n\t\"tid\": 7,\n\t\"ts\": 1365627865398.728,\n\t\"cat\": \"ac2g\",\n"
 		 "\t\"name\": \"ac2g\",\n\t\"bp\": \"e\"\n}", 1, "\"f\"", "\"ac2g\"", "1365627865398.728", "7"},
+		/* written by a compact writer (no white space), and by Python's json.dumps (one line) */
+		{"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":2,\"ts\":5.5,\"dur\":1,\"args\":{\"External id\":1}}",
+		 1, "\"X\"", "\"a\"", "5.5", "2"},
+		{"{\"ph\": \"s\", \"id\": 3, \"pid\": 1, \"tid\": 2, \"ts\": 7.25, \"cat\": \"ac2g\", \"name\": \"ac2g\"}", 1, "\"s\"",
+		 "\"ac2g\"", "7.25", "2"},
 		/* a space before a comma, a value on the line after its key, a missing comma */
 		{"{\n  \"ph\": \"X\" ,\n  \"cat\": \"cpu_op\",\n  \"name\": \"a\",\n  \"pid\": 1,\n  \"tid\": 1,\n  \"ts\": 5,\n  \"dur\": 1\n}",
 		 0, 0, 0, 0, 0},
@@ -329,8 +334,8 @@ static void test_klayout_flex(void)
 		      (!ao || (x.args.p == ao && x.args.q == ac + 1)),
 		      name, "matched %d: ph %s name %s ts %s tid %s", got, w[0], w[1], w[2], w[3]);
 	}
-	/* [memory] args one member a line: CUDA's order, ROCm's with "finished"; a space
-	 * before a comma and a missing comma are left to the walk */
+	/* [memory] args one member a line: CUDA's order, ROCm's with "finished"; compact; a
+	 * space before a comma and a missing comma are left to the walk */
 	static const struct {
 		const char *text;
 		int match;
@@ -342,6 +347,8 @@ static void test_klayout_flex(void)
 		{"{\n        \"Total Reserved\": 0,\n        \"Total Allocated\": 8,\n        \"Bytes\": 8,\n        \"Device Id\": -1,\n"
 		 "        \"Device Type\": 0,\n        \"Addr\": 4783256832,\n        \"finished\": true,\n        \"Ev Idx\": 24790\n      }",
 		 1, 8, 4783256832, 24790},
+		{"{\"Total Reserved\":0,\"Total Allocated\":8,\"Bytes\":8,\"Addr\":12288,\"Device Id\":0,\"Device Type\":1,"
+		 "\"Ev Idx\":3}", 1, 8, 12288, 3},
 		{"{\n  \"Total Reserved\": 0,\n  \"Total Allocated\": 8 ,\n  \"Bytes\": 8,\n  \"Addr\": 1,\n  \"Device Id\": 0,\n"
 		 "  \"Device Type\": 1,\n  \"Ev Idx\": 1\n}", 0, 0, 0, 0},
 		{"{\n  \"Total Reserved\": 0,\n  \"Total Allocated\": 8,\n  \"Bytes\": 8\n  \"Addr\": 1,\n  \"Device Id\": 0,\n"
@@ -354,7 +361,7 @@ static void test_klayout_flex(void)
 		memset(&km, 0, sizeof km);
 		int got = hm_klayout_mem(p, p + strlen(p), &km, &v);
 		char name[96];
-		snprintf(name, sizeof name, "klayout: [memory] args %zu one member a line %s", i,
+		snprintf(name, sizeof name, "klayout: [memory] args %zu in other white space %s", i,
 			 mem[i].match ? "match" : "are left to the walk");
 		if (mem[i].match)
 			check(got && v.bytes == mem[i].bytes && v.addr == mem[i].addr && v.evidx == mem[i].evidx, name,

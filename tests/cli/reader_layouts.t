@@ -183,3 +183,15 @@ $ hmem run -q size tests/tiny/y_indented_layout.json --json - | lua5.4 tests/jge
 3
 3
 ? 0
+
+# The same events written by Python's json.dumps with compact separators (no white space at
+# all) and with its default ones (one line, ", " and ": "): the same values (the checksum is
+# of the four lines below, as written here).
+$ for f in compact oneline; do hmem events tests/tiny/y_${f}_layout.json | cut -d, -f3-15 | md5sum; done; hmem events tests/tiny/y_compact_layout.json | cut -d, -f3-15
+b2545b877124c18d856db18ae28a4020  -
+b2545b877124c18d856db18ae28a4020  -
+device,ts,kind,bytes,addr,total_allocated,total_reserved,ev_idx,pid,tid,op,paired,lifetime
+cuda:0,101.0,alloc,1024,4096,1024,2097152,101,10,10,aten::empty,yes,100.0
+cuda:0,201.0,free,1024,4096,0,2097152,201,10,10,aten::zeros,yes,100.0
+cuda:0,301.0,alloc,512,8192,512,2097152,301,10,10,aten::ones,no,
+? 0
