@@ -1,4 +1,4 @@
-/* The layouts PyTorch writes, matched literally (see klayout.h). */
+/* The layouts PyTorch writes, matched literally, then in any white space (see klayout.h). */
 #include "klayout.h"
 
 #include <string.h>

@@ -1,9 +1,11 @@
 /* klayout: the layouts PyTorch's profiler writes an event and a [memory] event's args in,
  * matched literally: each separator, key and ": " one compare of a constant string, each value
- * crossed by the scan of its kind, with no scan for where a key ends and no lookup. A fast path
- * for kevent.c, which walks an event or args from their start as always when a layout does
- * not match (README "Performance", issue 29), so what an event holds and every error and its
- * offset do not depend on it. Plain C, no Lua. */
+ * crossed by the scan of its kind, with no scan for where a key ends and no lookup; where that
+ * fails, the same keys in the same order with any white space between members (older traces,
+ * and traces a tool wrote again: indented, one line, compact). A fast path for kevent.c, which
+ * walks an event or args from their start as always when neither matches (README
+ * "Performance", issue 29), so what an event holds and every error and its offset do not
+ * depend on it. Plain C, no Lua. */
 #ifndef HM_KLAYOUT_H
 #define HM_KLAYOUT_H
 
