@@ -119,35 +119,6 @@ const char *hm_jscan_unescape(hm_jscan_scratch *s, const char *p, const char *q,
  * one, up to three decimals; anything else through hm_num_i64. */
 const char *hm_jscan_ns_general(const char *p, const char *e, int64_t *out)
 {
-	size_t len = (size_t)(e - p);
-	if (len - 1 < 7 && (p[0] != '0' || len == 1 || p[1] == '.')) {
-		/* Short forms of other writers, a byte at a time: whole µs ("dur": 45, traces of
-		 * 2022 and before) and one or two decimals ("dur": 7.5, a trace written again by a
-		 * tool that drops trailing zeros). At most seven digits: no overflow. */
-		uint64_t v = 0;
-		int dec = -1; /* decimals after the point; -1: no point yet */
-		size_t i = 0;
-		for (; i < len; i++) {
-			unsigned d = (unsigned char)p[i] - '0';
-			if (d < 10)
-				v = v * 10 + d, dec += dec >= 0;
-			else if (p[i] == '.' && dec < 0 && i)
-				dec = 0;
-			else
-				break;
-		}
-		static const int64_t scale[] = {1000, 100, 10, 1};
-		if (i == len && dec != 0 && dec <= 3) {
-			*out = (int64_t)v * scale[dec < 0 ? 0 : dec];
-			return NULL;
-		}
-	} else if (len >= 8 && p[0] != '0') {
-		/* Two decimals or one in the long form (a trace written again by a tool that drops
-		 * trailing zeros: "ts": 1365627865340.86), at most 15 digits before the point */
-		unsigned dec = p[len - 3] == '.' ? 2 : p[len - 2] == '.' ? 1 : 0;
-		if (dec && len - dec <= 16 && hm_jscan_ns_words(p, e, len, dec, out))
-			return NULL;
-	}
 	int64_t v = 0;
 	const char *s = p;
 	p = hm_jscan_digits8(p, e, 16, &v);

@@ -443,26 +443,27 @@ static inline uint64_t hm_jscan_swar8_nondigit(uint64_t w)
 	       0x3333333333333333ull;
 }
 
-/* hm_jscan_ns beyond its common forms (jscan.c): other writers' short forms and one or two
- * decimals, then anything through hm_num_i64. */
+/* hm_jscan_ns beyond its common forms (jscan.c). */
 const char *hm_jscan_ns_general(const char *p, const char *e, int64_t *out);
 
-/* hm_jscan_ns's words (below): the text [p, e) of len bytes, 8 or more, is digits, a point
- * and dec decimals (1 to 3), at most 15 digits before the point, no leading zero. Words are
- * loaded from the text itself, never from bytes just stored (a store of single bytes read
- * back as a word stalls the load for many cycles). The last eight bytes are 7 - dec digits,
- * the point and the decimals: the seven digits close up behind a '0'. The k digits before
- * them come in a word loaded at p (k <= 8, filled with '0's in front), or in two (k > 8):
- * the last eight from their last eight bytes, the first k - 8 from a word at p, filled so.
- * 1 with the ns in *out; 0 where a byte is no digit. */
+/* hm_jscan_ns's words (below): the text [p, e) of len bytes, 8 to 19, is digits and, where
+ * dec is 3, a point and three decimals (at most 15 digits before it), or where dec is 0 a
+ * whole number of µs (at most 16 digits); no leading zero. Words are loaded from the text
+ * itself, never from bytes just stored (a store of single bytes read back as a word stalls
+ * the load for many cycles). The last eight bytes are four digits, the point and the
+ * decimals, whose seven digits close up behind a '0' (dec 3), or eight digits (dec 0). The
+ * k digits before them come in a word loaded at p (k <= 8, filled with '0's in front), or in
+ * two (k > 8): the last eight from their last eight bytes, the first k - 8 from a word at p,
+ * filled so. 1 with the ns in *out; 0 where a byte is no digit, or (dec 0) from INT64_MAX /
+ * 1000 µs on, which the general parser gives exactly or refuses. */
 static inline __attribute__((always_inline)) int hm_jscan_ns_words(const char *p, const char *e, size_t len, unsigned dec,
 								     int64_t *out)
 {
 	const uint64_t zeros = 0x3030303030303030ull;
 	uint64_t t, h = zeros, g = zeros;
 	memcpy(&t, e - 8, 8);
-	unsigned nint = 7 - dec; /* digits before the point in the last eight bytes */
-	t = ((t & ((UINT64_C(1) << (8 * nint)) - 1)) | (t >> (8 * (8 - dec))) << (8 * nint)) << 8 | 0x30;
+	if (dec)
+		t = ((t & 0xffffffffull) | (t >> 40) << 32) << 8 | 0x30;
 	size_t k = len - 8;
 	if (k > 8) {
 		memcpy(&g, p, 8);
@@ -474,9 +475,11 @@ static inline __attribute__((always_inline)) int hm_jscan_ns_words(const char *p
 	}
 	if (hm_jscan_swar8_nondigit(t) | hm_jscan_swar8_nondigit(h) | hm_jscan_swar8_nondigit(g))
 		return 0;
-	static const int64_t scale[] = {1000, 100, 10, 1}; /* ns a unit of the last decimal */
-	*out = (int64_t)((hm_jscan_swar8_value(g) * 100000000 + hm_jscan_swar8_value(h)) * 10000000 +
-			 hm_jscan_swar8_value(t)) * scale[dec];
+	uint64_t units = (hm_jscan_swar8_value(g) * 100000000 + hm_jscan_swar8_value(h)) * (dec ? 10000000 : 100000000) +
+			 hm_jscan_swar8_value(t);
+	if (!dec && units >= INT64_MAX / 1000)
+		return 0;
+	*out = (int64_t)units * (dec ? 1 : 1000);
 	return 1;
 }
 
@@ -503,24 +506,9 @@ static inline __attribute__((always_inline)) const char *hm_jscan_ns(const char 
 			return NULL;
 		}
 	} else if (len - 8 <= 8 && p[0] != '0') {
-		/* Whole µs, 8 to 16 digits (traces of 2022 and before: "ts": 1669783687464181): the
-		 * last eight digits in a word loaded at e - 8, the k before them at p, closed up
-		 * behind '0's as above; past INT64_MAX ns, the general parser's range error. (Two
-		 * decimals in 16 bytes, "ts": 1365627865340.86, fail the digits and go there too.) */
-		const uint64_t zeros = 0x3030303030303030ull;
-		uint64_t lo, hi = zeros;
-		size_t k = len - 8;
-		memcpy(&lo, e - 8, 8);
-		if (k) {
-			memcpy(&hi, p, 8);
-			hi = hi << (8 * (8 - k)) | (k < 8 ? zeros >> (8 * k) : 0);
-		}
-		uint64_t us;
-		if (!(hm_jscan_swar8_nondigit(lo) | hm_jscan_swar8_nondigit(hi)) &&
-		    (us = hm_jscan_swar8_value(hi) * 100000000 + hm_jscan_swar8_value(lo)) < INT64_MAX / 1000) {
-			*out = (int64_t)us * 1000;
+		/* Whole µs, 8 to 16 digits (traces of 2022 and before: "ts": 1669783687464181) */
+		if (hm_jscan_ns_words(p, e, len, 0, out))
 			return NULL;
-		}
 	}
 	return hm_jscan_ns_general(p, e, out);
 }
