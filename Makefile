@@ -189,19 +189,24 @@ fuzz: deps
 	  -artifact_prefix=build/fuzz/artifacts/lua-api- -print_final_stats=1 \
 	  build/fuzz/corpus-lua-api tests/fuzz/regressions-lua
 
-# The benchmark needs more than the tests: igzip, GNU time, bc (pandas for BENCH_PANDAS=1).
-BENCH_DEPS := isal time bc gzip valgrind $(if $(filter 1,$(BENCH_PANDAS)),python3-pandas)
+# The benchmark needs more than the tests: igzip, GNU time, bc, simdjson and a C++ compiler for
+# its reference parser (pandas for BENCH_PANDAS=1).
+BENCH_DEPS := isal time bc gzip valgrind g++ libsimdjson-dev $(if $(filter 1,$(BENCH_PANDAS)),python3-pandas)
 bench: deps
 	@missing=$$(for p in $(BENCH_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	$(MAKE) hmem build/gen-trace build/gen-snapshot
+	$(MAKE) hmem build/gen-trace build/gen-snapshot build/simdjson-ref
 	scripts/bench/run
 	scripts/bench/merge
 	scripts/bench/html
 	scripts/bench/snapshot
+
+# make bench's reference parser (scripts/bench/simdjson_ref.cpp); never part of hmem.
+build/simdjson-ref: scripts/bench/simdjson_ref.cpp | build
+	$(CXX) -O2 -DNDEBUG -std=c++17 -Wall -Wextra -o $@ $< -lsimdjson
 
 build/gen-trace: scripts/gen-trace.c | build
 	$(CC) $(CFLAGS) $(WARN) -o $@ $<
