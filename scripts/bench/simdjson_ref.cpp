@@ -24,8 +24,10 @@ static double cpu_seconds()
 	return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+static volatile uint64_t sink; // every value read ends here, so none is optimised away
+
 struct counts {
-	uint64_t events = 0, memory = 0, sum = 0; // sum: every value read, so none is optimised away
+	uint64_t events = 0, memory = 0, sum = 0;
 };
 
 static void read_events(ondemand::parser &parser, const padded_string &json, counts &c)
@@ -93,5 +95,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("%.4f %llu %llu %zu\n", s, (unsigned long long)c.events, (unsigned long long)c.memory, bytes);
-	return c.sum == 42 ? 1 : 0; // never: keeps the sum
+	sink = c.sum;
+	return 0;
 }
